@@ -1,0 +1,12 @@
+/* tslint:disable */
+/* eslint-disable */
+export * from './AdminApi.js';
+export * from './ChatApi.js';
+export * from './CodeApi.js';
+export * from './ContractApi.js';
+export * from './HealthApi.js';
+export * from './MemoryApi.js';
+export * from './ModelsApi.js';
+export * from './RAGApi.js';
+export * from './SLAApi.js';
+export * from './UsageApi.js';

@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// Generates the TypeScript models and client in generated/ from openapi/openapi.yaml.
+//   node scripts/generate.mjs           regenerate generated/typescript
+//   node scripts/generate.mjs --check   regenerate into a temp dir and fail on any difference (CI drift gate)
+//   node scripts/generate.mjs --python DIR   generate the Python client into DIR (CI smoke test; not committed)
+// The generator JAR comes from Maven Central through `mvn dependency:copy` into the wrapper's storage
+// directory, where @openapitools/openapi-generator-cli finds it and makes no network call of its own.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const config = JSON.parse(readFileSync(join(root, 'openapitools.json'), 'utf8'))['generator-cli'];
+const storageDir = join(root, config.storageDir);
+const jar = join(storageDir, `${config.version}.jar`);
+const spec = join(root, 'openapi/openapi.yaml');
+const target = join(root, 'generated/typescript');
+
+function ensureJar() {
+  if (existsSync(jar)) return;
+  console.error(`openapi-generator ${config.version} JAR missing; fetching it from Maven Central with mvn`);
+  execFileSync(
+    'mvn',
+    [
+      '-q',
+      'dependency:copy',
+      `-Dartifact=org.openapitools:openapi-generator-cli:${config.version}`,
+      `-DoutputDirectory=${storageDir}`,
+    ],
+    { stdio: 'inherit' },
+  );
+  renameSync(join(storageDir, `openapi-generator-cli-${config.version}.jar`), jar);
+}
+
+function generate(generator, outDir, props) {
+  const bin = join(root, 'node_modules/.bin/openapi-generator-cli');
+  execFileSync(
+    bin,
+    [
+      'generate',
+      '-i',
+      spec,
+      '-g',
+      generator,
+      '-o',
+      outDir,
+      '--global-property',
+      'skipFormSchemas=true',
+      '--additional-properties',
+      props,
+      '--skip-validate-spec',
+    ],
+    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+}
+
+const tsProps = 'supportsES6=true,importFileExtension=.js,npmName=pvai-client,enumPropertyNaming=original';
+
+function diffTrees(a, b) {
+  try {
+    execFileSync('diff', ['-r', '-x', '.openapi-generator', a, b], { stdio: 'inherit' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+ensureJar();
+const args = process.argv.slice(2);
+if (args[0] === '--python') {
+  const out = resolve(args[1] ?? join(tmpdir(), 'pvai-python-client'));
+  generate('python', out, 'packageName=pvai_client,projectName=pvai-client');
+  console.log(`Python client generated in ${out}`);
+} else if (args[0] === '--check') {
+  const tmp = mkdtempSync(join(tmpdir(), 'pvai-gen-'));
+  generate('typescript-fetch', tmp, tsProps);
+  const same = diffTrees(target, tmp);
+  rmSync(tmp, { recursive: true, force: true });
+  if (!same) {
+    console.error('generated/ is out of date with openapi/openapi.yaml: run `npm run generate` and commit the result');
+    process.exit(1);
+  }
+  console.log('generated/ matches openapi/openapi.yaml');
+} else {
+  rmSync(target, { recursive: true, force: true });
+  generate('typescript-fetch', target, tsProps);
+  console.log(`TypeScript models and client generated in ${target}`);
+}

@@ -1,0 +1,112 @@
+import type { Clock } from '../clock/clock.js';
+import type { Tier } from '../config/index.js';
+import { AppError } from '../errors/index.js';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
+import { hashPassword } from './password.js';
+import type { Account, AccountStore, ApiKeyRecord, Principal } from './types.js';
+
+export interface CreatedKey {
+  key: ApiKeyRecord;
+  /** The plaintext key: returned once, never stored. */
+  secret: string;
+}
+
+/** Last-used times are written at most this often per key, so authentication stays a read. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+/** Accounts, keys and credits: what the CLI, the admin API and authentication share. */
+export class AccountService {
+  readonly #store: AccountStore;
+  readonly #clock: Clock;
+
+  constructor(store: AccountStore, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
+  }
+
+  get store(): AccountStore {
+    return this.#store;
+  }
+
+  async createAccount(input: {
+    email: string;
+    tier: Tier;
+    credits?: number;
+    password?: string;
+  }): Promise<{ account: Account; created: CreatedKey }> {
+    const passwordHash = input.password ? await hashPassword(input.password) : null;
+    const account = await this.#store.createAccount(
+      { email: input.email, tier: input.tier, credits: input.credits ?? 0, passwordHash },
+      this.#clock(),
+    );
+    const created = await this.createKey(account.id, 'default');
+    return { account, created };
+  }
+
+  async requireAccount(id: string): Promise<Account> {
+    const account = await this.#store.getAccount(id);
+    if (!account) throw new AppError('NOT_FOUND', `No account ${id}`, { account_id: id });
+    return account;
+  }
+
+  async createKey(accountId: string, name: string | null): Promise<CreatedKey> {
+    await this.requireAccount(accountId);
+    const generated = generateApiKey();
+    const key: ApiKeyRecord = {
+      id: newId('key'),
+      accountId,
+      prefix: generated.prefix,
+      name,
+      createdAt: this.#clock(),
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    await this.#store.insertKey(key, generated.hash);
+    return { key, secret: generated.secret };
+  }
+
+  async revokeKey(keyId: string): Promise<ApiKeyRecord> {
+    const key = await this.#store.revokeKey(keyId, this.#clock());
+    if (!key) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
+    return key;
+  }
+
+  /** A new key with the same name; the old one is revoked. */
+  async rotateKey(keyId: string): Promise<CreatedKey> {
+    const old = await this.#store.getKey(keyId);
+    if (!old) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
+    const created = await this.createKey(old.accountId, old.name);
+    await this.#store.revokeKey(keyId, this.#clock());
+    return created;
+  }
+
+  async listKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    await this.requireAccount(accountId);
+    return this.#store.listKeys(accountId);
+  }
+
+  async setTier(accountId: string, tier: Tier): Promise<Account> {
+    const account = await this.#store.setTier(accountId, tier);
+    if (!account) throw new AppError('NOT_FOUND', `No account ${accountId}`, { account_id: accountId });
+    return account;
+  }
+
+  async addCredits(accountId: string, amount: number): Promise<Account> {
+    const account = await this.#store.addCredits(accountId, amount);
+    if (!account) throw new AppError('NOT_FOUND', `No account ${accountId}`, { account_id: accountId });
+    return account;
+  }
+
+  /** The principal for a presented key, or undefined for a malformed, unknown or revoked one. */
+  async authenticate(secret: string): Promise<Principal | undefined> {
+    if (!isWellFormedApiKey(secret)) return undefined;
+    const principal = await this.#store.findActiveKeyByHash(hashApiKey(secret));
+    if (!principal) return undefined;
+    const now = this.#clock();
+    if (principal.key.lastUsedAt === null || now - principal.key.lastUsedAt > TOUCH_INTERVAL_MS) {
+      principal.key.lastUsedAt = now;
+      await this.#store.touchKey(principal.key.id, now);
+    }
+    return principal;
+  }
+}

@@ -1,0 +1,24 @@
+import { iso } from '../http/handler.js';
+import type { Account, ApiKeyRecord } from './types.js';
+
+export function accountBody(a: Account) {
+  return {
+    id: a.id,
+    email: a.email,
+    tier: a.tier,
+    credits: a.credits,
+    created_at: new Date(a.createdAt).toISOString(),
+  };
+}
+
+export function keyBody(k: ApiKeyRecord) {
+  return {
+    id: k.id,
+    prefix: k.prefix,
+    name: k.name,
+    account_id: k.accountId,
+    created_at: new Date(k.createdAt).toISOString(),
+    last_used_at: iso(k.lastUsedAt),
+    revoked_at: iso(k.revokedAt),
+  };
+}

@@ -1,0 +1,158 @@
+import { isTier, type Tier } from '../config/index.js';
+import { AppError } from '../errors/index.js';
+import type { Db, Row } from '../storage/db.js';
+import { newId } from './api-key.js';
+import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
+
+const ACCOUNT_COLUMNS = 'id, email, tier, credits, created_at';
+const KEY_COLUMNS = 'id, account_id, prefix, name, created_at, last_used_at, revoked_at';
+
+function toAccount(row: Row): Account {
+  const tier = row.tier;
+  if (!isTier(tier)) throw new Error(`account ${String(row.id)} has unknown tier ${String(tier)}`);
+  return {
+    id: String(row.id),
+    email: String(row.email),
+    tier,
+    credits: Number(row.credits),
+    createdAt: Number(row.created_at),
+  };
+}
+
+function toKey(row: Row): ApiKeyRecord {
+  const nullableNumber = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return {
+    id: String(row.id),
+    accountId: String(row.account_id),
+    prefix: String(row.prefix),
+    name: row.name === null || row.name === undefined ? null : String(row.name),
+    createdAt: Number(row.created_at),
+    lastUsedAt: nullableNumber(row.last_used_at),
+    revokedAt: nullableNumber(row.revoked_at),
+  };
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint/.test(e.message ?? '');
+}
+
+/** One adapter for both dialects: every statement here is portable SQL with `$n` placeholders. */
+export class SqlAccountStore implements AccountStore {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async createAccount(input: NewAccount, now: number): Promise<Account> {
+    const id = newId('acct');
+    try {
+      await this.#db.query(
+        'INSERT INTO accounts (id, email, tier, credits, password_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+        [id, input.email, input.tier, input.credits, input.passwordHash, now],
+      );
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw new AppError('CONFLICT', `An account with the email ${input.email} exists`, { field: 'email' });
+      }
+      throw err;
+    }
+    return { id, email: input.email, tier: input.tier, credits: input.credits, createdAt: now };
+  }
+
+  async getAccount(id: string): Promise<Account | undefined> {
+    const rows = await this.#db.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [id]);
+    return rows[0] ? toAccount(rows[0]) : undefined;
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    const rows = await this.#db.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY created_at, id`);
+    return rows.map(toAccount);
+  }
+
+  async setTier(id: string, tier: Tier): Promise<Account | undefined> {
+    const rows = await this.#db.query(`UPDATE accounts SET tier = $2 WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`, [
+      id,
+      tier,
+    ]);
+    return rows[0] ? toAccount(rows[0]) : undefined;
+  }
+
+  async addCredits(id: string, amount: number): Promise<Account | undefined> {
+    const rows = await this.#db.query(
+      `UPDATE accounts SET credits = credits + $2 WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+      [id, amount],
+    );
+    return rows[0] ? toAccount(rows[0]) : undefined;
+  }
+
+  async chargeCredits(id: string, amount: number): Promise<ChargeResult> {
+    // One conditional statement: the database, not the application, decides who gets the last credits.
+    const rows = await this.#db.query(
+      'UPDATE accounts SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits',
+      [id, amount],
+    );
+    if (rows[0]) return { ok: true, balance: Number(rows[0].credits) };
+    const current = await this.#db.query('SELECT credits FROM accounts WHERE id = $1', [id]);
+    return { ok: false, balance: current[0] ? Number(current[0].credits) : 0 };
+  }
+
+  async refundCredits(id: string, amount: number): Promise<void> {
+    await this.#db.query('UPDATE accounts SET credits = credits + $2 WHERE id = $1', [id, amount]);
+  }
+
+  async insertKey(key: ApiKeyRecord, hash: string): Promise<void> {
+    await this.#db.query(
+      'INSERT INTO api_keys (id, account_id, key_hash, prefix, name, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+      [key.id, key.accountId, hash, key.prefix, key.name, key.createdAt],
+    );
+  }
+
+  async getKey(id: string): Promise<ApiKeyRecord | undefined> {
+    const rows = await this.#db.query(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
+    return rows[0] ? toKey(rows[0]) : undefined;
+  }
+
+  async listKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    const rows = await this.#db.query(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
+      [accountId],
+    );
+    return rows.map(toKey);
+  }
+
+  async revokeKey(id: string, now: number): Promise<ApiKeyRecord | undefined> {
+    // COALESCE keeps the first revocation time when a key is revoked twice.
+    const rows = await this.#db.query(
+      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
+      [id, now],
+    );
+    return rows[0] ? toKey(rows[0]) : undefined;
+  }
+
+  async findActiveKeyByHash(hash: string): Promise<Principal | undefined> {
+    const rows = await this.#db.query(
+      `SELECT k.id, k.account_id, k.prefix, k.name, k.created_at, k.last_used_at, k.revoked_at,
+              a.email, a.tier, a.credits, a.created_at AS account_created_at
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+      [hash],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const key = toKey(row);
+    const account = toAccount({
+      id: row.account_id,
+      email: row.email,
+      tier: row.tier,
+      credits: row.credits,
+      created_at: row.account_created_at,
+    });
+    return { account, key };
+  }
+
+  async touchKey(id: string, now: number): Promise<void> {
+    await this.#db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [id, now]);
+  }
+}

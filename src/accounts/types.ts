@@ -1,0 +1,53 @@
+import type { Tier } from '../config/index.js';
+
+export interface Account {
+  id: string;
+  email: string;
+  tier: Tier;
+  credits: number;
+  createdAt: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  prefix: string;
+  name: string | null;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+/** Who is calling: resolved from an API key on every authenticated request. */
+export interface Principal {
+  account: Account;
+  key: ApiKeyRecord;
+}
+
+export interface NewAccount {
+  email: string;
+  tier: Tier;
+  credits: number;
+  passwordHash: string | null;
+}
+
+export type ChargeResult = { ok: true; balance: number } | { ok: false; balance: number };
+
+/** The storage port for accounts, keys and credits. */
+export interface AccountStore {
+  createAccount(input: NewAccount, now: number): Promise<Account>;
+  getAccount(id: string): Promise<Account | undefined>;
+  listAccounts(): Promise<Account[]>;
+  setTier(id: string, tier: Tier): Promise<Account | undefined>;
+  addCredits(id: string, amount: number): Promise<Account | undefined>;
+  /** Atomic check-and-charge: never lets the balance go below zero, across processes too. */
+  chargeCredits(id: string, amount: number): Promise<ChargeResult>;
+  refundCredits(id: string, amount: number): Promise<void>;
+  insertKey(key: ApiKeyRecord, hash: string): Promise<void>;
+  getKey(id: string): Promise<ApiKeyRecord | undefined>;
+  listKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  revokeKey(id: string, now: number): Promise<ApiKeyRecord | undefined>;
+  /** The active (not revoked) key with this hash and its account. */
+  findActiveKeyByHash(hash: string): Promise<Principal | undefined>;
+  touchKey(id: string, now: number): Promise<void>;
+}

@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json.js';
+
+/**
+ * The parts of a chat completion request the key is built from. Any request
+ * object with these fields can be passed as is; fields not named in the key
+ * (see responseCacheKey) are ignored.
+ */
+export interface CacheKeyInput {
+  /** Pass the resolved model id, so re-pointing an alias can't serve old answers. */
+  model: string;
+  messages: readonly unknown[];
+  temperature?: number | null;
+  top_p?: number | null;
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
+  seed?: number | null;
+  stop?: string | readonly string[] | null;
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
+  n?: number | null;
+  logit_bias?: Readonly<Record<string, number>> | null;
+  logprobs?: boolean | null;
+  top_logprobs?: number | null;
+  response_format?: unknown;
+  tools?: readonly unknown[] | null;
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean | null;
+  use_rag?: boolean | null;
+  rag_k?: number | null;
+  use_web_search?: boolean | null;
+  /** Set by the pipeline when memory takes part: changes whenever the user's memory does. */
+  memory_version?: string;
+  /** Set by the pipeline when documents take part: changes whenever the documents do. */
+  documents_version?: string;
+  /** Part of the key only when memory or documents take part (their content is per user). */
+  user_id?: string | null;
+  // Accepted so a whole request can be passed; they never change the answer,
+  // so they never change the key (a streamed and a non-streamed request share
+  // a cached answer).
+  stream?: boolean | null;
+  stream_options?: unknown;
+  skip_cache?: boolean | null;
+  user?: string | null;
+}
+
+/** Bump when the key's shape changes, so old entries simply stop matching. */
+const KEY_SCHEMA_VERSION = 1;
+
+/**
+ * The cache key for `request` made by `accountId`: the lowercase hex SHA-256
+ * of the canonical JSON (see canonical-json.ts: object keys sorted at every
+ * depth, undefined omitted, no whitespace) of
+ *
+ *   { v: 1, account, model, messages,
+ *     sampling: { temperature, top_p, max_tokens, max_completion_tokens, seed,
+ *                 stop, presence_penalty, frequency_penalty, n, logit_bias,
+ *                 logprobs, top_logprobs, response_format },
+ *     tools, tool_choice, parallel_tool_calls, use_rag, rag_k, use_web_search,
+ *     memory_version, documents_version, user_id }
+ *
+ * where
+ * - `account` scopes entries: two accounts never share a key;
+ * - a top-level field given as null counts as absent (OpenAI treats an
+ *   explicit null as "use the default"), so it is omitted like undefined;
+ * - `user_id` is included only when memory_version or documents_version is
+ *   set, because only then can two users of one account get different answers;
+ * - stream, stream_options, skip_cache, user and any field not listed above
+ *   are left out: they don't change the answer.
+ * Besides the fields the product documents, the OpenAI parameters that do
+ * change the answer (max_completion_tokens, n, logit_bias, logprobs,
+ * top_logprobs, parallel_tool_calls) are included, so a pipeline that honours
+ * them can't be served a wrong answer; when absent they leave the key as is.
+ */
+export function responseCacheKey(accountId: string, request: CacheKeyInput): string {
+  const personalised = request.memory_version !== undefined || request.documents_version !== undefined;
+  const material = {
+    v: KEY_SCHEMA_VERSION,
+    account: accountId,
+    model: request.model,
+    messages: request.messages,
+    sampling: {
+      temperature: presentOrUndefined(request.temperature),
+      top_p: presentOrUndefined(request.top_p),
+      max_tokens: presentOrUndefined(request.max_tokens),
+      max_completion_tokens: presentOrUndefined(request.max_completion_tokens),
+      seed: presentOrUndefined(request.seed),
+      stop: presentOrUndefined(request.stop),
+      presence_penalty: presentOrUndefined(request.presence_penalty),
+      frequency_penalty: presentOrUndefined(request.frequency_penalty),
+      n: presentOrUndefined(request.n),
+      logit_bias: presentOrUndefined(request.logit_bias),
+      logprobs: presentOrUndefined(request.logprobs),
+      top_logprobs: presentOrUndefined(request.top_logprobs),
+      response_format: presentOrUndefined(request.response_format),
+    },
+    tools: presentOrUndefined(request.tools),
+    tool_choice: presentOrUndefined(request.tool_choice),
+    parallel_tool_calls: presentOrUndefined(request.parallel_tool_calls),
+    use_rag: presentOrUndefined(request.use_rag),
+    rag_k: presentOrUndefined(request.rag_k),
+    use_web_search: presentOrUndefined(request.use_web_search),
+    memory_version: request.memory_version,
+    documents_version: request.documents_version,
+    user_id: personalised ? presentOrUndefined(request.user_id) : undefined,
+  };
+  return createHash('sha256').update(canonicalJson(material), 'utf8').digest('hex');
+}
+
+function presentOrUndefined<T>(value: T | null | undefined): T | undefined {
+  return value ?? undefined;
+}

@@ -1,0 +1,3 @@
+export { ConfigError, loadConfig } from './load.js';
+export type { Config, RawConfig } from './schema.js';
+export { DEFAULT_TIER_RULES, isTier, TIERS, type Tier, type TierRules } from './tiers.js';

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { DEFAULT_TIER_RULES, TIERS, type Tier, type TierRules } from './tiers.js';
+
+const tierOverride = z
+  .object({
+    rpm: z.number().int().positive(),
+    rpd: z.number().int().positive(),
+    monthly: z.number().int().positive(),
+    models: z.array(z.string().min(1)).min(1),
+    maxRagK: z.number().int().min(1).max(100),
+    codeTimeoutMaxSeconds: z.number().int().min(1).max(120),
+    codeTimeoutDefaultSeconds: z.number().int().min(1).max(120),
+    slaEndpoint: z.boolean(),
+  })
+  .partial()
+  .strict();
+
+/** Everything the service reads at start. Unknown keys are refused so a typo never silently does nothing. */
+export const configSchema = z
+  .object({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(8080),
+    dataDir: z.string().min(1).default('./data'),
+    databaseUrl: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    adminToken: z.string().min(16, 'must be at least 16 characters').optional(),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    bodyLimitBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024),
+    /** Failed authentications allowed per client address per minute before 429. */
+    authFailuresPerMinute: z.number().int().positive().default(30),
+    tiers: z
+      .object(Object.fromEntries(TIERS.map((t) => [t, tierOverride.optional()])))
+      .strict()
+      .default({}),
+  })
+  .strict();
+
+export type RawConfig = z.input<typeof configSchema>;
+type ParsedConfig = z.output<typeof configSchema>;
+
+export interface Config extends Omit<ParsedConfig, 'tiers'> {
+  tiers: Readonly<Record<Tier, TierRules>>;
+}
+
+/** Fills each tier's rules from the defaults, then applies the configured overrides. */
+export function resolveTiers(overrides: ParsedConfig['tiers']): Record<Tier, TierRules> {
+  const out = {} as Record<Tier, TierRules>;
+  for (const tier of TIERS) {
+    const override = (overrides as Partial<Record<Tier, Partial<TierRules>>>)[tier] ?? {};
+    out[tier] = { ...DEFAULT_TIER_RULES[tier], ...override };
+  }
+  return out;
+}

@@ -1,0 +1,34 @@
+/**
+ * The one catalogue of error codes and the HTTP status each maps to.
+ * `satisfies Record<…>` makes the map exhaustive: adding a code without a status fails to compile.
+ */
+export const ERROR_STATUS = {
+  INVALID_JSON: 400,
+  INVALID_PARAMETER: 400,
+  INVALID_MODEL: 400,
+  RAG_K_EXCEEDS_TIER: 400,
+  TIMEOUT_EXCEEDS_TIER: 400,
+  UNAUTHORIZED: 401,
+  INSUFFICIENT_CREDITS: 402,
+  MODEL_NOT_ALLOWED: 403,
+  FEATURE_NOT_ALLOWED: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  EXECUTION_TIMEOUT: 408,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  UPSTREAM_ERROR: 502,
+  SERVICE_UNAVAILABLE: 503,
+  SANDBOX_UNAVAILABLE: 503,
+  SERVER_BUSY: 503,
+  UPSTREAM_TIMEOUT: 504,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export function statusOf(code: ErrorCode): number {
+  return ERROR_STATUS[code];
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { bodyParser } from '@koa/bodyparser';
+import Koa from 'koa';
+import Router from 'koa-router';
+import type { OpenAPIBackend } from 'openapi-backend';
+import { AppError } from '../errors/index.js';
+import { errorMiddleware } from './error-middleware.js';
+import type { Services } from './services.js';
+import type { AppContext, RequestState } from './state.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** The reference page's two static files, from the swagger-ui-dist package (no CDN). */
+function referenceAssets(): Router {
+  const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  const files = {
+    'swagger-ui.css': 'text/css',
+    'swagger-ui-bundle.js': 'application/javascript',
+  } as const;
+  const router = new Router();
+  for (const [name, type] of Object.entries(files)) {
+    const body = readFileSync(join(dir, name));
+    router.get(`/docs/assets/${name}`, (ctx) => {
+      ctx.type = type;
+      ctx.set('Cache-Control', 'public, max-age=86400');
+      ctx.body = body;
+    });
+  }
+  return router;
+}
+
+/** Request id, timing and a child logger. Keys are never logged: only the operation and status. */
+function requestContext(services: Services): Koa.Middleware {
+  return async (ctx: AppContext, next) => {
+    const given = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
+    const state: RequestState = {
+      requestId,
+      startedAt: performance.now(),
+      log: services.logger.child({ request_id: requestId }),
+      usage: { model: null, promptTokens: 0, completionTokens: 0, credits: 0, cached: false },
+    };
+    ctx.state = state;
+    ctx.set('X-Request-Id', requestId);
+    await next();
+    state.log.debug(
+      { method: ctx.method, path: ctx.path, status: ctx.status, ms: performance.now() - state.startedAt },
+      'request',
+    );
+  };
+}
+
+/** One usage row per authenticated request, whatever its outcome. */
+function usageRecorder(services: Services): Koa.Middleware {
+  return async (ctx: AppContext, next) => {
+    await next();
+    const { principal, usage, operationId, requestId, startedAt } = ctx.state;
+    if (!principal) return;
+    await services.usage.record({
+      accountId: principal.account.id,
+      keyId: principal.key.id,
+      requestId,
+      endpoint: operationId ?? ctx.path,
+      model: usage.model,
+      status: ctx.status,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      credits: usage.credits,
+      latencyMs: performance.now() - startedAt,
+      cached: usage.cached,
+      createdAt: services.clock(),
+    });
+  };
+}
+
+/** A body on a JSON API must be JSON; anything else is 415 rather than silently ignored. */
+const requireJsonBody: Koa.Middleware = async (ctx, next) => {
+  const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+  if (BODY_METHODS.has(ctx.method) && hasBody && !ctx.is('application/json')) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json', {
+      content_type: ctx.get('content-type') || null,
+    });
+  }
+  await next();
+};
+
+export function createApp(services: Services, api: OpenAPIBackend): Koa<RequestState> {
+  const app = new Koa<RequestState>({ proxy: false });
+  const limit = services.config.bodyLimitBytes;
+  app.silent = true;
+  app.use(requestContext(services));
+  app.use(usageRecorder(services));
+  app.use(errorMiddleware(limit));
+  app.use(referenceAssets().routes());
+  app.use(requireJsonBody);
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: limit, encoding: 'utf-8' }));
+  app.use(async (ctx: AppContext) => {
+    const raw = (ctx.request as { rawBody?: string }).rawBody;
+    await api.handleRequest(
+      {
+        method: ctx.method,
+        path: ctx.path,
+        query: ctx.querystring,
+        headers: ctx.headers as Record<string, string | string[]>,
+        body: raw === undefined || raw === '' ? undefined : ctx.request.body,
+      },
+      ctx,
+    );
+  });
+  return app;
+}

@@ -1,0 +1,35 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+
+/** The repository root: the nearest folder above this file holding openapi/openapi.yaml (works from src/ and dist/). */
+export function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'openapi', 'openapi.yaml'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('openapi/openapi.yaml not found above the service code');
+    dir = parent;
+  }
+}
+
+export interface ContractDocument {
+  yaml: string;
+  json: string;
+  /** A fresh parsed copy each call: openapi-backend dereferences in place. */
+  parse(): Record<string, unknown>;
+  version: string;
+}
+
+let cached: ContractDocument | undefined;
+
+/** The contract, read once: served at /openapi.yaml and /openapi.json and used for routing and validation. */
+export function loadContract(): ContractDocument {
+  if (cached) return cached;
+  const yaml = readFileSync(join(projectRoot(), 'openapi', 'openapi.yaml'), 'utf8');
+  const parsed = parseYaml(yaml) as { info: { version: string } };
+  const json = JSON.stringify(parsed);
+  cached = { yaml, json, parse: () => JSON.parse(json) as Record<string, unknown>, version: parsed.info.version };
+  return cached;
+}

@@ -1,0 +1,53 @@
+import type Koa from 'koa';
+import { AppError, errorBody } from '../errors/index.js';
+import type { AppContext } from './state.js';
+
+/** Errors thrown by Koa's body parser (http-errors) carry `status` and `type`. */
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  expose?: boolean;
+  message?: string;
+  limit?: number;
+}
+
+/** Any thrown value as an AppError: the body parser's, Koa's and our own. Unknown ones are 500. */
+export function toAppError(err: unknown, bodyLimit: number): AppError {
+  if (err instanceof AppError) return err;
+  const e = (err ?? {}) as HttpLikeError;
+  const status = e.status ?? e.statusCode;
+  if (e.type === 'entity.parse.failed' || err instanceof SyntaxError) {
+    return new AppError('INVALID_JSON', 'The body is not valid JSON', {
+      field: 'body',
+      reason: e.message ?? 'parse error',
+    });
+  }
+  if (status === 413 || e.type === 'entity.too.large') {
+    return new AppError('PAYLOAD_TOO_LARGE', `The body is over the ${bodyLimit}-byte limit`, {
+      limit_bytes: bodyLimit,
+    });
+  }
+  if (status === 415 || e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
+    return new AppError('UNSUPPORTED_MEDIA_TYPE', e.message ?? 'Unsupported media type');
+  }
+  if (status === 400 && e.expose) {
+    return new AppError('INVALID_PARAMETER', e.message ?? 'Bad request', { field: 'body', reason: e.message ?? '' });
+  }
+  return new AppError('INTERNAL_ERROR', 'Internal error');
+}
+
+/** Outermost middleware: every failure leaves as the error body with its code's status. */
+export function errorMiddleware(bodyLimit: number): Koa.Middleware {
+  return async (ctx: AppContext, next) => {
+    try {
+      await next();
+    } catch (err) {
+      const appError = toAppError(err, bodyLimit);
+      if (appError.code === 'INTERNAL_ERROR') ctx.state.log.error({ err }, 'unhandled error');
+      ctx.status = appError.status;
+      ctx.set(appError.headers);
+      ctx.body = errorBody(appError);
+    }
+  };
+}

@@ -1,0 +1,80 @@
+import { OpenAPIRouter, type Operation, type Request } from 'openapi-backend';
+
+type Document = ConstructorParameters<typeof OpenAPIRouter>[0]['definition'];
+
+interface TemplateRoute {
+  pattern: RegExp;
+  /** Literal characters in the template: more literal = more specific, tried first. */
+  specificity: number;
+  operations: Map<string, Operation>;
+}
+
+/**
+ * openapi-backend's router rebuilds the flat list of operations and compiles a RegExp per
+ * path template on every request, so routing cost grows with the document. The document is
+ * immutable once loaded, so this router builds the list once and indexes it: an exact-path map
+ * and precompiled templates ordered by specificity. Same results, a fraction of the cost.
+ */
+export class IndexedOpenAPIRouter extends OpenAPIRouter {
+  #operations: Operation[] | undefined;
+  #exact = new Map<string, Map<string, Operation>>();
+  #templates: TemplateRoute[] = [];
+
+  constructor(opts: { definition: Document; apiRoot?: string; ignoreTrailingSlashes?: boolean }) {
+    super(opts);
+    this.#index();
+  }
+
+  override getOperations(): Operation[] {
+    if (!this.#operations) this.#operations = super.getOperations();
+    return this.#operations;
+  }
+
+  override matchOperation(req: Request): Operation | undefined;
+  override matchOperation(req: Request, strict: boolean): Operation;
+  override matchOperation(req: Request, strict?: boolean): Operation | undefined {
+    const normalized = this.normalizeRequest(req);
+    const path = this.normalizePath(normalized.path);
+    const method = normalized.method;
+    const exact = this.#exact.get(path);
+    const exactMatch = exact?.get(method);
+    if (exactMatch) return exactMatch;
+    let pathMatched = exact !== undefined;
+    for (const route of this.#templates) {
+      if (!route.pattern.test(path)) continue;
+      pathMatched = true;
+      const op = route.operations.get(method);
+      if (op) return op;
+    }
+    if (!strict) return undefined;
+    if (pathMatched) throw new Error('405-methodNotAllowed: this method is not registered for the route');
+    throw new Error('404-notFound: no route matches request');
+  }
+
+  #index(): void {
+    const templates = new Map<string, TemplateRoute>();
+    for (const op of this.getOperations()) {
+      if (!op.path.includes('{')) {
+        const byMethod = this.#exact.get(op.path) ?? new Map<string, Operation>();
+        byMethod.set(op.method, op);
+        this.#exact.set(op.path, byMethod);
+        continue;
+      }
+      let route = templates.get(op.path);
+      if (!route) {
+        const source = op.path
+          .split(/(\{[^}]+\})/)
+          .map((part) => (part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+          .join('');
+        route = {
+          pattern: new RegExp(`^${source}$`),
+          specificity: op.path.replace(/\{.*?\}/g, '').length,
+          operations: new Map(),
+        };
+        templates.set(op.path, route);
+      }
+      route.operations.set(op.method, op);
+    }
+    this.#templates = [...templates.values()].sort((a, b) => b.specificity - a.specificity);
+  }
+}

@@ -1,0 +1,73 @@
+import type { Context as OpenApiContext } from 'openapi-backend';
+import { type Principal, secretsEqual } from '../accounts/index.js';
+import { AppError } from '../errors/index.js';
+import { rateLimitError, rateLimitHeaders } from '../limits/index.js';
+import type { Services } from './services.js';
+import type { AppContext } from './state.js';
+
+function header(c: OpenApiContext, name: string): string | undefined {
+  const value = c.request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function bearerToken(c: OpenApiContext): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header(c, 'authorization') ?? '');
+  return match?.[1];
+}
+
+/** openapi-backend security handlers, one per scheme of the document. */
+export function securityHandlers(services: Services) {
+  const authenticate = async (secret: string | undefined): Promise<Principal | false> =>
+    (secret !== undefined && (await services.accounts.authenticate(secret))) || false;
+  return {
+    BearerAuth: (c: OpenApiContext) => authenticate(bearerToken(c)),
+    ApiKeyHeader: (c: OpenApiContext) => authenticate(header(c, 'x-api-key')?.trim()),
+    AdminToken: (c: OpenApiContext) => {
+      const expected = services.config.adminToken;
+      const given = bearerToken(c);
+      return expected !== undefined && given !== undefined && secretsEqual(given, expected);
+    },
+  };
+}
+
+function usesAdminToken(c: OpenApiContext): boolean {
+  return (c.operation.security ?? []).some((requirement) => 'AdminToken' in requirement);
+}
+
+/** Missing or wrong credentials: 401, or 429 for an address that keeps failing. */
+export function unauthorizedHandler(services: Services) {
+  return (c: OpenApiContext, ctx: AppContext): never => {
+    if (usesAdminToken(c) && services.config.adminToken === undefined) {
+      throw new AppError('SERVICE_UNAVAILABLE', 'The admin API is disabled; set PVAI_ADMIN_TOKEN to enable it');
+    }
+    const retryAfter = services.authFailures.recordFailure(ctx.ip);
+    if (retryAfter !== null) {
+      throw new AppError(
+        'RATE_LIMIT_EXCEEDED',
+        'Too many failed authentication attempts from this address',
+        { window: 'auth_failures', retry_after: retryAfter },
+        { 'Retry-After': String(retryAfter) },
+      );
+    }
+    if (usesAdminToken(c)) throw new AppError('UNAUTHORIZED', 'Invalid or missing admin token');
+    throw new AppError('UNAUTHORIZED', 'Invalid or missing API key');
+  };
+}
+
+/**
+ * Runs after authentication and before validation: every authenticated request counts against the
+ * account's limits (a rejected one does not), and every authenticated response carries the headers.
+ */
+export function postSecurityHandler(services: Services) {
+  return async (c: OpenApiContext, ctx: AppContext): Promise<void> => {
+    if (!c.security?.authorized) return;
+    const principal = (c.security.BearerAuth || c.security.ApiKeyHeader) as Principal | undefined;
+    if (!principal || typeof principal !== 'object' || !('account' in principal)) return;
+    ctx.state.principal = principal;
+    const rules = services.config.tiers[principal.account.tier];
+    const decision = await services.limiter.admit(principal.account.id, rules);
+    ctx.state.rateLimit = decision;
+    ctx.set(rateLimitHeaders(decision));
+    if (!decision.admitted) throw rateLimitError(decision, services.clock());
+  };
+}

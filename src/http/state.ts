@@ -1,0 +1,25 @@
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+import type { Principal } from '../accounts/index.js';
+import type { RateLimitDecision } from '../limits/index.js';
+
+/** What the usage row of a request records beyond status and latency. */
+export interface UsageNote {
+  model: string | null;
+  promptTokens: number;
+  completionTokens: number;
+  credits: number;
+  cached: boolean;
+}
+
+export interface RequestState {
+  requestId: string;
+  startedAt: number;
+  log: Logger;
+  operationId?: string;
+  principal?: Principal;
+  rateLimit?: RateLimitDecision;
+  usage: UsageNote;
+}
+
+export type AppContext = Koa.ParameterizedContext<RequestState>;

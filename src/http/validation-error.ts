@@ -1,0 +1,53 @@
+import type { ErrorObject } from 'ajv';
+import { AppError } from '../errors/index.js';
+
+/** `/requestBody/messages/0/role` → `messages[0].role`; `/query/user_id` → `user_id`. */
+export function fieldOf(error: ErrorObject): string {
+  const segments = error.instancePath.split('/').filter(Boolean).slice(1);
+  const extra =
+    error.keyword === 'required'
+      ? (error.params as { missingProperty?: string }).missingProperty
+      : error.keyword === 'additionalProperties'
+        ? (error.params as { additionalProperty?: string }).additionalProperty
+        : undefined;
+  if (extra !== undefined && extra !== 'requestBody') segments.push(extra);
+  let field = '';
+  for (const segment of segments) field += /^\d+$/.test(segment) ? `[${segment}]` : field ? `.${segment}` : segment;
+  return field || 'body';
+}
+
+function reasonOf(error: ErrorObject): string {
+  if (error.keyword === 'additionalProperties') return 'unknown field';
+  if (error.keyword === 'required') return 'is required';
+  if (error.keyword === 'enum') {
+    const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues ?? [];
+    return `must be one of ${allowed.map(String).join(', ')}`;
+  }
+  return error.message ?? 'is invalid';
+}
+
+/** Picks the most useful of ajv's errors: an unknown field or a wrong model beats a nested union mismatch. */
+function primary(errors: readonly ErrorObject[]): ErrorObject | undefined {
+  return (
+    errors.find((e) => e.keyword === 'additionalProperties') ??
+    errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'anyOf' && e.keyword !== 'if') ??
+    errors[0]
+  );
+}
+
+/** ajv's errors as the product's 400: `INVALID_MODEL` for the model field, `INVALID_PARAMETER` otherwise. */
+export function validationError(errors: readonly ErrorObject[]): AppError {
+  const error = primary(errors);
+  if (!error) return new AppError('INVALID_PARAMETER', 'The request is invalid', { field: 'body', reason: 'invalid' });
+  if (error.keyword === 'parse') {
+    return new AppError('INVALID_JSON', 'The body is not valid JSON', { field: 'body', reason: error.message ?? '' });
+  }
+  const field = fieldOf(error);
+  const reason = reasonOf(error);
+  if (field === 'body' && error.keyword === 'required') {
+    return new AppError('INVALID_PARAMETER', 'A JSON request body is required', { field, reason });
+  }
+  const code =
+    field === 'model' && error.instancePath.startsWith('/requestBody') ? 'INVALID_MODEL' : 'INVALID_PARAMETER';
+  return new AppError(code, `${field} ${reason}`, { field, reason });
+}

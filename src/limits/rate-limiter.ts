@@ -1,0 +1,103 @@
+import type { Clock } from '../clock/clock.js';
+import { AppError } from '../errors/index.js';
+import type { AdmissionCounts, Limits, RateLimitDecision, RateLimitStore, WindowName, WindowState } from './types.js';
+import { WINDOW_NAMES } from './types.js';
+import { MINUTE_MS, nextUtcDayStart, nextUtcMonthStart } from './windows.js';
+
+const toSeconds = (ms: number) => Math.ceil(ms / 1000);
+
+/**
+ * Per-account limits over a sliding minute, the UTC day and the UTC calendar month.
+ * A rejected request is not counted.
+ */
+export class RateLimiter {
+  readonly #store: RateLimitStore;
+  readonly #clock: Clock;
+
+  constructor(store: RateLimitStore, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
+  }
+
+  /** Counts this request if every window has room; otherwise reports which one is full. */
+  async admit(accountId: string, limits: Limits): Promise<RateLimitDecision> {
+    const now = this.#clock();
+    const counts = await this.#store.admit(accountId, limits, now, true);
+    return decide(counts, limits, now);
+  }
+
+  /** The windows as they stand, without counting a request. */
+  async peek(accountId: string, limits: Limits): Promise<RateLimitDecision> {
+    const now = this.#clock();
+    const counts = await this.#store.admit(accountId, limits, now, false);
+    return decide({ ...counts, admitted: false }, limits, now, false);
+  }
+}
+
+export function decide(
+  counts: AdmissionCounts,
+  limits: Limits,
+  now: number,
+  counted = counts.admitted,
+): RateLimitDecision {
+  const used = counted ? 1 : 0;
+  // The sliding minute frees a slot when its oldest request turns 60 s old; with this request
+  // counted and nothing older, that is this request.
+  const oldest = counts.minuteOldest ?? (counted ? now : null);
+  const minuteReset = oldest === null ? now : oldest + MINUTE_MS;
+  const windows: Record<WindowName, WindowState> = {
+    minute: {
+      limit: limits.rpm,
+      remaining: Math.max(0, limits.rpm - counts.minuteCount - used),
+      reset: toSeconds(minuteReset),
+    },
+    day: {
+      limit: limits.rpd,
+      remaining: Math.max(0, limits.rpd - counts.dayCount - used),
+      reset: toSeconds(nextUtcDayStart(now)),
+    },
+    month: {
+      limit: limits.monthly,
+      remaining: Math.max(0, limits.monthly - counts.monthCount - used),
+      reset: toSeconds(nextUtcMonthStart(now)),
+    },
+  };
+  let tightest: WindowName = 'minute';
+  for (const name of WINDOW_NAMES) if (windows[name].remaining < windows[tightest].remaining) tightest = name;
+  const decision: RateLimitDecision = { admitted: counts.admitted, windows, tightest };
+  if (!counts.admitted) {
+    const full = WINDOW_NAMES.filter((name) => {
+      const count = name === 'minute' ? counts.minuteCount : name === 'day' ? counts.dayCount : counts.monthCount;
+      return count >= windows[name].limit;
+    });
+    let exceeded: WindowName | undefined;
+    for (const name of full) if (!exceeded || windows[name].reset > windows[exceeded].reset) exceeded = name;
+    if (exceeded) {
+      decision.exceeded = exceeded;
+      decision.tightest = exceeded;
+    }
+  }
+  return decision;
+}
+
+/** The X-RateLimit-* headers for a decision. */
+export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  const w = decision.windows[decision.tightest];
+  return {
+    'X-RateLimit-Limit': String(w.limit),
+    'X-RateLimit-Remaining': String(w.remaining),
+    'X-RateLimit-Reset': String(w.reset),
+  };
+}
+
+export function rateLimitError(decision: RateLimitDecision, now: number): AppError {
+  const window = decision.exceeded ?? decision.tightest;
+  const state = decision.windows[window];
+  const retryAfter = Math.max(1, state.reset - Math.floor(now / 1000));
+  return new AppError(
+    'RATE_LIMIT_EXCEEDED',
+    `Rate limit exceeded: ${state.limit} requests per ${window}`,
+    { window, limit: state.limit, reset: state.reset },
+    { ...rateLimitHeaders(decision), 'Retry-After': String(retryAfter) },
+  );
+}

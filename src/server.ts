@@ -1,0 +1,71 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Logger, pino } from 'pino';
+import { AccountService, SqlAccountStore } from './accounts/index.js';
+import { type Clock, systemClock } from './clock/clock.js';
+import type { Config } from './config/index.js';
+import { createApp } from './http/app.js';
+import { createOpenApi } from './http/openapi.js';
+import type { Services } from './http/services.js';
+import { AuthFailureLimiter, createRateLimitStore, RateLimiter } from './limits/index.js';
+import { openDb } from './storage/data-source.js';
+import { SqlUsageStore } from './usage/index.js';
+
+export interface ServiceOptions {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** The composition root: storage adapters chosen by configuration, then every capability on top. */
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const clock = options.clock ?? systemClock;
+  const logger =
+    options.logger ??
+    pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
+  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  return {
+    config,
+    clock,
+    logger,
+    db,
+    accounts: new AccountService(new SqlAccountStore(db), clock),
+    limiter: new RateLimiter(createRateLimitStore(db), clock),
+    authFailures: new AuthFailureLimiter(config.authFailuresPerMinute, clock),
+    usage: new SqlUsageStore(db),
+  };
+}
+
+export interface RunningServer {
+  url: string;
+  server: Server;
+  services: Services;
+  close(): Promise<void>;
+}
+
+/** Starts the HTTP service on config.host:config.port (port 0 picks a free one). */
+export async function startServer(config: Config, options: ServiceOptions = {}): Promise<RunningServer> {
+  const services = await createServices(config, options);
+  const api = await createOpenApi(services);
+  const app = createApp(services, api);
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  let closed = false;
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    services,
+    async close() {
+      if (closed) return;
+      closed = true;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await services.db.close();
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { type Db, type Row, toSqliteParams, toSqlitePlaceholders } from './db.js';
+import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
+
+// BIGINT (int8) and COUNT(*) come back from node-postgres as strings; every value we store fits in 2^53.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+export const MIGRATIONS = [InitialSchema1763700000000];
+
+export interface StorageOptions {
+  /** PostgreSQL when set; otherwise SQLite in `dataDir`. */
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** Pool size for PostgreSQL. */
+  poolSize?: number;
+}
+
+export function sqlitePath(dataDir: string): string {
+  return join(resolve(dataDir), 'pvai.sqlite');
+}
+
+function createDataSource(options: StorageOptions): DataSource {
+  if (options.databaseUrl) {
+    return new DataSource({
+      type: 'postgres',
+      url: options.databaseUrl,
+      migrations: MIGRATIONS,
+      migrationsTableName: 'pvai_migrations',
+      extra: { max: options.poolSize ?? 20 },
+      logging: false,
+    });
+  }
+  mkdirSync(resolve(options.dataDir), { recursive: true });
+  return new DataSource({
+    type: 'better-sqlite3',
+    database: sqlitePath(options.dataDir),
+    migrations: MIGRATIONS,
+    migrationsTableName: 'pvai_migrations',
+    // WAL lets readers run beside the writer; busy_timeout makes a second process wait instead of failing.
+    prepareDatabase: (db: BetterSqlite3.Database) => {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.pragma('busy_timeout = 5000');
+      db.pragma('foreign_keys = ON');
+    },
+    logging: false,
+  });
+}
+
+/** Opens the database, applies pending migrations and returns the storage port. */
+export async function openDb(options: StorageOptions): Promise<Db> {
+  const dataSource = createDataSource(options);
+  await dataSource.initialize();
+  await dataSource.runMigrations({ transaction: 'each' });
+  const close = async () => {
+    if (dataSource.isInitialized) await dataSource.destroy();
+  };
+  if (options.databaseUrl) {
+    const pool = (dataSource.driver as unknown as { master: pg.Pool }).master;
+    const url = new URL(options.databaseUrl);
+    return {
+      dialect: 'postgres',
+      pool,
+      describe: `postgres ${url.hostname}:${url.port || 5432}${url.pathname}`,
+      async query<T = Row>(sql: string, params: readonly unknown[] = []) {
+        const result = await pool.query(sql, params as unknown[]);
+        return result.rows as T[];
+      },
+      close,
+    };
+  }
+  const sqlite = (dataSource.driver as unknown as { databaseConnection: BetterSqlite3.Database }).databaseConnection;
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  const prepare = (sql: string) => {
+    let stmt = statements.get(sql);
+    if (!stmt) {
+      stmt = sqlite.prepare(toSqlitePlaceholders(sql));
+      statements.set(sql, stmt);
+    }
+    return stmt;
+  };
+  return {
+    dialect: 'sqlite',
+    sqlite,
+    describe: `sqlite ${sqlitePath(options.dataDir)}`,
+    async query<T = Row>(sql: string, params: readonly unknown[] = []) {
+      const stmt = prepare(sql);
+      const bound = toSqliteParams(params);
+      if (stmt.reader) return stmt.all(bound) as T[];
+      stmt.run(bound);
+      return [];
+    },
+    close,
+  };
+}

@@ -1,0 +1,38 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type pg from 'pg';
+
+export type Row = Record<string, unknown>;
+
+interface DbCommon {
+  /** Runs one statement. Placeholders are `$1, $2, …` on both dialects. */
+  query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+  /** Human-readable location for `doctor` and readiness (never includes a password). */
+  readonly describe: string;
+}
+
+/**
+ * The storage port every repository is written against. Adapters that need more than single
+ * statements (the rate limiter's admission) branch on `dialect` and use the engine's own atomicity:
+ * a synchronous better-sqlite3 transaction, or a PostgreSQL function holding an advisory lock.
+ */
+export type Db =
+  | (DbCommon & { readonly dialect: 'sqlite'; readonly sqlite: BetterSqlite3.Database })
+  | (DbCommon & { readonly dialect: 'postgres'; readonly pool: pg.Pool });
+
+/**
+ * Repositories write PostgreSQL's `$1` placeholders; better-sqlite3 binds positional `?` only in
+ * order, so `$n` becomes the named parameter `@pn` (which also allows one value to be used twice).
+ */
+export function toSqlitePlaceholders(sql: string): string {
+  return sql.replace(/\$(\d+)/g, '@p$1');
+}
+
+/** The named parameters for toSqlitePlaceholders; better-sqlite3 binds neither booleans nor undefined. */
+export function toSqliteParams(params: readonly unknown[]): Record<string, unknown> {
+  const named: Record<string, unknown> = {};
+  params.forEach((p, i) => {
+    named[`p${i + 1}`] = p === true ? 1 : p === false ? 0 : p === undefined ? null : p;
+  });
+  return named;
+}

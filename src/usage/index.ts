@@ -1,0 +1,2 @@
+export { SqlUsageStore } from './sql-usage-store.js';
+export type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';

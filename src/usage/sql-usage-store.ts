@@ -1,0 +1,99 @@
+import type { Db, Row } from '../storage/db.js';
+import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
+
+const DAY_MS = 86_400_000;
+
+const SUMS = `count(*) AS requests, coalesce(sum(credits), 0) AS credits,
+  coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
+
+function toTotals(row: Row | undefined): UsageTotals {
+  return {
+    requests: Number(row?.requests ?? 0),
+    credits: Number(row?.credits ?? 0),
+    promptTokens: Number(row?.prompt_tokens ?? 0),
+    completionTokens: Number(row?.completion_tokens ?? 0),
+  };
+}
+
+function toRecord(row: Row): UsageRecord {
+  return {
+    accountId: String(row.account_id),
+    keyId: row.key_id === null ? null : String(row.key_id),
+    requestId: String(row.request_id),
+    endpoint: String(row.endpoint),
+    model: row.model === null ? null : String(row.model),
+    status: Number(row.status),
+    promptTokens: Number(row.prompt_tokens),
+    completionTokens: Number(row.completion_tokens),
+    credits: Number(row.credits),
+    latencyMs: Number(row.latency_ms),
+    cached: Boolean(row.cached),
+    createdAt: Number(row.created_at),
+  };
+}
+
+export class SqlUsageStore implements UsageStore {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async record(r: UsageRecord): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO usage_records (account_id, key_id, request_id, endpoint, model, status, prompt_tokens,
+         completion_tokens, credits, latency_ms, cached, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      [
+        r.accountId,
+        r.keyId,
+        r.requestId,
+        r.endpoint,
+        r.model,
+        r.status,
+        r.promptTokens,
+        r.completionTokens,
+        r.credits,
+        Math.round(r.latencyMs),
+        r.cached,
+        r.createdAt,
+      ],
+    );
+  }
+
+  async totals(accountId: string, start: number, end: number): Promise<UsageTotals> {
+    const rows = await this.#db.query(
+      `SELECT ${SUMS} FROM usage_records WHERE account_id = $1 AND created_at >= $2 AND created_at < $3`,
+      [accountId, start, end],
+    );
+    return toTotals(rows[0]);
+  }
+
+  async series(
+    accountId: string,
+    start: number,
+    end: number,
+    groupBy: UsageGroupBy,
+  ): Promise<Array<UsageTotals & { key: string }>> {
+    // Days are computed from the integer timestamp so the SQL is the same on both dialects.
+    const group = groupBy === 'day' ? `(created_at - (created_at % ${DAY_MS}))` : "coalesce(model, '')";
+    const rows = await this.#db.query(
+      `SELECT ${group} AS bucket, ${SUMS} FROM usage_records
+        WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
+        GROUP BY bucket ORDER BY bucket`,
+      [accountId, start, end],
+    );
+    return rows.map((row) => ({
+      key: groupBy === 'day' ? new Date(Number(row.bucket)).toISOString().slice(0, 10) : String(row.bucket),
+      ...toTotals(row),
+    }));
+  }
+
+  async list(accountId: string, limit: number): Promise<UsageRecord[]> {
+    const rows = await this.#db.query(
+      'SELECT * FROM usage_records WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2',
+      [accountId, limit],
+    );
+    return rows.map(toRecord);
+  }
+}

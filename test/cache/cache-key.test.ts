@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { canonicalJson } from '../../src/cache/canonical-json.js';
+import { type CacheKeyInput, responseCacheKey } from '../../src/cache/index.js';
+
+const baseRequest: CacheKeyInput = {
+  model: 'llama-3.1-8b-instruct',
+  messages: [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'What is the capital of France?' },
+  ],
+  temperature: 0.2,
+  max_tokens: 100,
+  tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }],
+  use_rag: true,
+  rag_k: 4,
+};
+
+const keyOf = (request: CacheKeyInput, account = 'account-1') => responseCacheKey(account, request);
+
+describe('responseCacheKey', () => {
+  test('is a sha256 hex digest', () => {
+    assert.match(keyOf(baseRequest), /^[0-9a-f]{64}$/);
+  });
+
+  test('is deterministic', () => {
+    assert.equal(keyOf(baseRequest), keyOf(structuredClone(baseRequest)));
+  });
+
+  test('differs between accounts for the same request', () => {
+    assert.notEqual(keyOf(baseRequest, 'account-1'), keyOf(baseRequest, 'account-2'));
+  });
+
+  for (const [field, value] of [
+    ['stream', true],
+    ['stream_options', { include_usage: true }],
+    ['skip_cache', true],
+    ['user', 'end-user-42'],
+    ['user_id', 'user-42'],
+  ] as const) {
+    test(`ignores ${field}`, () => {
+      assert.equal(keyOf({ ...baseRequest, [field]: value }), keyOf(baseRequest));
+    });
+  }
+
+  test('a streamed and a non-streamed request share a key', () => {
+    assert.equal(keyOf({ ...baseRequest, stream: true }), keyOf({ ...baseRequest, stream: false }));
+  });
+
+  test('ignores fields it does not know', () => {
+    const withExtra = { ...baseRequest, metadata: { trace: 'abc' } };
+    assert.equal(keyOf(withExtra), keyOf(baseRequest));
+  });
+
+  const changes: [string, Partial<CacheKeyInput>][] = [
+    ['model', { model: 'qwen2.5-7b-instruct' }],
+    ['messages', { messages: [{ role: 'user', content: 'What is the capital of Spain?' }] }],
+    ['message order', { messages: [...baseRequest.messages].reverse() }],
+    ['temperature', { temperature: 0.3 }],
+    ['top_p', { top_p: 0.9 }],
+    ['max_tokens', { max_tokens: 101 }],
+    ['seed', { seed: 7 }],
+    ['stop', { stop: ['\n'] }],
+    ['presence_penalty', { presence_penalty: 0.5 }],
+    ['frequency_penalty', { frequency_penalty: 0.5 }],
+    ['response_format', { response_format: { type: 'json_object' } }],
+    ['n', { n: 2 }],
+    ['tools', { tools: [] }],
+    ['tool_choice', { tool_choice: 'none' }],
+    ['use_rag', { use_rag: false }],
+    ['rag_k', { rag_k: 8 }],
+    ['use_web_search', { use_web_search: true }],
+    ['memory_version', { memory_version: 'mem-2' }],
+    ['documents_version', { documents_version: 'docs-2' }],
+  ];
+  for (const [what, change] of changes) {
+    test(`changes with ${what}`, () => {
+      assert.notEqual(keyOf({ ...baseRequest, ...change }), keyOf(baseRequest));
+    });
+  }
+
+  test('changes with memory_version between two versions', () => {
+    assert.notEqual(
+      keyOf({ ...baseRequest, memory_version: 'mem-1' }),
+      keyOf({ ...baseRequest, memory_version: 'mem-2' }),
+    );
+  });
+
+  test('user_id counts once memory or documents take part', () => {
+    const withMemory = { ...baseRequest, memory_version: 'mem-1' };
+    assert.notEqual(keyOf({ ...withMemory, user_id: 'user-1' }), keyOf({ ...withMemory, user_id: 'user-2' }));
+    const withDocuments = { ...baseRequest, documents_version: 'docs-1' };
+    assert.notEqual(keyOf({ ...withDocuments, user_id: 'user-1' }), keyOf({ ...withDocuments, user_id: 'user-2' }));
+  });
+
+  test('an explicit null counts as absent', () => {
+    assert.equal(keyOf({ ...baseRequest, top_p: null, seed: null, tool_choice: null }), keyOf(baseRequest));
+  });
+
+  test('is stable across object key orderings at every depth', () => {
+    const reordered: CacheKeyInput = {
+      rag_k: 4,
+      use_rag: true,
+      tools: [{ function: { parameters: { properties: {}, type: 'object' }, name: 'lookup' }, type: 'function' }],
+      max_tokens: 100,
+      temperature: 0.2,
+      messages: [
+        { content: 'Be brief.', role: 'system' },
+        { content: 'What is the capital of France?', role: 'user' },
+      ],
+      model: 'llama-3.1-8b-instruct',
+    };
+    assert.equal(keyOf(reordered), keyOf(baseRequest));
+  });
+
+  test('hashes the documented canonical form', () => {
+    const request: CacheKeyInput = {
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      temperature: 0,
+      stream: true,
+    };
+    const canonical =
+      '{"account":"acct","messages":[{"content":"hi","role":"user"}],"model":"m","sampling":{"temperature":0},"v":1}';
+    assert.equal(responseCacheKey('acct', request), createHash('sha256').update(canonical).digest('hex'));
+  });
+});
+
+describe('canonicalJson', () => {
+  test('sorts keys at every depth and drops undefined', () => {
+    assert.equal(
+      canonicalJson({ b: 1, a: { d: undefined, c: [3, { z: 1, y: 2 }] } }),
+      '{"a":{"c":[3,{"y":2,"z":1}]},"b":1}',
+    );
+  });
+
+  test('sorts integer-like keys as strings, unlike JS enumeration order', () => {
+    assert.equal(canonicalJson({ 9: 'a', 10: 'b', x: 'c' }), '{"10":"b","9":"a","x":"c"}');
+  });
+
+  test('follows JSON.stringify for leaves and array holes', () => {
+    assert.equal(canonicalJson([undefined, Number.NaN, 'é"\n', true, null]), '[null,null,"é\\"\\n",true,null]');
+    assert.equal(canonicalJson(new Date(0)), '"1970-01-01T00:00:00.000Z"');
+    assert.equal(canonicalJson(undefined), 'null');
+  });
+});
