@@ -59,8 +59,8 @@ export async function createOpenApi(services: Services): Promise<OpenAPIBackend>
     },
     unauthorizedHandler: unauthorizedHandler(services),
     postSecurityHandler: postSecurityHandler(services),
-    preOperationHandler: (c: OpenApiContext, ctx: AppContext) => {
-      ctx.state.operationId = c.operation.operationId;
+    postRoutingHandler: (c: OpenApiContext, ctx: AppContext) => {
+      ctx.state.operationId = c.operation?.operationId;
     },
     notImplemented: (c: OpenApiContext) => {
       throw new AppError('SERVICE_UNAVAILABLE', `${c.operation.operationId} is not implemented`);

@@ -1,0 +1,201 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { Agent, request } from 'undici';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+export const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+
+export async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+export interface BenchServer {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** A fresh database for one run: a temp SQLite dir, or a new PostgreSQL database when `postgresUrl` is given. */
+export async function freshStorage(
+  postgresUrl?: string,
+): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pvai-bench-'));
+  if (!postgresUrl) {
+    return { env: { PVAI_DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const name = `pvai_bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  return {
+    env: { PVAI_DATA_DIR: dataDir, DATABASE_URL: url.toString() },
+    drop: async () => {
+      const client = new pg.Client({ connectionString: postgresUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `pvai serve` in its own process (so the load generator does not share its event loop). */
+export async function startBenchServer(env: Record<string, string>, config: object = {}): Promise<BenchServer> {
+  const port = await freePort();
+  const configFile = join(mkdtempSync(join(tmpdir(), 'pvai-bench-config-')), 'pvai.json');
+  writeFileSync(configFile, JSON.stringify(config));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/pvai.ts'), 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PVAI_HOST: '127.0.0.1',
+      PVAI_PORT: String(port),
+      PVAI_ADMIN_TOKEN: ADMIN_TOKEN,
+      PVAI_LOG_LEVEL: 'warn',
+      PVAI_CONFIG: configFile,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealthy(url, child);
+  return {
+    url,
+    child,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+    },
+  };
+}
+
+export async function waitForHealthy(url: string, child?: ChildProcess, path = '/z1/health'): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child && child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(url + path);
+      await res.arrayBuffer();
+      if (res.status < 500) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} not healthy after 60 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** Throughput at a fixed number of connections (autocannon; latencies in whole ms). */
+export async function load(opts: {
+  url: string;
+  connections: number;
+  seconds: number;
+  requests?: autocannon.Request[];
+  headers?: Record<string, string>;
+  method?: 'GET' | 'POST';
+  body?: string;
+  overallRate?: number;
+}): Promise<LoadResult> {
+  const result = await autocannon({
+    url: opts.url,
+    connections: opts.connections,
+    duration: opts.seconds,
+    ...(opts.requests ? { requests: opts.requests } : {}),
+    ...(opts.headers ? { headers: opts.headers } : {}),
+    ...(opts.method ? { method: opts.method } : {}),
+    ...(opts.body ? { body: opts.body } : {}),
+    ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export interface LatencyResult {
+  p50: number;
+  p99: number;
+  mean: number;
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+
+/**
+ * Microsecond-resolution latency of sequential requests on one kept-alive connection, so a
+ * fraction of a millisecond added by the service is visible (autocannon rounds to whole ms).
+ */
+export async function probeLatency(
+  url: string,
+  count: number,
+  makeRequest: (i: number) => { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string },
+): Promise<LatencyResult> {
+  const dispatcher = new Agent({ connections: 1, pipelining: 1 });
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < count + 200; i++) {
+      const r = makeRequest(i);
+      const start = process.hrtime.bigint();
+      const res = await request(url, {
+        dispatcher,
+        method: r.method ?? 'GET',
+        ...(r.headers ? { headers: r.headers } : {}),
+        ...(r.body ? { body: r.body } : {}),
+      });
+      await res.body.arrayBuffer();
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      if (res.statusCode >= 500 && res.statusCode !== 503) throw new Error(`${url} answered ${res.statusCode}`);
+      if (i >= 200) samples.push(ms); // the first 200 warm the JIT and the connection
+    }
+  } finally {
+    await dispatcher.close();
+  }
+  samples.sort((a, b) => a - b);
+  return {
+    p50: percentile(samples, 0.5),
+    p99: percentile(samples, 0.99),
+    mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+  };
+}
+
+export function table(headers: string[], rows: Array<Array<string | number>>): string {
+  const cells = [headers, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? formatNumber(c) : c)))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)));
+  const line = (r: Array<string | number>) => `| ${r.map((c, i) => String(c).padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [
+    line(cells[0] ?? []),
+    `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
+    ...cells.slice(1).map(line),
+  ].join('\n');
+}
+
+function formatNumber(n: number): string {
+  if (Number.isInteger(n)) return n.toLocaleString('en-US');
+  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(3);
+}

@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type Completion,
+  type FinishReason,
+  ProviderError,
+  type StreamPart,
+  type ToolCall,
+  type Usage,
+} from './types.js';
+
+/** OpenAI-style call id: `call_` + 24 random alphanumerics. */
+export function newToolCallId(): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  const bytes = randomBytes(24);
+  let id = 'call_';
+  for (const byte of bytes) id += alphabet[byte % alphabet.length];
+  return id;
+}
+
+/**
+ * Rebuilds whole tool calls from `tool-call-delta` parts. Fragments are keyed by `index`
+ * (upstreams send id/name once, then argument pieces that must be concatenated in order).
+ */
+export class ToolCallAccumulator {
+  private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+
+  add(part: Extract<StreamPart, { type: 'tool-call-delta' }>): void {
+    let call = this.calls.get(part.index);
+    if (!call) {
+      call = { id: '', name: '', arguments: '' };
+      this.calls.set(part.index, call);
+    }
+    if (part.id) call.id = part.id;
+    if (part.name) call.name += part.name;
+    call.arguments += part.argumentsDelta;
+  }
+
+  get size(): number {
+    return this.calls.size;
+  }
+
+  toToolCalls(): ToolCall[] {
+    return [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, call]) => ({
+        id: call.id || newToolCallId(),
+        type: 'function' as const,
+        function: { name: call.name, arguments: call.arguments },
+      }));
+  }
+}
+
+/**
+ * Drains a part stream into one Completion (used by `generate()` of stream-first providers and by tests).
+ * An `error` part is rethrown: a caller asking for a whole completion cannot use half of one.
+ */
+export async function collectCompletion(parts: AsyncIterable<StreamPart>): Promise<Completion> {
+  let text = '';
+  let sawText = false;
+  const toolCalls = new ToolCallAccumulator();
+  let finish: { finishReason: FinishReason; usage: Usage } | undefined;
+  for await (const part of parts) {
+    switch (part.type) {
+      case 'text-delta':
+        text += part.text;
+        sawText = true;
+        break;
+      case 'tool-call-delta':
+        toolCalls.add(part);
+        break;
+      case 'finish':
+        finish = { finishReason: part.finishReason, usage: part.usage };
+        break;
+      case 'error':
+        throw part.error;
+    }
+  }
+  if (!finish) throw new ProviderError('upstream', 'stream ended without a finish part');
+  return {
+    text: sawText || toolCalls.size === 0 ? text : null,
+    toolCalls: toolCalls.toToolCalls(),
+    finishReason: finish.finishReason,
+    usage: finish.usage,
+  };
+}

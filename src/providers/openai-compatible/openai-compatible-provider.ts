@@ -1,0 +1,256 @@
+import { Agent, type Dispatcher, request } from 'undici';
+import { newToolCallId } from '../completion-collector.js';
+import {
+  abortReason,
+  type ChatProvider,
+  type Completion,
+  type FinishReason,
+  type GenerationRequest,
+  ProviderError,
+  type StreamPart,
+  type Usage,
+} from '../types.js';
+import { AttemptDeadline } from './attempt-deadline.js';
+import { type RetryPolicy, retryDelayFor, sleep, statusError, transportError } from './retry-policy.js';
+import { parseSseData } from './sse-parser.js';
+import { buildRequestBody, estimateUsage, parseChunk, parseCompletion, upstreamErrorMessage } from './wire-format.js';
+
+export interface OpenAICompatibleSettings {
+  /** API root, e.g. `http://127.0.0.1:8000/v1`; requests go to `${baseUrl}/chat/completions`. */
+  baseUrl: string;
+  apiKey?: string;
+  /** Model name sent upstream when the request does not carry one. */
+  model: string;
+  /** Longest wait for a whole non-streamed answer; for streams, for the first byte and between chunks. Default 60000. */
+  timeoutMs?: number;
+  /** Retries after the first attempt (429, 5xx, connection errors). Default 2. */
+  maxRetries?: number;
+  /** First backoff step, doubled per retry, plus jitter. Default 200. */
+  retryBaseDelayMs?: number;
+  /** Longest Retry-After honoured; longer ones stop retrying (the router falls back). Default 5000. */
+  maxRetryAfterMs?: number;
+  /** Extra headers on every request (e.g. OpenRouter's HTTP-Referer). */
+  headers?: Record<string, string>;
+  /** Name in logs and errors. Default `openai-compatible:<host>/<model>`. */
+  id?: string;
+}
+
+export const OPENAI_COMPATIBLE_DEFAULTS = {
+  timeoutMs: 60_000,
+  maxRetries: 2,
+  retryBaseDelayMs: 200,
+  maxRetryAfterMs: 5_000,
+} as const;
+
+const MAX_ERROR_BODY_CHARS = 2_000;
+
+/**
+ * ChatProvider for any server speaking OpenAI chat completions (vLLM, llama.cpp server, Ollama,
+ * hosted APIs), over a keep-alive undici pool of its own.
+ *
+ * Timeouts: `timeoutMs` bounds a whole non-streamed answer, and for a stream the wait for its start
+ * and each silence between chunks (so a long but steadily streaming answer is fine). Aborting `signal` aborts the HTTP request, so the upstream
+ * sees the disconnect and can stop generating.
+ */
+export class OpenAICompatibleProvider implements ChatProvider {
+  readonly id: string;
+  private readonly url: string;
+  private readonly agent: Agent;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly retry: RetryPolicy;
+
+  constructor(private readonly settings: OpenAICompatibleSettings) {
+    const base = settings.baseUrl.replace(/\/+$/, '');
+    this.url = base.endsWith('/chat/completions') ? base : `${base}/chat/completions`;
+    this.id = settings.id ?? `openai-compatible:${new URL(this.url).host}/${settings.model}`;
+    this.agent = new Agent({ keepAliveTimeout: 30_000 });
+    this.headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}),
+      ...settings.headers,
+    };
+    this.timeoutMs = settings.timeoutMs ?? OPENAI_COMPATIBLE_DEFAULTS.timeoutMs;
+    const baseDelayMs = settings.retryBaseDelayMs ?? OPENAI_COMPATIBLE_DEFAULTS.retryBaseDelayMs;
+    this.retry = {
+      maxRetries: settings.maxRetries ?? OPENAI_COMPATIBLE_DEFAULTS.maxRetries,
+      baseDelayMs,
+      maxDelayMs: Math.max(baseDelayMs, 10_000),
+      maxRetryAfterMs: settings.maxRetryAfterMs ?? OPENAI_COMPATIBLE_DEFAULTS.maxRetryAfterMs,
+    };
+  }
+
+  async generate(req: GenerationRequest, signal: AbortSignal): Promise<Completion> {
+    const body = JSON.stringify(buildRequestBody(req, req.model || this.settings.model, false));
+    for (let attempt = 0; ; attempt++) {
+      const deadline = new AttemptDeadline(signal, this.timeoutMs);
+      try {
+        const response = await this.post(body, deadline.signal);
+        const json: unknown = await response.body.json();
+        const parsed = parseCompletion(json);
+        if (!parsed) {
+          throw new ProviderError(
+            'upstream',
+            `${this.id} sent an unexpected body: ${upstreamErrorMessage(json) ?? 'no choices'}`,
+            {
+              retryable: false,
+            },
+          );
+        }
+        const completionChars =
+          (parsed.text?.length ?? 0) + parsed.toolCalls.reduce((sum, call) => sum + call.function.arguments.length, 0);
+        return {
+          text: parsed.text,
+          toolCalls: parsed.toolCalls,
+          finishReason: parsed.finishReason,
+          usage: parsed.usage ?? estimateUsage(req, completionChars),
+        };
+      } catch (err) {
+        deadline.dispose();
+        await this.backoffOrThrow(this.failureOf(err, deadline, signal), attempt, signal);
+      } finally {
+        deadline.dispose();
+      }
+    }
+  }
+
+  /**
+   * Retries only while nothing has been yielded; once a part is out, a failure becomes a final
+   * `error` part (the client already has half an answer, a second answer would be spliced onto it).
+   */
+  async *stream(req: GenerationRequest, signal: AbortSignal): AsyncGenerator<StreamPart> {
+    const body = JSON.stringify(buildRequestBody(req, req.model || this.settings.model, true));
+    for (let attempt = 0; ; attempt++) {
+      const deadline = new AttemptDeadline(signal, this.timeoutMs);
+      let yielded = false;
+      let response: Dispatcher.ResponseData | undefined;
+      try {
+        response = await this.post(body, deadline.signal);
+        for await (const part of this.readStream(response, req, deadline)) {
+          yielded = true;
+          yield part;
+        }
+        return;
+      } catch (err) {
+        deadline.dispose();
+        const failure = this.failureOf(err, deadline, signal);
+        if (!yielded) {
+          await this.backoffOrThrow(failure, attempt, signal);
+          continue;
+        }
+        if (signal.aborted || !(failure instanceof ProviderError)) throw failure;
+        yield { type: 'error', error: failure };
+        return;
+      } finally {
+        deadline.dispose();
+        // Early exit (consumer stopped, or failure): close the connection so the upstream stops generating.
+        if (response && !response.body.readableEnded) response.body.destroy();
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private async post(body: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    const response = await request(this.url, {
+      method: 'POST',
+      headers: this.headers,
+      body,
+      signal,
+      dispatcher: this.agent,
+      // Backstops only: AttemptDeadline is the precise timeout.
+      headersTimeout: this.timeoutMs + 1_000,
+      bodyTimeout: this.timeoutMs + 1_000,
+    });
+    if (response.statusCode >= 200 && response.statusCode < 300) return response;
+    const text = await response.body.text().catch(() => '');
+    let message = text.slice(0, MAX_ERROR_BODY_CHARS);
+    try {
+      message = upstreamErrorMessage(JSON.parse(text)) ?? message;
+    } catch {
+      // not JSON: keep the raw text
+    }
+    throw statusError(response.statusCode, response.headers['retry-after'], message, this.id);
+  }
+
+  /** What an attempt's failure means: the caller's abort reason, a timeout, or a classified ProviderError. */
+  private failureOf(err: unknown, deadline: AttemptDeadline, signal: AbortSignal): unknown {
+    if (signal.aborted) return abortReason(signal);
+    if (deadline.timedOut)
+      return new ProviderError('timeout', `${this.id} did not answer within ${this.timeoutMs} ms`, { cause: err });
+    return transportError(err, this.id);
+  }
+
+  /** Waits before the next attempt, or throws `failure` when it must not be retried. */
+  private async backoffOrThrow(failure: unknown, attempt: number, signal: AbortSignal): Promise<void> {
+    if (!(failure instanceof ProviderError)) throw failure;
+    const delay = retryDelayFor(failure, attempt, this.retry);
+    if (delay === undefined) throw failure;
+    await sleep(delay, signal);
+  }
+
+  private async *readStream(
+    response: Dispatcher.ResponseData,
+    req: GenerationRequest,
+    deadline: AttemptDeadline,
+  ): AsyncGenerator<StreamPart> {
+    let finishReason: FinishReason | undefined;
+    let usage: Usage | undefined;
+    let done = false;
+    let completionChars = 0;
+    const callsSeen = new Set<number>();
+    for await (const data of parseSseData(touchOnEachChunk(response.body, deadline))) {
+      // Keep reading after [DONE] until the body ends, so the keep-alive connection stays reusable.
+      if (done) continue;
+      if (data === '[DONE]') {
+        done = true;
+        continue;
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(data);
+      } catch {
+        throw new ProviderError('upstream', `${this.id} sent malformed stream data`, { retryable: false });
+      }
+      const errorMessage = upstreamErrorMessage(json);
+      if (errorMessage !== undefined) throw new ProviderError('upstream', `${this.id} stream error: ${errorMessage}`);
+      const chunk = parseChunk(json);
+      for (const part of chunk.parts) {
+        // The first fragment of each call must carry an id (some servers never send one).
+        if (part.type === 'tool-call-delta' && !callsSeen.has(part.index)) {
+          callsSeen.add(part.index);
+          part.id ??= newToolCallId();
+        }
+        completionChars +=
+          part.type === 'text-delta'
+            ? part.text.length
+            : part.type === 'tool-call-delta'
+              ? part.argumentsDelta.length
+              : 0;
+        yield part;
+      }
+      finishReason = chunk.finishReason ?? finishReason;
+      usage = chunk.usage ?? usage;
+    }
+    if (!done && finishReason === undefined) {
+      throw new ProviderError('upstream', `${this.id} stream ended before the answer was complete`, {
+        retryable: true,
+      });
+    }
+    yield { type: 'finish', finishReason: finishReason ?? 'stop', usage: usage ?? estimateUsage(req, completionChars) };
+  }
+}
+
+/** Every byte from the upstream proves it is alive: restart the idle countdown. */
+async function* touchOnEachChunk(
+  body: AsyncIterable<Uint8Array>,
+  deadline: AttemptDeadline,
+): AsyncGenerator<Uint8Array> {
+  for await (const chunk of body) {
+    deadline.touch();
+    yield chunk;
+  }
+}

@@ -1,0 +1,167 @@
+import { AppError } from '../errors/index.js';
+import {
+  abortReason,
+  type ChatProvider,
+  type Completion,
+  type GenerationRequest,
+  ProviderError,
+  type StreamPart,
+} from './types.js';
+
+interface TargetBase {
+  /** Model name at the target: sent upstream, or the local model's display name. */
+  model: string;
+  /** Default `maxTokens` when a request gives none. */
+  maxTokens?: number;
+}
+
+export interface LocalTarget extends TargetBase {
+  provider: 'local';
+  /** GGUF path. Omitted: the factory resolves `model` to a path (see createProviderFactories). */
+  modelPath?: string;
+}
+
+export interface OpenAICompatibleTarget extends TargetBase {
+  provider: 'openai-compatible';
+  baseUrl: string;
+  apiKey?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  retryBaseDelayMs?: number;
+  maxRetryAfterMs?: number;
+  headers?: Record<string, string>;
+}
+
+export type Target = LocalTarget | OpenAICompatibleTarget;
+
+/** Builds the provider of a target. Factories may return the same instance for equal targets. */
+export interface ProviderFactories {
+  local(target: LocalTarget): ChatProvider;
+  'openai-compatible'(target: OpenAICompatibleTarget): ChatProvider;
+}
+
+/** A request before routing: the target supplies `model`, and `maxTokens` when absent. */
+export type RoutedRequest = Omit<GenerationRequest, 'model' | 'maxTokens'> & { maxTokens?: number };
+
+/** Used when neither the request nor the target sets `maxTokens`. */
+export const DEFAULT_MAX_TOKENS = 512;
+
+export interface AttemptRecord {
+  provider: Target['provider'];
+  model: string;
+  kind: ProviderError['kind'];
+  status?: number;
+  message: string;
+}
+
+export interface Router {
+  /** PV model names this router serves. */
+  readonly models: readonly string[];
+  generate(pvModel: string, req: RoutedRequest, signal: AbortSignal): Promise<Completion>;
+  stream(pvModel: string, req: RoutedRequest, signal: AbortSignal): AsyncIterable<StreamPart>;
+  close(): Promise<void>;
+}
+
+/**
+ * Routes a PV model to its targets, in order. A target failing with a retryable error or a timeout
+ * (after its own retries) hands over to the next one; a stream hands over only while nothing has
+ * been yielded. A non-retryable failure (e.g. a malformed request) ends routing at once.
+ *
+ * Errors (AppError, details `{attempts}`): every target failed → UPSTREAM_TIMEOUT if the last
+ * failure was a timeout, SERVER_BUSY if it was a busy local engine, else UPSTREAM_ERROR; a request
+ * the target rejected as malformed → INVALID_PARAMETER; unknown PV model → INVALID_MODEL.
+ * An aborted signal is never turned into an AppError: its reason is rethrown as is.
+ */
+export function createRouter(targetsByModel: Record<string, Target[]>, factories: ProviderFactories): Router {
+  const routes = new Map<string, Array<{ target: Target; provider: ChatProvider }>>();
+  for (const [pvModel, targets] of Object.entries(targetsByModel)) {
+    routes.set(
+      pvModel,
+      targets.map((target) => ({
+        target,
+        provider: target.provider === 'local' ? factories.local(target) : factories['openai-compatible'](target),
+      })),
+    );
+  }
+
+  function routeOf(pvModel: string): Array<{ target: Target; provider: ChatProvider }> {
+    const route = routes.get(pvModel);
+    if (!route || route.length === 0)
+      throw new AppError('INVALID_MODEL', `unknown model: ${pvModel}`, { model: pvModel });
+    return route;
+  }
+
+  function requestFor(target: Target, req: RoutedRequest): GenerationRequest {
+    return { ...req, model: target.model, maxTokens: req.maxTokens ?? target.maxTokens ?? DEFAULT_MAX_TOKENS };
+  }
+
+  return {
+    models: [...routes.keys()],
+
+    async generate(pvModel, req, signal) {
+      const attempts: AttemptRecord[] = [];
+      for (const { target, provider } of routeOf(pvModel)) {
+        try {
+          return await provider.generate(requestFor(target, req), signal);
+        } catch (err) {
+          if (signal.aborted) throw abortReason(signal);
+          if (!recordFailure(attempts, target, err)) break;
+        }
+      }
+      throw routingError(pvModel, attempts);
+    },
+
+    async *stream(pvModel, req, signal) {
+      const attempts: AttemptRecord[] = [];
+      for (const { target, provider } of routeOf(pvModel)) {
+        let yielded = false;
+        try {
+          for await (const part of provider.stream(requestFor(target, req), signal)) {
+            yielded = true;
+            yield part;
+          }
+          return;
+        } catch (err) {
+          if (signal.aborted || yielded) throw signal.aborted ? abortReason(signal) : err;
+          if (!recordFailure(attempts, target, err)) break;
+        }
+      }
+      throw routingError(pvModel, attempts);
+    },
+
+    async close() {
+      const unique = new Set([...routes.values()].flat().map(({ provider }) => provider));
+      await Promise.allSettled([...unique].map((provider) => provider.close()));
+    },
+  };
+}
+
+/** Records a failed attempt; returns whether the next target may be tried. */
+function recordFailure(attempts: AttemptRecord[], target: Target, err: unknown): boolean {
+  const error =
+    err instanceof ProviderError
+      ? err
+      : new ProviderError('upstream', err instanceof Error ? err.message : String(err), { retryable: false });
+  attempts.push({
+    provider: target.provider,
+    model: target.model,
+    kind: error.kind,
+    ...(error.status !== undefined ? { status: error.status } : {}),
+    message: error.message,
+  });
+  return error.retryable || error.kind === 'timeout';
+}
+
+function routingError(pvModel: string, attempts: AttemptRecord[]): AppError {
+  const last = attempts.at(-1);
+  const details = { model: pvModel, attempts };
+  if (last?.kind === 'bad-request') return new AppError('INVALID_PARAMETER', last.message, details);
+  if (last?.kind === 'timeout')
+    return new AppError('UPSTREAM_TIMEOUT', `model ${pvModel}: upstream timed out`, details);
+  if (last?.kind === 'busy') {
+    return new AppError('SERVER_BUSY', `model ${pvModel}: local engine is at capacity, retry shortly`, details, {
+      'Retry-After': '1',
+    });
+  }
+  return new AppError('UPSTREAM_ERROR', `model ${pvModel}: ${last?.message ?? 'no target answered'}`, details);
+}

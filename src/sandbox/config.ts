@@ -1,0 +1,37 @@
+import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig } from './types.js';
+
+/** Merges the caller's overrides onto the defaults and rejects values that would make the limits meaningless. */
+export function resolveSandboxConfig(overrides: Partial<SandboxConfig> = {}): SandboxConfig {
+  const config: SandboxConfig = { ...DEFAULT_SANDBOX_CONFIG };
+  // Copy only defined keys so `{ poolSize: undefined }` keeps the default instead of erasing it.
+  for (const key of Object.keys(overrides) as (keyof SandboxConfig)[]) {
+    const value = overrides[key];
+    if (value !== undefined) Object.assign(config, { [key]: value });
+  }
+
+  requireText(config.bwrapPath, 'bwrapPath');
+  requireText(config.pythonPath, 'pythonPath');
+  requireInteger(config.poolSize, 'poolSize', 0);
+  requireInteger(config.maxConcurrent, 'maxConcurrent', 1);
+  requireInteger(config.maxQueue, 'maxQueue', 0);
+  requireInteger(config.outputLimitBytes, 'outputLimitBytes', 1);
+  // Below ~64 MiB of address space CPython cannot even start.
+  requireInteger(config.memoryLimitMb, 'memoryLimitMb', 64);
+  requireInteger(config.workDirSizeMb, 'workDirSizeMb', 1);
+  requireInteger(config.maxFileSizeMb, 'maxFileSizeMb', 1);
+  // bwrap's reaper (pid 1) and the interpreter already use two slots.
+  requireInteger(config.maxProcesses, 'maxProcesses', 3);
+  return config;
+}
+
+function requireText(value: unknown, name: string): void {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`sandbox config: ${name} must be a non-empty string`);
+  }
+}
+
+function requireInteger(value: unknown, name: string, minimum: number): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum) {
+    throw new RangeError(`sandbox config: ${name} must be an integer >= ${minimum}, got ${String(value)}`);
+  }
+}

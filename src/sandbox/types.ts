@@ -1,0 +1,57 @@
+/** Public types of the Python sandbox; `index.ts` re-exports them. */
+
+export interface SandboxConfig {
+  /** bubblewrap executable: a path, or a bare name looked up on PATH. */
+  bwrapPath: string;
+  /** Interpreter run inside the sandbox. Must live under /usr, the only host tree the sandbox sees. */
+  pythonPath: string;
+  /** Pre-started sandboxes kept warm; 0 disables the pool (cold start per call). */
+  poolSize: number;
+  maxConcurrent: number;
+  /** Executions allowed to wait (FIFO) when all `maxConcurrent` slots are busy; beyond that SERVER_BUSY. */
+  maxQueue: number;
+  /** Cap on the combined stdout+stderr returned; the rest is dropped and a marker appended. */
+  outputLimitBytes: number;
+  /** RLIMIT_AS of the interpreter (and of each process it forks). */
+  memoryLimitMb: number;
+  /** Size of the private tmpfs mounted as the work dir (cwd, HOME, /tmp). */
+  workDirSizeMb: number;
+  /** RLIMIT_FSIZE: the largest file the code may write. */
+  maxFileSizeMb: number;
+  /** RLIMIT_NPROC inside the sandbox's own user namespace (threads count too). */
+  maxProcesses: number;
+}
+
+export const DEFAULT_SANDBOX_CONFIG: SandboxConfig = Object.freeze({
+  bwrapPath: 'bwrap',
+  pythonPath: '/usr/bin/python3',
+  poolSize: 2,
+  maxConcurrent: 4,
+  maxQueue: 32,
+  outputLimitBytes: 65536,
+  memoryLimitMb: 256,
+  workDirSizeMb: 16,
+  maxFileSizeMb: 8,
+  maxProcesses: 16,
+});
+
+export interface ExecutionRequest {
+  code: string;
+  timeoutSeconds: number;
+}
+
+export type ExecutionOutcome =
+  | { kind: 'completed'; output: string; error: string | null; executionTimeMs: number }
+  | { kind: 'timeout'; output: string; executionTimeMs: number };
+
+export interface SandboxHealth {
+  ok: boolean;
+  detail: string;
+}
+
+export interface CodeRunner {
+  execute(request: ExecutionRequest, signal?: AbortSignal): Promise<ExecutionOutcome>;
+  health(): Promise<SandboxHealth>;
+  /** Kills pooled sandboxes; no leftover processes. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { backends } from '../support/databases.js';
+import { type Response, startTestServer, type TestServer } from '../support/server.js';
+
+for (const backend of backends()) {
+  describe(`authentication (${backend})`, () => {
+    let server: TestServer;
+    let apiKey: string;
+    let accountId: string;
+
+    before(async () => {
+      server = await startTestServer(backend, { config: { authFailuresPerMinute: 5 } });
+      ({ apiKey, accountId } = await server.createAccount('startup'));
+    });
+    after(() => server.close());
+
+    it('accepts the key as a Bearer token and as X-API-Key', async () => {
+      const bearer = await server.request('GET', '/z1/models', { apiKey, auth: 'bearer' });
+      assert.equal(bearer.status, 200);
+      const header = await server.request('GET', '/z1/models', { apiKey, auth: 'header' });
+      assert.equal(header.status, 200);
+      assert.equal((header.body.data as unknown[]).length, 4);
+    });
+
+    it('answers 401 with the error body for a missing, malformed or unknown key', async () => {
+      const variants: Array<Record<string, string>> = [
+        {},
+        { Authorization: 'Bearer nope' },
+        { Authorization: `Basic ${apiKey}` },
+        { 'X-API-Key': `pv_sk_${'A'.repeat(40)}` },
+      ];
+      for (const headers of variants) {
+        const res = await server.request('GET', '/z1/models', { headers });
+        assert.equal(res.status, 401, JSON.stringify(headers));
+        assert.deepEqual(res.body, {
+          status: 'error',
+          message: 'Invalid or missing API key',
+          code: 'UNAUTHORIZED',
+          details: null,
+        });
+        assert.equal(res.headers.get('x-ratelimit-limit'), null, 'no account, so no account limits');
+      }
+    });
+
+    it('refuses a revoked key and accepts the rotated one', async () => {
+      const created = await server.request<{ key: { id: string }; api_key: string }>(
+        'POST',
+        `/admin/accounts/${accountId}/keys`,
+        { admin: true, body: { name: 'to-revoke' } },
+      );
+      assert.equal(created.status, 201);
+      const key = created.body.api_key;
+      assert.equal((await server.request('GET', '/z1/models', { apiKey: key })).status, 200);
+      const revoked = await server.request('DELETE', `/admin/keys/${created.body.key.id}`, { admin: true });
+      assert.equal(revoked.status, 200);
+      assert.ok(revoked.body.revoked_at);
+      const refused = await server.request('GET', '/z1/models', { apiKey: key });
+      assert.equal(refused.status, 401);
+      assert.equal(refused.body.code, 'UNAUTHORIZED');
+
+      const rotated = await server.request<{ key: { id: string; name: string }; api_key: string }>(
+        'POST',
+        `/admin/keys/${created.body.key.id}/rotate`,
+        { admin: true },
+      );
+      assert.equal(rotated.status, 201);
+      assert.equal(rotated.body.key.name, 'to-revoke');
+      assert.notEqual(rotated.body.api_key, key);
+      assert.equal((await server.request('GET', '/z1/models', { apiKey: rotated.body.api_key })).status, 200);
+    });
+
+    it('stores keys only as SHA-256 hashes', async () => {
+      const rows = await server.running.services.db.query<Record<string, unknown>>('SELECT * FROM api_keys');
+      assert.ok(rows.length >= 1);
+      const dump = JSON.stringify(rows);
+      assert.ok(!dump.includes(apiKey), 'the plaintext key must not be stored');
+      const hash = createHash('sha256').update(apiKey).digest('hex');
+      assert.ok(rows.some((r) => r.key_hash === hash));
+      for (const row of rows) {
+        assert.match(String(row.key_hash), /^[0-9a-f]{64}$/);
+        assert.match(String(row.prefix), /^pv_sk_[0-9A-Za-z]{6}$/);
+      }
+    });
+
+    it('limits failed authentications per client address with 429', async () => {
+      // 5 failures per minute are allowed in this server's configuration; earlier tests used some.
+      let limited: Response | undefined;
+      for (let i = 0; i < 10 && !limited; i++) {
+        const res = await server.request('GET', '/z1/usage', { apiKey: `pv_sk_${'B'.repeat(40)}` });
+        if (res.status === 429) limited = res;
+        else assert.equal(res.status, 401);
+      }
+      assert.ok(limited, 'repeated failures must end in 429');
+      assert.equal(limited.body.code, 'RATE_LIMIT_EXCEEDED');
+      assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+      // A valid key from the same address still works: only failures are limited.
+      assert.equal((await server.request('GET', '/z1/models', { apiKey })).status, 200);
+    });
+  });
+}

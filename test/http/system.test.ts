@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ROOT } from '../support/processes.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+describe('unauthenticated endpoints', () => {
+  let server: TestServer;
+
+  before(async () => {
+    server = await startTestServer('sqlite');
+  });
+  after(() => server.close());
+
+  it('answers liveness and readiness', async () => {
+    const health = await server.request('GET', '/z1/health');
+    assert.deepEqual(health.body, { status: 'ok', version: '2.0.0' });
+    const ready = await server.request<{ status: string; checks: Record<string, { ok: boolean }> }>(
+      'GET',
+      '/z1/health/ready',
+    );
+    assert.equal(ready.status, 200);
+    assert.equal(ready.body.status, 'ready');
+    assert.equal(ready.body.checks.database?.ok, true);
+  });
+
+  it('serves the contract document itself, as YAML and JSON', async () => {
+    const yaml = await server.request('GET', '/openapi.yaml');
+    assert.equal(yaml.status, 200);
+    assert.equal(yaml.text, readFileSync(join(ROOT, 'openapi', 'openapi.yaml'), 'utf8'));
+    const json = await server.request<{ openapi: string; info: { version: string }; paths: object }>(
+      'GET',
+      '/openapi.json',
+    );
+    assert.equal(json.body.openapi, '3.0.3');
+    assert.equal(json.body.info.version, '2.0.0');
+    assert.ok('/z1/chat/completions' in json.body.paths);
+  });
+
+  it('serves a reference page and its assets without any CDN', async () => {
+    const page = await server.request('GET', '/docs');
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+    assert.ok(!/https?:\/\//.test(page.text.replace(/<!doctype html>/i, '')), 'no external URLs');
+    const js = await fetch(`${server.url}/docs/assets/swagger-ui-bundle.js`);
+    assert.equal(js.status, 200);
+    assert.ok((await js.text()).length > 100_000);
+  });
+
+  it('echoes a sane X-Request-Id and makes one otherwise', async () => {
+    const given = await server.request('GET', '/z1/health', { headers: { 'X-Request-Id': 'abc-123' } });
+    assert.equal(given.headers.get('x-request-id'), 'abc-123');
+    const made = await server.request('GET', '/z1/health', { headers: { 'X-Request-Id': 'bad id with spaces' } });
+    assert.match(made.headers.get('x-request-id') ?? '', /^req_[0-9a-f]{32}$/);
+  });
+});

@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { chatBody, startTestServer, type TestServer } from '../support/server.js';
+
+describe('request validation against the contract', () => {
+  let server: TestServer;
+  let apiKey: string;
+
+  before(async () => {
+    server = await startTestServer('sqlite', {
+      config: { tiers: { enterprise: { rpm: 10_000, rpd: 10_000, monthly: 100_000 } }, bodyLimitBytes: 4096 },
+    });
+    ({ apiKey } = await server.createAccount('enterprise', 1000));
+  });
+  after(() => server.close());
+
+  const cases: Array<[string, Record<string, unknown>, string, string]> = [
+    ['temperature above 2', { temperature: 2.5 }, 'INVALID_PARAMETER', 'temperature'],
+    ['temperature below 0', { temperature: -0.1 }, 'INVALID_PARAMETER', 'temperature'],
+    ['temperature not a number', { temperature: 'hot' }, 'INVALID_PARAMETER', 'temperature'],
+    ['max_tokens 0', { max_tokens: 0 }, 'INVALID_PARAMETER', 'max_tokens'],
+    ['max_tokens 4097', { max_tokens: 4097 }, 'INVALID_PARAMETER', 'max_tokens'],
+    ['max_tokens fractional', { max_tokens: 1.5 }, 'INVALID_PARAMETER', 'max_tokens'],
+    ['rag_k 0', { rag_k: 0 }, 'INVALID_PARAMETER', 'rag_k'],
+    ['rag_k 101', { rag_k: 101 }, 'INVALID_PARAMETER', 'rag_k'],
+    ['unknown model', { model: 'GPT-9' }, 'INVALID_MODEL', 'model'],
+    ['model of the wrong type', { model: 7 }, 'INVALID_MODEL', 'model'],
+    ['no messages', { messages: [] }, 'INVALID_PARAMETER', 'messages'],
+    ['messages not an array', { messages: 'hi' }, 'INVALID_PARAMETER', 'messages'],
+    ['unknown role', { messages: [{ role: 'robot', content: 'x' }] }, 'INVALID_PARAMETER', 'messages[0].role'],
+    ['unknown field', { frobnicate: true }, 'INVALID_PARAMETER', 'frobnicate'],
+    [
+      'unknown message field',
+      { messages: [{ role: 'user', content: 'x', mood: 1 }] },
+      'INVALID_PARAMETER',
+      'messages[0].mood',
+    ],
+    ['n other than 1', { n: 2 }, 'INVALID_PARAMETER', 'n'],
+    ['user message without content', { messages: [{ role: 'user' }] }, 'INVALID_PARAMETER', 'messages[0].content'],
+    [
+      'tool message without tool_call_id',
+      { messages: [{ role: 'tool', content: '{}' }] },
+      'INVALID_PARAMETER',
+      'messages[0].tool_call_id',
+    ],
+    [
+      'function message without name',
+      { messages: [{ role: 'function', content: '{}' }] },
+      'INVALID_PARAMETER',
+      'messages[0].name',
+    ],
+  ];
+
+  for (const [name, overrides, code, field] of cases) {
+    it(`rejects ${name} with ${code} naming ${field}`, async () => {
+      const res = await server.request('POST', '/z1/chat/completions', { apiKey, body: chatBody(overrides) });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.status, 'error');
+      assert.equal(res.body.code, code);
+      assert.equal((res.body.details as { field: string }).field, field);
+      assert.ok(res.headers.get('x-ratelimit-remaining'), 'authenticated errors carry the rate-limit headers');
+    });
+  }
+
+  it('rejects a missing user_id', async () => {
+    const { user_id: _, ...body } = chatBody();
+    const res = await server.request('POST', '/z1/chat/completions', { apiKey, body });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body.details, { field: 'user_id', reason: 'is required' });
+  });
+
+  it('accepts the fields OpenAI clients send (and then reaches the engine, not yet built: 503)', async () => {
+    const res = await server.request('POST', '/z1/chat/completions', {
+      apiKey,
+      body: chatBody({
+        temperature: 0,
+        max_tokens: 4096,
+        top_p: 1,
+        seed: 42,
+        stop: ['\n'],
+        presence_penalty: 0,
+        frequency_penalty: 0,
+        n: 1,
+        user: 'end-user',
+        stream_options: { include_usage: true },
+        response_format: { type: 'text' },
+        parallel_tool_calls: false,
+        tool_choice: 'auto',
+        tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }],
+        messages: [
+          { role: 'system', content: 'be brief' },
+          { role: 'user', content: 'weather?' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: '{"t":20}' },
+          { role: 'function', name: 'get_weather', content: '{"t":20}' },
+        ],
+      }),
+    });
+    assert.equal(res.status, 503, res.text);
+    assert.equal(res.body.code, 'SERVICE_UNAVAILABLE');
+  });
+
+  it('answers malformed JSON with 400 INVALID_JSON', async () => {
+    const res = await server.request('POST', '/z1/chat/completions', { apiKey, rawBody: '{"model": "PV-TURBO",' });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'INVALID_JSON');
+  });
+
+  it('answers a body over the limit with 413 PAYLOAD_TOO_LARGE', async () => {
+    const body = chatBody({ messages: [{ role: 'user', content: 'x'.repeat(8192) }] });
+    const res = await server.request('POST', '/z1/chat/completions', { apiKey, body });
+    assert.equal(res.status, 413);
+    assert.equal(res.body.code, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers a non-JSON body with 415', async () => {
+    const res = await server.request('POST', '/z1/chat/completions', {
+      apiKey,
+      rawBody: 'model=PV-TURBO',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(res.status, 415);
+    assert.equal(res.body.code, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('answers a missing body with 400', async () => {
+    const res = await server.request('POST', '/z1/chat/completions', { apiKey });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'INVALID_PARAMETER');
+  });
+
+  it('answers unknown paths with 404 and wrong methods with 405, with the error body', async () => {
+    const missing = await server.request('GET', '/z1/nothing-here', { apiKey });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.code, 'NOT_FOUND');
+    const wrong = await server.request('DELETE', '/z1/chat/completions', { apiKey });
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.body.code, 'METHOD_NOT_ALLOWED');
+  });
+
+  it('validates code execution requests', async () => {
+    const bad = await server.request('POST', '/z1/code/execute', { apiKey, body: { code: '', user_id: 'u' } });
+    assert.equal(bad.status, 400);
+    assert.equal((bad.body.details as { field: string }).field, 'code');
+    const timeout = await server.request('POST', '/z1/code/execute', {
+      apiKey,
+      body: { code: 'print(1)', user_id: 'u', timeout: 0 },
+    });
+    assert.equal(timeout.status, 400);
+    assert.equal((timeout.body.details as { field: string }).field, 'timeout');
+  });
+
+  it('validates query parameters', async () => {
+    const res = await server.request('GET', '/z1/usage?group_by=week', { apiKey });
+    assert.equal(res.status, 400);
+    assert.equal((res.body.details as { field: string }).field, 'group_by');
+    const date = await server.request('GET', '/z1/usage?start=yesterday', { apiKey });
+    assert.equal(date.status, 400);
+    assert.equal((date.body.details as { field: string }).field, 'start');
+  });
+});

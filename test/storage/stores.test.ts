@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { SqlAccountStore } from '../../src/accounts/index.js';
+import { createRateLimitStore } from '../../src/limits/index.js';
+import type { RateLimitStore } from '../../src/limits/types.js';
+import { openDb } from '../../src/storage/data-source.js';
+import type { Db } from '../../src/storage/db.js';
+import { SqlUsageStore } from '../../src/usage/index.js';
+import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
+
+const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
+
+/** One contract per storage port; every adapter (SQLite, PostgreSQL) must pass all of it. */
+for (const backend of backends()) {
+  describe(`storage contracts (${backend})`, () => {
+    let database: TestDatabase;
+    let db: Db;
+    let accounts: SqlAccountStore;
+    let limits: RateLimitStore;
+    let usage: SqlUsageStore;
+
+    before(async () => {
+      database = await createTestDatabase(backend);
+      db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir });
+      accounts = new SqlAccountStore(db);
+      limits = createRateLimitStore(db);
+      usage = new SqlUsageStore(db);
+    });
+    after(async () => {
+      await db.close();
+      await database.drop();
+    });
+
+    const newAccount = (credits = 0) =>
+      accounts.createAccount(
+        { email: `${Math.random().toString(36).slice(2)}@example.com`, tier: 'free', credits, passwordHash: null },
+        NOW,
+      );
+
+    describe('AccountStore', () => {
+      it('creates, reads, lists and changes accounts', async () => {
+        const a = await newAccount(5);
+        assert.deepEqual(await accounts.getAccount(a.id), a);
+        assert.ok((await accounts.listAccounts()).some((x) => x.id === a.id));
+        assert.equal((await accounts.setTier(a.id, 'business'))?.tier, 'business');
+        assert.equal((await accounts.addCredits(a.id, 7))?.credits, 12);
+        assert.equal(await accounts.getAccount('acct_missing'), undefined);
+        assert.equal(await accounts.setTier('acct_missing', 'free'), undefined);
+      });
+
+      it('refuses a second account with the same email with CONFLICT', async () => {
+        const a = await newAccount();
+        await assert.rejects(
+          accounts.createAccount({ email: a.email, tier: 'free', credits: 0, passwordHash: null }, NOW),
+          (err: { code?: string }) => err.code === 'CONFLICT',
+        );
+      });
+
+      it('never lets the balance go negative under 50 concurrent charges', async () => {
+        const a = await newAccount(10);
+        const results = await Promise.all(Array.from({ length: 50 }, () => accounts.chargeCredits(a.id, 1)));
+        assert.equal(results.filter((r) => r.ok).length, 10);
+        assert.equal((await accounts.getAccount(a.id))?.credits, 0);
+        const refused = await accounts.chargeCredits(a.id, 1);
+        assert.deepEqual(refused, { ok: false, balance: 0 });
+      });
+
+      it('charges in multiples without overdrawing and refunds', async () => {
+        const a = await newAccount(12);
+        const results = await Promise.all(Array.from({ length: 10 }, () => accounts.chargeCredits(a.id, 5)));
+        assert.equal(results.filter((r) => r.ok).length, 2);
+        assert.equal((await accounts.getAccount(a.id))?.credits, 2);
+        await accounts.refundCredits(a.id, 5);
+        assert.equal((await accounts.getAccount(a.id))?.credits, 7);
+      });
+
+      it('finds active keys by hash only, and not once revoked', async () => {
+        const a = await newAccount();
+        const key = {
+          id: `key_${Math.random().toString(36).slice(2)}`,
+          accountId: a.id,
+          prefix: 'pv_sk_abcdef',
+          name: 'k',
+          createdAt: NOW,
+          lastUsedAt: null,
+          revokedAt: null,
+        };
+        await accounts.insertKey(key, 'f'.repeat(64));
+        const found = await accounts.findActiveKeyByHash('f'.repeat(64));
+        assert.equal(found?.key.id, key.id);
+        assert.equal(found?.account.id, a.id);
+        await accounts.touchKey(key.id, NOW + 5);
+        assert.equal((await accounts.getKey(key.id))?.lastUsedAt, NOW + 5);
+        assert.equal((await accounts.revokeKey(key.id, NOW + 10))?.revokedAt, NOW + 10);
+        assert.equal((await accounts.revokeKey(key.id, NOW + 20))?.revokedAt, NOW + 10, 'first revocation time kept');
+        assert.equal(await accounts.findActiveKeyByHash('f'.repeat(64)), undefined);
+        assert.equal((await accounts.listKeys(a.id)).length, 1);
+      });
+    });
+
+    describe('RateLimitStore', () => {
+      const rules = { rpm: 10, rpd: 15, monthly: 20 };
+
+      it('admits exactly the remaining requests under 50 concurrent admissions', async () => {
+        const id = (await newAccount()).id;
+        const results = await Promise.all(Array.from({ length: 50 }, () => limits.admit(id, rules, NOW, true)));
+        assert.equal(results.filter((r) => r.admitted).length, 10);
+      });
+
+      it('slides the minute window and keeps day and month counts', async () => {
+        const id = (await newAccount()).id;
+        for (let i = 0; i < 10; i++) assert.ok((await limits.admit(id, rules, NOW + i * 1000, true)).admitted);
+        const full = await limits.admit(id, rules, NOW + 10_000, true);
+        assert.equal(full.admitted, false);
+        assert.equal(full.minuteCount, 10);
+        assert.equal(full.minuteOldest, NOW);
+        const later = await limits.admit(id, rules, NOW + 60_001, true);
+        assert.equal(later.admitted, true);
+        assert.equal(later.minuteCount, 9);
+        assert.equal(later.dayCount, 10);
+        assert.equal(later.monthCount, 10);
+      });
+
+      it('does not count when consume is false', async () => {
+        const id = (await newAccount()).id;
+        await limits.admit(id, rules, NOW, true);
+        const peek = await limits.admit(id, rules, NOW + 1, false);
+        const again = await limits.admit(id, rules, NOW + 2, false);
+        assert.equal(peek.minuteCount, 1);
+        assert.equal(again.minuteCount, 1);
+        assert.equal(again.dayCount, 1);
+      });
+
+      it('starts a new day and month at UTC boundaries', async () => {
+        const id = (await newAccount()).id;
+        const lateNov30 = Date.UTC(2026, 10, 30, 23, 59, 30);
+        await limits.admit(id, rules, lateNov30, true);
+        const dec1 = await limits.admit(id, rules, Date.UTC(2026, 11, 1, 0, 0, 31), true);
+        assert.equal(dec1.dayCount, 0);
+        assert.equal(dec1.monthCount, 0);
+      });
+    });
+
+    describe('UsageStore', () => {
+      it('records rows and sums them per period, day and model', async () => {
+        const accountId = (await newAccount()).id;
+        const row = {
+          accountId,
+          keyId: null,
+          requestId: 'req_1',
+          endpoint: 'createChatCompletion',
+          model: 'PV-TURBO',
+          status: 200,
+          promptTokens: 10,
+          completionTokens: 5,
+          credits: 1,
+          latencyMs: 12.4,
+          cached: false,
+          createdAt: NOW,
+        };
+        await usage.record(row);
+        await usage.record({ ...row, requestId: 'req_2', model: 'PV-CODEX', credits: 3, createdAt: NOW + 86_400_000 });
+        await usage.record({
+          ...row,
+          requestId: 'req_3',
+          status: 400,
+          credits: 0,
+          promptTokens: 0,
+          completionTokens: 0,
+        });
+        const totals = await usage.totals(accountId, NOW - 1, NOW + 2 * 86_400_000);
+        assert.deepEqual(totals, { requests: 3, credits: 4, promptTokens: 20, completionTokens: 10 });
+        const byDay = await usage.series(accountId, NOW - 1, NOW + 2 * 86_400_000, 'day');
+        assert.deepEqual(
+          byDay.map((s) => [s.key, s.requests, s.credits]),
+          [
+            ['2026-11-21', 2, 1],
+            ['2026-11-22', 1, 3],
+          ],
+        );
+        const byModel = await usage.series(accountId, NOW - 1, NOW + 2 * 86_400_000, 'model');
+        assert.deepEqual(
+          byModel.map((s) => [s.key, s.requests]),
+          [
+            ['PV-CODEX', 1],
+            ['PV-TURBO', 2],
+          ],
+        );
+        const listed = await usage.list(accountId, 10);
+        assert.equal(listed.length, 3);
+        assert.equal(listed[0]?.requestId, 'req_2');
+        assert.equal(listed.find((r) => r.requestId === 'req_1')?.latencyMs, 12);
+      });
+    });
+  });
+}

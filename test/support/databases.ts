@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export type Backend = 'sqlite' | 'postgres';
+
+/** A fresh, empty database for one test server or store suite; `drop` removes it. */
+export interface TestDatabase {
+  backend: Backend;
+  dataDir: string;
+  databaseUrl?: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * The backends to run against: SQLite always, PostgreSQL when DATABASE_URL is set. In CI
+ * (CI=true) PostgreSQL is required: a missing DATABASE_URL fails instead of silently skipping.
+ */
+export function backends(): Backend[] {
+  if (process.env.DATABASE_URL) return ['sqlite', 'postgres'];
+  if (process.env.CI === 'true')
+    throw new Error('CI=true but DATABASE_URL is unset: the PostgreSQL suites must run in CI');
+  return ['sqlite'];
+}
+
+export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pvai-test-'));
+  if (backend === 'sqlite') {
+    return { backend, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) throw new Error('DATABASE_URL is required for the PostgreSQL backend');
+  const name = `pvai_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    backend,
+    dataDir,
+    databaseUrl: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { pvai } from '../support/processes.js';
+
+describe('pvai CLI', () => {
+  const env = { PVAI_DATA_DIR: mkdtempSync(join(tmpdir(), 'pvai-cli-')), DATABASE_URL: '' };
+
+  it('manages accounts, keys and credits with --json output as decisions.md says', async () => {
+    const created = JSON.parse(
+      (
+        await pvai(
+          ['accounts', 'create', '--email', 'cli@example.com', '--tier', 'startup', '--credits', '50', '--json'],
+          env,
+        )
+      ).stdout,
+    );
+    assert.deepEqual(Object.keys(created).sort(), ['account', 'api_key']);
+    assert.deepEqual(Object.keys(created.account).sort(), ['credits', 'email', 'id', 'tier']);
+    assert.equal(created.account.email, 'cli@example.com');
+    assert.equal(created.account.credits, 50);
+    assert.match(created.api_key, /^pv_sk_[0-9A-Za-z]{32,}$/);
+    const accountId = created.account.id as string;
+
+    const key = JSON.parse(
+      (await pvai(['keys', 'create', '--account', accountId, '--name', 'ci', '--json'], env)).stdout,
+    );
+    assert.deepEqual(Object.keys(key).sort(), ['api_key', 'key']);
+    assert.deepEqual(Object.keys(key.key).sort(), ['id', 'name', 'prefix']);
+    assert.equal(key.key.name, 'ci');
+    assert.equal(key.key.prefix, key.api_key.slice(0, 12));
+
+    const listed = JSON.parse((await pvai(['keys', 'list', '--account', accountId, '--json'], env)).stdout);
+    assert.equal(listed.keys.length, 2);
+    assert.ok(!JSON.stringify(listed).includes(key.api_key));
+
+    const revoked = JSON.parse((await pvai(['keys', 'revoke', key.key.id, '--json'], env)).stdout);
+    assert.ok(revoked.key.revoked_at);
+
+    const credits = JSON.parse(
+      (await pvai(['credits', 'add', '--account', accountId, '--amount', '25', '--json'], env)).stdout,
+    );
+    assert.equal(credits.account.credits, 75);
+
+    const tier = JSON.parse(
+      (await pvai(['accounts', 'set-tier', '--account', accountId, '--tier', 'business', '--json'], env)).stdout,
+    );
+    assert.equal(tier.account.tier, 'business');
+  });
+
+  it('fails clearly on a bad tier, an unknown account and a bad setting', async () => {
+    await assert.rejects(
+      pvai(['accounts', 'create', '--email', 'x@example.com', '--tier', 'gold'], env),
+      /gold|choices/i,
+    );
+    await assert.rejects(pvai(['keys', 'create', '--account', 'acct_nope'], env), /No account acct_nope/);
+    await assert.rejects(pvai(['keys', 'list', '--account', 'acct_nope'], { ...env, PVAI_PORT: 'x' }), /PVAI_PORT/);
+  });
+
+  it('doctor reports each dependency', async () => {
+    const report = JSON.parse((await pvai(['doctor', '--json'], env)).stdout);
+    assert.equal(report.ok, true);
+    assert.equal(report.checks.database.ok, true);
+    assert.match(report.checks.database.detail, /sqlite/);
+  });
+});

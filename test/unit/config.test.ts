@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+
+describe('configuration', () => {
+  it('needs nothing for the embedded default', () => {
+    const config = loadConfig({});
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 8080);
+    assert.equal(config.dataDir, './data');
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.tiers.free.rpm, 10);
+    assert.equal(config.tiers.enterprise.codeTimeoutMaxSeconds, 120);
+  });
+
+  it('is frozen', () => {
+    const config = loadConfig({});
+    assert.throws(() => {
+      (config as { port: number }).port = 1;
+    }, TypeError);
+    assert.throws(() => {
+      (config.tiers.free as { rpm: number }).rpm = 1;
+    }, TypeError);
+  });
+
+  it('takes environment variables over the file, and the file over defaults', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pvai-config-'));
+    const file = join(dir, 'pvai.yaml');
+    writeFileSync(file, 'port: 9000\nhost: 0.0.0.0\ntiers:\n  free:\n    rpm: 20\n');
+    const config = loadConfig({ PVAI_CONFIG: file, PVAI_PORT: '9100' });
+    assert.equal(config.port, 9100);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.tiers.free.rpm, 20);
+    assert.equal(config.tiers.free.rpd, 100, 'unset tier values keep their defaults');
+  });
+
+  const bad: Array<[string, Record<string, string>, RegExp]> = [
+    ['a port that is not a number', { PVAI_PORT: 'eighty' }, /PVAI_PORT: must be an integer/],
+    ['a port out of range', { PVAI_PORT: '70000' }, /port \(PVAI_PORT\)/],
+    ['a non-PostgreSQL DATABASE_URL', { DATABASE_URL: 'mysql://x' }, /databaseUrl \(DATABASE_URL\)/],
+    ['a short admin token', { PVAI_ADMIN_TOKEN: 'short' }, /adminToken \(PVAI_ADMIN_TOKEN\): must be at least 16/],
+    ['an unknown log level', { PVAI_LOG_LEVEL: 'loud' }, /logLevel \(PVAI_LOG_LEVEL\)/],
+    ['a missing config file', { PVAI_CONFIG: '/nonexistent/pvai.yaml' }, /PVAI_CONFIG: cannot read/],
+  ];
+  for (const [name, env, message] of bad) {
+    it(`stops on ${name}, naming the setting`, () => {
+      assert.throws(
+        () => loadConfig(env),
+        (err: unknown) => err instanceof ConfigError && message.test(err.message),
+      );
+    });
+  }
+
+  it('refuses unknown keys and bad tier values in the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pvai-config-'));
+    const file = join(dir, 'pvai.json');
+    writeFileSync(file, JSON.stringify({ prot: 1 }));
+    assert.throws(() => loadConfig({ PVAI_CONFIG: file }), /prot/);
+    writeFileSync(file, JSON.stringify({ tiers: { free: { rpm: -1 } } }));
+    assert.throws(() => loadConfig({ PVAI_CONFIG: file }), /tiers\.free\.rpm/);
+  });
+});
