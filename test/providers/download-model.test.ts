@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type DownloadProgress, downloadModel } from '../../src/providers/local/index.js';
+
+const MODEL_PATH = '/work/shared/models/stories260K.gguf';
+let server: Server;
+let base: string;
+let dir: string;
+let content: Buffer;
+let sha256: string;
+
+before(async () => {
+  content = await readFile(MODEL_PATH);
+  sha256 = createHash('sha256').update(content).digest('hex');
+  dir = await mkdtemp(join(tmpdir(), 'pvai-download-'));
+  server = createServer((req, res) => {
+    if (req.url === '/redirect') return void res.writeHead(302, { location: '/model.gguf' }).end();
+    if (req.url !== '/model.gguf') return void res.writeHead(404).end('missing');
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': content.length });
+    // in several writes, so progress is reported more than once
+    const step = 256 * 1024;
+    for (let offset = 0; offset < content.length; offset += step) res.write(content.subarray(offset, offset + step));
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('downloadModel', () => {
+  it('downloads through a redirect, verifies the checksum, reports progress, leaves no temp file', async () => {
+    const progress: DownloadProgress[] = [];
+    const dest = join(dir, 'nested', 'stories.gguf');
+    const result = await downloadModel(`${base}/redirect`, dest, { sha256, onProgress: (p) => progress.push(p) });
+    assert.deepEqual(result, { path: dest, bytes: content.length, sha256 });
+    assert.ok((await readFile(dest)).equals(content));
+    assert.ok(progress.length > 2);
+    assert.deepEqual(progress.at(-1), { receivedBytes: content.length, totalBytes: content.length });
+    assert.deepEqual(await readdir(join(dir, 'nested')), ['stories.gguf']);
+  });
+
+  it('a checksum mismatch throws and leaves nothing behind (an existing file is untouched)', async () => {
+    const dest = join(dir, 'checked.gguf');
+    await assert.rejects(downloadModel(`${base}/model.gguf`, dest, { sha256: '0'.repeat(64) }), /checksum mismatch/);
+    assert.deepEqual(
+      (await readdir(dir)).filter((name) => name.includes('checked')),
+      [],
+    );
+    await writeFile(dest, 'previous version');
+    await assert.rejects(downloadModel(`${base}/model.gguf`, dest, { sha256: '0'.repeat(64) }), /checksum mismatch/);
+    assert.equal(await readFile(dest, 'utf8'), 'previous version');
+    assert.deepEqual(
+      (await readdir(dir)).filter((name) => name.includes('checked')),
+      ['checked.gguf'],
+    );
+  });
+
+  it('an HTTP error throws', async () => {
+    await assert.rejects(downloadModel(`${base}/nope`, join(dir, 'x.gguf')), /HTTP 404/);
+  });
+});
