@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Logger, pino } from 'pino';
 import { AccountService, SqlAccountStore } from './accounts/index.js';
+import { createChatEngine } from './chat/setup.js';
 import { type Clock, systemClock } from './clock/clock.js';
 import type { Config } from './config/index.js';
 import { createApp } from './http/app.js';
@@ -23,12 +24,15 @@ export async function createServices(config: Config, options: ServiceOptions = {
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const accounts = new AccountService(new SqlAccountStore(db), clock);
+  const chat = await createChatEngine({ config, db, accounts, clock, logger });
   return {
     config,
     clock,
     logger,
     db,
-    accounts: new AccountService(new SqlAccountStore(db), clock),
+    chat,
+    accounts,
     limiter: new RateLimiter(createRateLimitStore(db), clock),
     authFailures: new AuthFailureLimiter(config.authFailuresPerMinute, clock),
     usage: new SqlUsageStore(db),
@@ -65,6 +69,7 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
       closed = true;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await services.chat.close();
       await services.db.close();
     },
   };

@@ -1,30 +1,118 @@
+import { PassThrough } from 'node:stream';
 import { AppError } from '../errors/index.js';
+import { toAppError } from '../http/error-middleware.js';
 import { bodyOf, type OperationHandlers, requirePrincipal } from '../http/handler.js';
 import type { Services } from '../http/services.js';
-import { isModelId, MODELS } from '../models/catalog.js';
-import { type ChatRequestShape, checkMessages, checkTierAllowsChat } from './policy.js';
+import type { AppContext } from '../http/state.js';
+import { ProviderError } from '../providers/index.js';
+import type { ChatService, PreparedChat } from './chat-service.js';
+import { checkMessages, checkTierAllowsChat } from './policy.js';
+import type { ChatCompletionRequest } from './request.js';
+import { pipeAsSse } from './sse.js';
+import { completionBody, replayAsParts } from './wire.js';
 
-export function chatHandlers(services: Services): OperationHandlers {
+/** Aborted when the client goes away before the response is complete: generation stops with it. */
+function disconnectSignal(ctx: AppContext): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return controller.signal;
+}
+
+function providerFailure(err: unknown, bodyLimit: number): AppError {
+  if (err instanceof ProviderError) {
+    const code = err.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : err.kind === 'busy' ? 'SERVER_BUSY' : 'UPSTREAM_ERROR';
+    return new AppError(code, err.message);
+  }
+  return toAppError(err, bodyLimit);
+}
+
+function setResponseHeaders(ctx: AppContext, prepared: PreparedChat): void {
+  ctx.set('X-Cache', prepared.cache);
+  ctx.set('X-Credits-Charged', String(prepared.credits));
+  ctx.state.usage.credits = prepared.credits;
+  ctx.state.usage.cached = prepared.cache === 'HIT';
+}
+
+function noteTokens(
+  ctx: AppContext,
+  prepared: PreparedChat,
+  usage: { promptTokens: number; completionTokens: number },
+) {
+  // A cache hit processed no tokens; its body still reports the original usage.
+  if (prepared.cache === 'HIT') return;
+  ctx.state.usage.promptTokens = usage.promptTokens;
+  ctx.state.usage.completionTokens = usage.completionTokens;
+}
+
+async function respondJson(ctx: AppContext, prepared: PreparedChat, signal: AbortSignal, bodyLimit: number) {
+  let completion = prepared.cached;
+  if (!completion) {
+    try {
+      completion = await prepared.generate(signal);
+    } catch (err) {
+      await prepared.refund();
+      throw providerFailure(err, bodyLimit);
+    }
+    await prepared.remember(completion);
+  }
+  setResponseHeaders(ctx, prepared);
+  noteTokens(ctx, prepared, completion.usage);
+  ctx.status = 200;
+  ctx.body = completionBody(prepared.meta, completion);
+}
+
+async function respondStream(ctx: AppContext, prepared: PreparedChat, signal: AbortSignal, bodyLimit: number) {
+  const parts = prepared.cached ? toAsyncIterator(replayAsParts(prepared.cached)) : prepared.stream(signal);
+  // Failures before the first part still get a JSON error response and cost nothing.
+  let first: IteratorResult<Awaited<ReturnType<typeof parts.next>>['value']>;
+  try {
+    first = await parts.next();
+  } catch (err) {
+    await prepared.refund();
+    throw providerFailure(err, bodyLimit);
+  }
+  if (first.done || first.value.type === 'error') {
+    await prepared.refund();
+    throw providerFailure(first.done ? new Error('empty stream') : first.value.error, bodyLimit);
+  }
+  setResponseHeaders(ctx, prepared);
+  ctx.status = 200;
+  ctx.type = 'text/event-stream';
+  ctx.set('Cache-Control', 'no-cache');
+  ctx.set('X-Accel-Buffering', 'no');
+  const out = new PassThrough();
+  ctx.body = out;
+  ctx.state.streamDone = pipeAsSse(first.value, parts, prepared.meta, out, (err) =>
+    providerFailure(err, bodyLimit),
+  ).then(async (outcome) => {
+    if (outcome.completion) {
+      noteTokens(ctx, prepared, outcome.completion.usage);
+      if (!prepared.cached) await prepared.remember(outcome.completion);
+    }
+    if (outcome.error) ctx.state.log.warn({ code: outcome.error.code }, 'stream ended with an error');
+    await parts.return?.();
+  });
+}
+
+function toAsyncIterator<T>(items: Iterable<T>): AsyncIterator<T> {
+  const it = items[Symbol.iterator]();
+  return { next: async () => it.next() };
+}
+
+export function chatHandlers(services: Services, chat: () => ChatService): OperationHandlers {
   return {
     createChatCompletion: async (c, ctx) => {
-      const { account } = requirePrincipal(ctx);
-      const request = bodyOf<ChatRequestShape>(c);
+      const principal = requirePrincipal(ctx);
+      const request = bodyOf<ChatCompletionRequest>(c);
       checkMessages(request.messages);
-      checkTierAllowsChat(request, account, services.config.tiers[account.tier]);
+      checkTierAllowsChat(request, principal.account, services.config.tiers[principal.account.tier]);
       ctx.state.usage.model = request.model;
-      const cost = isModelId(request.model) ? MODELS[request.model].creditsPerRequest : 0;
-      const balance = (await services.accounts.store.getAccount(account.id))?.credits ?? 0;
-      if (balance < cost) {
-        throw new AppError(
-          'INSUFFICIENT_CREDITS',
-          `${request.model} costs ${cost} credits; the balance is ${balance}`,
-          {
-            required: cost,
-            balance,
-          },
-        );
-      }
-      throw new AppError('SERVICE_UNAVAILABLE', 'Chat completions are not available on this server yet');
+      const signal = disconnectSignal(ctx);
+      const prepared = await chat().prepare(principal, request);
+      if (request.stream) await respondStream(ctx, prepared, signal, services.config.bodyLimitBytes);
+      else await respondJson(ctx, prepared, signal, services.config.bodyLimitBytes);
     },
   };
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
+import { resolveRouting } from './routing.js';
 import { type Config, configSchema, type RawConfig, resolveTiers } from './schema.js';
 
 /** A bad setting stops the start; the message names the setting and what is wrong with it. */
@@ -24,6 +25,7 @@ const ENV_KEYS: ReadonlyArray<[string, keyof RawConfig, 'string' | 'int']> = [
   ['PVAI_LOG_LEVEL', 'logLevel', 'string'],
   ['PVAI_BODY_LIMIT_BYTES', 'bodyLimitBytes', 'int'],
   ['PVAI_AUTH_FAILURES_PER_MINUTE', 'authFailuresPerMinute', 'int'],
+  ['PVAI_LOCAL_MODEL', 'localModel', 'string'],
 ];
 
 function readConfigFile(path: string): Record<string, unknown> {
@@ -77,8 +79,8 @@ export function loadConfig(env: Env = process.env, overrides: RawConfig = {}): C
   if (!result.success) {
     throw new ConfigError(`invalid configuration: ${result.error.issues.map(describeIssue).join('; ')}`);
   }
-  const { tiers, ...rest } = result.data;
-  const config: Config = { ...rest, tiers: resolveTiers(tiers) };
+  const { tiers, routing, ...rest } = result.data;
+  const config: Config = { ...rest, tiers: resolveTiers(tiers), routing: resolveRouting(routing) };
   return deepFreeze(config);
 }
 

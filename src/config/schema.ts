@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cacheSchema, localEngineSchema, routingSchema, type TargetConfig } from './routing.js';
 import { DEFAULT_TIER_RULES, TIERS, type Tier, type TierRules } from './tiers.js';
 
 const tierOverride = z
@@ -38,14 +39,21 @@ export const configSchema = z
       .object(Object.fromEntries(TIERS.map((t) => [t, tierOverride.optional()])))
       .strict()
       .default({}),
+    /** GGUF path or URL of the local model (PVAI_LOCAL_MODEL); default: the first *.gguf in <dataDir>/models. */
+    localModel: z.string().min(1).optional(),
+    localEngine: localEngineSchema,
+    routing: routingSchema,
+    cache: cacheSchema,
   })
   .strict();
 
 export type RawConfig = z.input<typeof configSchema>;
 type ParsedConfig = z.output<typeof configSchema>;
 
-export interface Config extends Omit<ParsedConfig, 'tiers'> {
+export interface Config extends Omit<ParsedConfig, 'tiers' | 'routing'> {
   tiers: Readonly<Record<Tier, TierRules>>;
+  /** Every PV model → its ordered targets (defaults filled in). */
+  routing: Readonly<Record<string, readonly TargetConfig[]>>;
 }
 
 /** Fills each tier's rules from the defaults, then applies the configured overrides. */

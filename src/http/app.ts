@@ -58,22 +58,26 @@ function requestContext(services: Services): Koa.Middleware {
 function usageRecorder(services: Services): Koa.Middleware {
   return async (ctx: AppContext, next) => {
     await next();
-    const { principal, usage, operationId, requestId, startedAt } = ctx.state;
+    const { principal, usage, operationId, requestId, startedAt, streamDone } = ctx.state;
     if (!principal) return;
-    await services.usage.record({
-      accountId: principal.account.id,
-      keyId: principal.key.id,
-      requestId,
-      endpoint: operationId ?? ctx.path,
-      model: usage.model,
-      status: ctx.status,
-      promptTokens: usage.promptTokens,
-      completionTokens: usage.completionTokens,
-      credits: usage.credits,
-      latencyMs: performance.now() - startedAt,
-      cached: usage.cached,
-      createdAt: services.clock(),
-    });
+    const record = () =>
+      services.usage.record({
+        accountId: principal.account.id,
+        keyId: principal.key.id,
+        requestId,
+        endpoint: operationId ?? ctx.path,
+        model: usage.model,
+        status: ctx.status,
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
+        credits: usage.credits,
+        latencyMs: performance.now() - startedAt,
+        cached: usage.cached,
+        createdAt: services.clock(),
+      });
+    if (!streamDone) return record();
+    // A stream's tokens are known only at its end, after this middleware has returned.
+    streamDone.then(record).catch((err: unknown) => ctx.state.log.error({ err }, 'recording stream usage failed'));
   };
 }
 

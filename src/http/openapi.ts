@@ -22,7 +22,7 @@ export function operationHandlers(services: Services): OperationHandlers {
     ...systemHandlers(services),
     ...modelHandlers(services),
     ...usageHandlers(services),
-    ...chatHandlers(services),
+    ...chatHandlers(services, () => services.chat.chat),
     ...codeHandlers(services),
     ...adminHandlers(services),
     ...unavailableHandlers(services),

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AccountService } from '../accounts/index.js';
+import type { ChatEngine } from '../chat/setup.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/index.js';
 import type { AuthFailureLimiter, RateLimiter } from '../limits/index.js';
@@ -16,4 +17,5 @@ export interface Services {
   limiter: RateLimiter;
   authFailures: AuthFailureLimiter;
   usage: UsageStore;
+  chat: ChatEngine;
 }

@@ -20,6 +20,8 @@ export interface RequestState {
   principal?: Principal;
   rateLimit?: RateLimitDecision;
   usage: UsageNote;
+  /** Set by streamed responses: settles when the stream has ended, with the final token counts noted. */
+  streamDone?: Promise<void>;
 }
 
 export type AppContext = Koa.ParameterizedContext<RequestState>;

@@ -38,7 +38,7 @@ export function systemHandlers(services: Services): OperationHandlers {
   return {
     getHealth: (_c, ctx) => json(ctx, 200, { status: 'ok', version: contract.version }),
     getReadiness: async (_c, ctx) => {
-      const checks = { database: await checkDatabase(services) };
+      const checks = { database: await checkDatabase(services), local_model: services.chat.localModelStatus() };
       const ready = Object.values(checks).every((check) => check.ok);
       json(ctx, ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
     },

@@ -47,6 +47,8 @@ export function buildBwrapArgs(spec: SandboxLaunchSpec): string[] {
     '65534',
     // Nested user namespaces would hand the code a fresh set of (namespaced) capabilities; refuse them.
     '--disable-userns',
+    '--unshare-pid',
+    '--unshare-net',
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',

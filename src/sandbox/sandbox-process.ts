@@ -196,6 +196,10 @@ export class SandboxProcess {
     await this.waitForClose();
   }
 
+  /**
+   * Waits (bounded) for the sandbox to exit and its pipes to drain, then drops our ends of the pipes,
+   * so nothing the sandbox might have left behind can keep file descriptors of the service open.
+   */
   private async waitForClose(): Promise<ExitStatus | null> {
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<null>((resolve) => {
@@ -205,6 +209,7 @@ export class SandboxProcess {
       return await Promise.race([this.closed, grace]);
     } finally {
       clearTimeout(timer);
+      for (const stream of this.child.stdio) stream?.destroy();
     }
   }
 

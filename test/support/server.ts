@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Clock } from '../../src/clock/clock.js';
 import { loadConfig, type RawConfig, type Tier } from '../../src/config/index.js';
@@ -6,6 +7,8 @@ import { assertConformsToContract } from './contract.js';
 import { type Backend, createTestDatabase } from './databases.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+/** The real tiny llama model every local-engine test uses (../shared beside the repository). */
+export const TEST_MODEL = join(import.meta.dirname, '..', '..', '..', 'shared', 'models', 'stories260K.gguf');
 
 export interface Response<T = Record<string, unknown>> {
   status: number;
@@ -52,6 +55,7 @@ export async function startTestServer(backend: Backend, options: TestServerOptio
       dataDir: database.dataDir,
       adminToken: ADMIN_TOKEN,
       logLevel: 'silent',
+      localModel: TEST_MODEL,
       ...(database.databaseUrl ? { databaseUrl: database.databaseUrl } : {}),
       ...options.config,
     },

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import type { Completion, FinishReason, StreamPart, Usage } from '../providers/index.js';
+import type { Citation } from './context-hooks.js';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+export function newCompletionId(): string {
+  let id = 'chatcmpl-';
+  for (const byte of randomBytes(24)) id += ALPHABET[byte % ALPHABET.length];
+  return id;
+}
+
+export interface ResponseMeta {
+  id: string;
+  created: number;
+  model: string;
+  memoryContext: { items_retrieved: number; retrieval_time_ms: number };
+  citations: Citation[] | undefined;
+}
+
+function usageBody(usage: Usage) {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
+}
+
+/** The `chat.completion` object of a non-streamed answer. */
+export function completionBody(meta: ResponseMeta, completion: Completion) {
+  return {
+    id: meta.id,
+    object: 'chat.completion' as const,
+    created: meta.created,
+    model: meta.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant' as const,
+          content: completion.text,
+          ...(completion.toolCalls.length > 0 ? { tool_calls: completion.toolCalls } : {}),
+        },
+        finish_reason: completion.finishReason,
+      },
+    ],
+    usage: usageBody(completion.usage),
+    ...(meta.citations ? { citations: meta.citations } : {}),
+    memory_context: meta.memoryContext,
+  };
+}
+
+type Delta = Record<string, unknown>;
+
+function chunk(meta: ResponseMeta, delta: Delta, finishReason: FinishReason | null = null) {
+  return {
+    id: meta.id,
+    object: 'chat.completion.chunk' as const,
+    created: meta.created,
+    model: meta.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
+}
+
+/**
+ * Turns stream parts into OpenAI `chat.completion.chunk` objects: role first, content and
+ * tool-call deltas as they come, a chunk with the finish reason, then one with empty `choices`
+ * carrying usage, memory_context and (when asked) citations.
+ */
+export class ChunkEncoder {
+  readonly #meta: ResponseMeta;
+  #started = false;
+
+  constructor(meta: ResponseMeta) {
+    this.#meta = meta;
+  }
+
+  /** The chunks one part becomes (the first part is preceded by the role chunk). */
+  encode(part: Exclude<StreamPart, { type: 'error' }>): object[] {
+    const out: object[] = [];
+    if (!this.#started) {
+      this.#started = true;
+      out.push(chunk(this.#meta, { role: 'assistant', content: '' }));
+    }
+    if (part.type === 'text-delta') {
+      out.push(chunk(this.#meta, { content: part.text }));
+    } else if (part.type === 'tool-call-delta') {
+      const call: Record<string, unknown> = { index: part.index };
+      if (part.id) call.id = part.id;
+      if (part.id || part.name) call.type = 'function';
+      call.function = { ...(part.name ? { name: part.name } : {}), arguments: part.argumentsDelta };
+      out.push(chunk(this.#meta, { tool_calls: [call] }));
+    } else {
+      out.push(chunk(this.#meta, {}, part.finishReason));
+      out.push({
+        id: this.#meta.id,
+        object: 'chat.completion.chunk',
+        created: this.#meta.created,
+        model: this.#meta.model,
+        choices: [],
+        usage: usageBody(part.usage),
+        ...(this.#meta.citations ? { citations: this.#meta.citations } : {}),
+        memory_context: this.#meta.memoryContext,
+      });
+    }
+    return out;
+  }
+}
+
+/** A cached answer as stream parts, so a cached stream replays as a stream. */
+export function* replayAsParts(completion: Completion): Generator<Exclude<StreamPart, { type: 'error' }>> {
+  if (completion.text) yield { type: 'text-delta', text: completion.text };
+  for (const [index, call] of completion.toolCalls.entries()) {
+    yield {
+      type: 'tool-call-delta',
+      index,
+      id: call.id,
+      name: call.function.name,
+      argumentsDelta: call.function.arguments,
+    };
+  }
+  yield { type: 'finish', finishReason: completion.finishReason, usage: completion.usage };
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+
+export const PV_MODELS = ['PV-TURBO', 'PV-STANDARD', 'PV-ADVANCED', 'PV-CODEX'] as const;
+
+const maxTokens = z.number().int().min(1).max(4096);
+
+const localTarget = z
+  .object({
+    provider: z.literal('local'),
+    /** Display name; the GGUF is `modelPath`, or the service's local model (PVAI_LOCAL_MODEL). */
+    model: z.string().min(1).default('local'),
+    modelPath: z.string().min(1).optional(),
+    maxTokens: maxTokens.optional(),
+  })
+  .strict();
+
+const upstreamTarget = z
+  .object({
+    provider: z.literal('openai-compatible'),
+    model: z.string().min(1),
+    baseUrl: z.string().url(),
+    /** Prefer `apiKeyEnv` so the key stays out of the config file. */
+    apiKey: z.string().min(1).optional(),
+    apiKeyEnv: z.string().min(1).optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    maxRetries: z.number().int().min(0).max(10).optional(),
+    retryBaseDelayMs: z.number().int().min(0).optional(),
+    maxRetryAfterMs: z.number().int().min(0).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    maxTokens: maxTokens.optional(),
+  })
+  .strict();
+
+export const targetSchema = z.discriminatedUnion('provider', [localTarget, upstreamTarget]);
+export type TargetConfig = z.output<typeof targetSchema>;
+
+/** Each PV model → ordered targets; models left out keep the default (the local engine). */
+export const routingSchema = z
+  .object(Object.fromEntries(PV_MODELS.map((m) => [m, z.array(targetSchema).min(1).optional()])))
+  .strict()
+  .default({});
+
+export const localEngineSchema = z
+  .object({
+    /** The library's default thread count is ~1000× slower on 2 cores; 1 is right for small models. */
+    threads: z.number().int().min(1).max(256).default(1),
+    sequences: z.number().int().min(1).max(64).default(2),
+    maxQueue: z.number().int().min(0).max(10_000).default(16),
+    contextSize: z.number().int().min(64).optional(),
+  })
+  .strict()
+  .default({ threads: 1, sequences: 2, maxQueue: 16 });
+
+export const cacheSchema = z
+  .object({
+    maxBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(64 * 1024 * 1024),
+    ttlSeconds: z.number().int().min(1).default(3600),
+  })
+  .strict()
+  .default({ maxBytes: 64 * 1024 * 1024, ttlSeconds: 3600 });
+
+/** All four PV models on the local engine, each with the contract's default token budget. */
+export function resolveRouting(
+  configured: Partial<Record<string, TargetConfig[] | undefined>>,
+): Record<string, TargetConfig[]> {
+  const out: Record<string, TargetConfig[]> = {};
+  for (const model of PV_MODELS) {
+    out[model] = configured[model] ?? [{ provider: 'local', model: 'local', maxTokens: 2000 }];
+  }
+  return out;
+}
