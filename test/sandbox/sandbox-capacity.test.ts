@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { AppError } from '../../src/errors/index.js';
+import { createSandbox } from '../../src/sandbox/index.js';
+
+function hostProcessesMentioning(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found;
+}
+
+function isAppError(code: string): (error: unknown) => boolean {
+  return (error) => error instanceof AppError && error.code === code;
+}
+
+describe('sandbox: concurrency, queueing and availability', () => {
+  it('runs 20 concurrent executions, each with its own output', async () => {
+    const sandbox = createSandbox({ poolSize: 2, maxConcurrent: 4, maxQueue: 32 });
+    try {
+      const runs = Array.from({ length: 20 }, (_, index) =>
+        sandbox.execute({
+          code: `import time\ntime.sleep(0.02)\nprint(${index} * 7, "call-${index}")`,
+          timeoutSeconds: 10,
+        }),
+      );
+      const outcomes = await Promise.all(runs);
+      outcomes.forEach((outcome, index) => {
+        assert.deepEqual(outcome.kind === 'completed' ? [outcome.output, outcome.error] : outcome, [
+          `${index * 7} call-${index}\n`,
+          null,
+        ]);
+      });
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('rejects with SERVER_BUSY once the queue is full, and serves the queued call in turn', async () => {
+    const sandbox = createSandbox({ poolSize: 0, maxConcurrent: 1, maxQueue: 1 });
+    try {
+      const running = sandbox.execute({ code: 'import time\ntime.sleep(0.5)\nprint("first")', timeoutSeconds: 5 });
+      const queued = sandbox.execute({ code: 'print("second")', timeoutSeconds: 5 });
+      const started = performance.now();
+      await assert.rejects(sandbox.execute({ code: 'print("third")', timeoutSeconds: 5 }), isAppError('SERVER_BUSY'));
+      assert.ok(performance.now() - started < 100, 'rejected at once, not after waiting');
+      assert.equal((await running).output, 'first\n');
+      assert.equal((await queued).output, 'second\n');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('kills the execution when the caller aborts, leaving no process behind', async () => {
+    const sandbox = createSandbox({ poolSize: 1 });
+    const marker = `aborted-${randomUUID()}`;
+    try {
+      const controller = new AbortController();
+      const code = `import os, sys\nos.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(30)", "${marker}"])`;
+      const running = sandbox.execute({ code, timeoutSeconds: 10 }, controller.signal);
+      let seen = 0;
+      for (let attempt = 0; attempt < 100 && seen === 0; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        seen = hostProcessesMentioning(marker).length;
+      }
+      assert.equal(seen, 1, 'the code was running');
+      const started = performance.now();
+      controller.abort();
+      await assert.rejects(running, (error: unknown) => error instanceof Error && error.name === 'AbortError');
+      assert.ok(performance.now() - started < 1000);
+      assert.deepEqual(hostProcessesMentioning(marker), []);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('leaves a queued call that is aborted out of the line', async () => {
+    const sandbox = createSandbox({ poolSize: 0, maxConcurrent: 1, maxQueue: 1 });
+    try {
+      const running = sandbox.execute({ code: 'import time\ntime.sleep(0.3)', timeoutSeconds: 5 });
+      const controller = new AbortController();
+      const queued = sandbox.execute({ code: 'print("never")', timeoutSeconds: 5 }, controller.signal);
+      controller.abort();
+      await assert.rejects(queued, (error: unknown) => error instanceof Error && error.name === 'AbortError');
+      // The slot in the line is free again.
+      const next = sandbox.execute({ code: 'print("next")', timeoutSeconds: 5 });
+      await running;
+      assert.equal((await next).output, 'next\n');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('throws SANDBOX_UNAVAILABLE with install instructions when bwrap is missing, and never runs unsandboxed', async () => {
+    const sandbox = createSandbox({ bwrapPath: '/nonexistent/bwrap' });
+    try {
+      await assert.rejects(
+        sandbox.execute({ code: 'print(1)', timeoutSeconds: 2 }),
+        (error: unknown) =>
+          isAppError('SANDBOX_UNAVAILABLE')(error) && /apt-get install bubblewrap/.test(String(error)),
+      );
+      const health = await sandbox.health();
+      assert.equal(health.ok, false);
+      assert.match(health.detail, /bubblewrap not found/);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('throws SANDBOX_UNAVAILABLE when the interpreter is missing', async () => {
+    const sandbox = createSandbox({ pythonPath: '/nonexistent/python3' });
+    try {
+      await assert.rejects(sandbox.execute({ code: 'print(1)', timeoutSeconds: 2 }), isAppError('SANDBOX_UNAVAILABLE'));
+      assert.equal((await sandbox.health()).ok, false);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('throws SANDBOX_UNAVAILABLE when bwrap exists but cannot start a sandbox', async () => {
+    // /usr/bin/false is executable but exits at once, as a bwrap refused by the kernel would.
+    const sandbox = createSandbox({ bwrapPath: '/usr/bin/false', poolSize: 1 });
+    try {
+      await assert.rejects(sandbox.execute({ code: 'print(1)', timeoutSeconds: 2 }), isAppError('SANDBOX_UNAVAILABLE'));
+      assert.equal((await sandbox.health()).ok, false);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('rejects an invalid timeout', async () => {
+    const sandbox = createSandbox({ poolSize: 0 });
+    try {
+      await assert.rejects(sandbox.execute({ code: 'print(1)', timeoutSeconds: 0 }), isAppError('INVALID_PARAMETER'));
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('leaves no sandbox process behind after close()', async () => {
+    const sandbox = createSandbox({ poolSize: 3 });
+    await sandbox.execute({ code: 'print(1)', timeoutSeconds: 2 });
+    await new Promise((resolve) => setTimeout(resolve, 200)); // let the pool refill
+    const pools = (): number[] =>
+      hostProcessesMentioning('_pvai_main').filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/status`, 'utf8').includes(`PPid:\t${process.pid}\n`);
+        } catch {
+          return false;
+        }
+      });
+    assert.equal(pools().length, 3, 'three warm sandboxes are children of this process');
+    await sandbox.close();
+    assert.deepEqual(pools(), []);
+  });
+});

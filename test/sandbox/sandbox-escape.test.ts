@@ -1,0 +1,281 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type CodeRunner, createSandbox, type ExecutionOutcome } from '../../src/sandbox/index.js';
+
+/**
+ * Escape attempts. Each probe prints LEAK/CONNECTED/… when it gets through, so a broken sandbox makes
+ * the assertions fail rather than silently pass.
+ */
+
+/** Host pids whose command line mentions `marker` (scans the host's /proc, which sees every sandbox). */
+function hostProcessesMentioning(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found;
+}
+
+function outputOf(outcome: ExecutionOutcome): string {
+  return outcome.output + (outcome.kind === 'completed' ? (outcome.error ?? '') : '');
+}
+
+/** Python that tries to read each path and prints LEAK for any it can see. */
+function probeReads(paths: string[]): string {
+  return [
+    'import os',
+    `for path in ${JSON.stringify(paths)}:`,
+    '    try:',
+    '        if os.path.isdir(path):',
+    '            print("LEAK dir", path, os.listdir(path)[:5])',
+    '        else:',
+    '            with open(path, "rb") as f:',
+    '                print("LEAK file", path, f.read(40))',
+    '    except OSError as exc:',
+    '        print("blocked", path, type(exc).__name__)',
+  ].join('\n');
+}
+
+describe('sandbox: escape attempts are contained', () => {
+  const secretEnvValue = `env-secret-${randomUUID()}`;
+  const secretFileValue = `file-secret-${randomUUID()}`;
+  let dataDir: string;
+  let sandbox: CodeRunner;
+  let server: Server;
+  let serverPort = 0;
+  let connectionsSeen = 0;
+
+  before(async () => {
+    process.env.PVAI_SANDBOX_TEST_SECRET = secretEnvValue;
+    dataDir = mkdtempSync(join(tmpdir(), 'pvai-data-'));
+    writeFileSync(join(dataDir, 'secret.txt'), secretFileValue);
+    server = createServer((socket) => {
+      connectionsSeen += 1;
+      socket.end('hello from the host\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    serverPort = typeof address === 'object' && address !== null ? address.port : 0;
+    sandbox = createSandbox({ poolSize: 2 });
+  });
+
+  after(async () => {
+    await sandbox.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(dataDir, { recursive: true, force: true });
+    delete process.env.PVAI_SANDBOX_TEST_SECRET;
+  });
+
+  it('cannot see host files: /etc/shadow, /root, the repo, a service data dir', async () => {
+    const paths = [
+      '/etc/shadow',
+      '/etc/passwd',
+      '/etc',
+      '/root',
+      '/home',
+      '/work/main',
+      '/work/main/package.json',
+      dataDir,
+      join(dataDir, 'secret.txt'),
+      '/proc/1/root/etc/shadow',
+      '/var',
+      '/sys',
+    ];
+    const outcome = await sandbox.execute({ code: probeReads(paths), timeoutSeconds: 2 });
+    const output = outputOf(outcome);
+    assert.doesNotMatch(output, /LEAK/);
+    assert.equal(output.match(/^blocked /gm)?.length, paths.length, output);
+    assert.ok(!output.includes(secretFileValue));
+  });
+
+  it('cannot write to the read-only system tree', async () => {
+    const code =
+      'try:\n    open("/usr/pwned", "w")\n    print("LEAK wrote /usr")\nexcept OSError as e:\n    print("blocked", e.strerror)';
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    assert.equal(outcome.output, 'blocked Read-only file system\n');
+    assert.equal(existsSync('/usr/pwned'), false);
+  });
+
+  it("cannot see the service's environment variables, not even via /proc", async () => {
+    const code = [
+      'import os',
+      'print(sorted(os.environ))',
+      'for pid in [p for p in os.listdir("/proc") if p.isdigit()]:',
+      '    try:',
+      '        print(open(f"/proc/{pid}/environ", "rb").read())',
+      '    except OSError:',
+      '        pass',
+    ].join('\n');
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    assert.ok(outcome.output.startsWith("['HOME', 'LANG', 'PATH', 'PWD', 'PYTHONIOENCODING']\n"), outcome.output);
+    assert.ok(!outcome.output.includes(secretEnvValue));
+    assert.ok(!outcome.output.includes('PVAI_SANDBOX_TEST_SECRET'));
+  });
+
+  it('cannot see or signal host processes', async () => {
+    const code = [
+      'import os',
+      'pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]',
+      'print("pids", len(pids))',
+      `try:\n    os.kill(${process.pid}, 0)\n    print("LEAK can signal host")\nexcept OSError as e:\n    print("blocked", type(e).__name__)`,
+    ].join('\n');
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    // Only bwrap's reaper and the interpreter live in the sandbox's pid namespace.
+    assert.equal(outcome.output, 'pids 2\nblocked ProcessLookupError\n');
+  });
+
+  it('cannot connect to a host port on 127.0.0.1, reach the internet, or resolve DNS', async () => {
+    const code = [
+      'import socket',
+      `for host, port in [("127.0.0.1", ${serverPort}), ("1.1.1.1", 53), ("8.8.8.8", 443)]:`,
+      '    try:',
+      '        socket.create_connection((host, port), timeout=1).close()',
+      '        print("CONNECTED", host)',
+      '    except OSError as e:',
+      '        print("blocked", host, type(e).__name__)',
+      'for name in ["example.com", "localhost"]:',
+      '    try:',
+      '        print("RESOLVED", name, socket.getaddrinfo(name, 80)[0][4])',
+      '    except OSError as e:',
+      '        print("blocked dns", name, type(e).__name__)',
+    ].join('\n');
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 5 });
+    assert.doesNotMatch(outcome.output, /CONNECTED|RESOLVED/);
+    assert.equal(outcome.output.match(/^blocked /gm)?.length, 5, outcome.output);
+    assert.equal(connectionsSeen, 0);
+  });
+
+  it('runs os.system and subprocess only inside the sandbox', async () => {
+    const hostFile = join(tmpdir(), `pvai-pwned-${randomUUID()}`);
+    const code = [
+      'import os, subprocess',
+      `os.system("id; echo pwned > ${hostFile}; cat /etc/shadow; ls /work/main")`,
+      'print(subprocess.run(["ls", "/"], capture_output=True, text=True).stdout.split())',
+    ].join('\n');
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    assert.match(outcome.output, /uid=65534/);
+    assert.match(outcome.output, /No such file or directory/);
+    assert.match(outcome.output, /\['bin', 'dev', 'lib', 'lib64', 'proc', 'sbin', 'tmp', 'usr', 'work'\]/);
+    assert.equal(existsSync(hostFile), false);
+  });
+
+  it('caps the number of processes (RLIMIT_NPROC is enforced)', async () => {
+    const code = [
+      'import os, time',
+      'children = 0',
+      'for _ in range(64):',
+      '    try:',
+      '        pid = os.fork()',
+      '    except OSError:',
+      '        break',
+      '    if pid == 0:',
+      '        time.sleep(5)',
+      '        os._exit(0)',
+      '    children += 1',
+      'print("children", children)',
+    ].join('\n');
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    const children = Number(/children (\d+)/.exec(outcome.output)?.[1]);
+    assert.ok(children > 0 && children < 16, outcome.output);
+  });
+
+  it('contains a fork bomb and leaves nothing behind', async () => {
+    const marker = `forkbomb-${randomUUID()}`;
+    const bomb = 'import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass';
+    const code = `import os, sys\nos.execv(sys.executable, [sys.executable, "-c", ${JSON.stringify(bomb)}, "${marker}"])`;
+    const started = performance.now();
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 1 });
+    assert.equal(outcome.kind, 'timeout');
+    assert.ok(performance.now() - started < 3000);
+    assert.deepEqual(hostProcessesMentioning(marker), []);
+  });
+
+  it('turns a memory bomb into MemoryError', async () => {
+    const code = 'hoard = []\nwhile True:\n    hoard.append(bytearray(8 * 1024 * 1024))';
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 5 });
+    assert.equal(outcome.kind, 'completed');
+    assert.match(outcome.kind === 'completed' ? (outcome.error ?? '') : '', /MemoryError/);
+  });
+
+  it('stops a CPU spin at the timeout', async () => {
+    const started = performance.now();
+    const outcome = await sandbox.execute({ code: 'while True:\n    pass', timeoutSeconds: 1 });
+    assert.equal(outcome.kind, 'timeout');
+    assert.ok(performance.now() - started < 2500);
+  });
+
+  it('refuses a huge file (RLIMIT_FSIZE) and a full work dir (tmpfs size)', async () => {
+    const tooBig = await sandbox.execute({
+      code: 'open("big", "wb").write(b"x" * (20 * 1024 * 1024))',
+      timeoutSeconds: 5,
+    });
+    assert.match(outputOf(tooBig), /OSError: \[Errno 27\] File too large/);
+    const fill = 'for i in range(4):\n    open(f"part{i}", "wb").write(b"x" * (7 * 1024 * 1024))';
+    const full = await sandbox.execute({ code: fill, timeoutSeconds: 5 });
+    assert.match(outputOf(full), /OSError: \[Errno 28\] No space left on device/);
+  });
+
+  it('kills background processes and threads left running when the code returns', async () => {
+    const marker = `lingering-${randomUUID()}`;
+    const sleeper = JSON.stringify('import time\nwhile True: time.sleep(0.05)');
+    const code = [
+      'import os, subprocess, sys, threading, time',
+      `subprocess.Popen([sys.executable, "-c", ${sleeper}, "${marker}"], start_new_session=True)`,
+      'if os.fork() == 0:',
+      '    os.setsid()',
+      '    if os.fork() == 0:',
+      `        os.execv(sys.executable, [sys.executable, "-c", ${sleeper}, "${marker}-daemon"])`,
+      '    os._exit(0)',
+      'threading.Thread(target=time.sleep, args=(30,)).start()',
+      'time.sleep(0.5)',
+      'print("returning")',
+    ].join('\n');
+    const running = sandbox.execute({ code, timeoutSeconds: 3 });
+    // Prove the probe can see them while the code runs, so the empty result afterwards means something.
+    let seenWhileRunning = 0;
+    for (let attempt = 0; attempt < 40 && seenWhileRunning < 2; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      seenWhileRunning = hostProcessesMentioning(marker).length;
+    }
+    const outcome = await running;
+    assert.equal(outcome.output, 'returning\n');
+    assert.equal(seenWhileRunning, 2);
+    assert.deepEqual(hostProcessesMentioning(marker), []);
+  });
+
+  it('keeps symlinks inside the sandbox', async () => {
+    const code = [
+      'import os',
+      `targets = ["/etc/shadow", "/work/main/package.json", ${JSON.stringify(join(dataDir, 'secret.txt'))}, "/root"]`,
+      'for i, target in enumerate(targets):',
+      '    os.symlink(target, f"link{i}")',
+      '    try:',
+      '        print("LEAK", target, open(f"link{i}", "rb").read(40) if not os.path.isdir(f"link{i}") else os.listdir(f"link{i}"))',
+      '    except OSError as e:',
+      '        print("blocked", target, type(e).__name__)',
+      'try:',
+      '    os.link("/usr/bin/python3", "hardlink")',
+      '    print("LEAK hardlink")',
+      'except OSError as e:',
+      '    print("blocked hardlink", type(e).__name__)',
+    ].join('\n');
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    assert.doesNotMatch(outputOf(outcome), /LEAK/);
+    assert.equal(outcome.output.match(/^blocked /gm)?.length, 5, outcome.output);
+  });
+
+  it('still runs normal code after all of the above', async () => {
+    const outcome = await sandbox.execute({ code: 'print(sum(range(10)))', timeoutSeconds: 2 });
+    assert.deepEqual(outcome.kind === 'completed' ? [outcome.output, outcome.error] : outcome, ['45\n', null]);
+  });
+});
