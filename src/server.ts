@@ -9,6 +9,7 @@ import { createApp } from './http/app.js';
 import { createOpenApi } from './http/openapi.js';
 import type { Services } from './http/services.js';
 import { AuthFailureLimiter, createRateLimitStore, RateLimiter } from './limits/index.js';
+import { createSandbox } from './sandbox/index.js';
 import { openDb } from './storage/data-source.js';
 import { SqlUsageStore } from './usage/index.js';
 
@@ -32,6 +33,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     logger,
     db,
     chat,
+    sandbox: createSandbox(config.sandbox),
     accounts,
     limiter: new RateLimiter(createRateLimitStore(db), clock),
     authFailures: new AuthFailureLimiter(config.authFailuresPerMinute, clock),
@@ -70,6 +72,7 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await services.chat.close();
+      await services.sandbox.close();
       await services.db.close();
     },
   };

@@ -1,5 +1,7 @@
+import { locateLocalModel } from '../chat/local-model.js';
 import { loadConfig } from '../config/index.js';
 import { checkDatabase, type DependencyCheck } from '../http/system-handlers.js';
+import { createSandbox } from '../sandbox/index.js';
 import { openDb } from '../storage/data-source.js';
 
 /** Checks every dependency and says what is missing; exit code 1 when a required one fails. */
@@ -30,6 +32,13 @@ export async function runDoctor(json: boolean): Promise<number> {
     } catch (err) {
       checks.database = { ok: false, detail: (err as Error).message };
     }
+    const model = locateLocalModel(config);
+    checks.local_model = model.path
+      ? { ok: true, detail: model.path }
+      : { ok: false, detail: model.problem ?? 'missing' };
+    const sandbox = createSandbox({ ...config.sandbox, poolSize: 0 });
+    checks.sandbox = await sandbox.health();
+    await sandbox.close();
   } catch (err) {
     checks.config = { ok: false, detail: (err as Error).message };
   }

@@ -1,6 +1,7 @@
 import { AppError } from '../errors/index.js';
-import { bodyOf, type OperationHandlers, requirePrincipal } from '../http/handler.js';
+import { bodyOf, json, type OperationHandlers, requirePrincipal } from '../http/handler.js';
 import type { Services } from '../http/services.js';
+import type { AppContext } from '../http/state.js';
 
 interface CodeRequest {
   code: string;
@@ -17,13 +18,39 @@ export function resolveTimeout(request: CodeRequest, max: number, fallback: numb
   return request.timeout;
 }
 
+/** A client that goes away kills its execution. */
+function disconnectSignal(ctx: AppContext): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return controller.signal;
+}
+
 export function codeHandlers(services: Services): OperationHandlers {
   return {
-    executeCode: (c, ctx) => {
+    executeCode: async (c, ctx) => {
       const { account } = requirePrincipal(ctx);
       const rules = services.config.tiers[account.tier];
-      resolveTimeout(bodyOf<CodeRequest>(c), rules.codeTimeoutMaxSeconds, rules.codeTimeoutDefaultSeconds);
-      throw new AppError('SERVICE_UNAVAILABLE', 'Code execution is not available on this server yet');
+      const request = bodyOf<CodeRequest>(c);
+      const timeout = resolveTimeout(request, rules.codeTimeoutMaxSeconds, rules.codeTimeoutDefaultSeconds);
+      // Code execution costs 0 credits (decisions.md).
+      ctx.set('X-Credits-Charged', '0');
+      const outcome = await services.sandbox.execute(
+        { code: request.code, timeoutSeconds: timeout },
+        disconnectSignal(ctx),
+      );
+      if (outcome.kind === 'timeout') {
+        throw new AppError('EXECUTION_TIMEOUT', `Execution timed out after ${timeout} s`, {
+          timeout,
+          output: outcome.output,
+        });
+      }
+      json(ctx, 200, {
+        output: outcome.output,
+        error: outcome.error,
+        execution_time_ms: Math.round(outcome.executionTimeMs),
+      });
     },
   };
 }

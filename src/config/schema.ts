@@ -44,6 +44,23 @@ export const configSchema = z
     localEngine: localEngineSchema,
     routing: routingSchema,
     cache: cacheSchema,
+    /** Overrides of the sandbox defaults (src/sandbox/types.ts); validated again by the sandbox. */
+    sandbox: z
+      .object({
+        bwrapPath: z.string().min(1),
+        pythonPath: z.string().min(1),
+        poolSize: z.number().int().min(0).max(64),
+        maxConcurrent: z.number().int().min(1).max(256),
+        maxQueue: z.number().int().min(0).max(10_000),
+        outputLimitBytes: z.number().int().min(1),
+        memoryLimitMb: z.number().int().min(64),
+        workDirSizeMb: z.number().int().min(1),
+        maxFileSizeMb: z.number().int().min(1),
+        maxProcesses: z.number().int().min(3),
+      })
+      .partial()
+      .strict()
+      .default({}),
   })
   .strict();
 

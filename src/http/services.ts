@@ -4,6 +4,7 @@ import type { ChatEngine } from '../chat/setup.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/index.js';
 import type { AuthFailureLimiter, RateLimiter } from '../limits/index.js';
+import type { CodeRunner } from '../sandbox/index.js';
 import type { Db } from '../storage/db.js';
 import type { UsageStore } from '../usage/index.js';
 
@@ -18,4 +19,5 @@ export interface Services {
   authFailures: AuthFailureLimiter;
   usage: UsageStore;
   chat: ChatEngine;
+  sandbox: CodeRunner;
 }

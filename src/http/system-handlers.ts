@@ -33,13 +33,26 @@ const REFERENCE_PAGE = `<!doctype html>
 </html>
 `;
 
+/** A sandbox health check runs Python once, so its result is kept for a while. */
+const SANDBOX_HEALTH_TTL_MS = 30_000;
+
 export function systemHandlers(services: Services): OperationHandlers {
   const contract = loadContract();
+  let sandboxChecked: { at: number; result: Promise<DependencyCheck> } | undefined;
+  const sandboxHealth = () => {
+    const now = Date.now();
+    if (!sandboxChecked || now - sandboxChecked.at > SANDBOX_HEALTH_TTL_MS) {
+      sandboxChecked = { at: now, result: services.sandbox.health() };
+    }
+    return sandboxChecked.result;
+  };
   return {
     getHealth: (_c, ctx) => json(ctx, 200, { status: 'ok', version: contract.version }),
     getReadiness: async (_c, ctx) => {
-      const checks = { database: await checkDatabase(services), local_model: services.chat.localModelStatus() };
-      const ready = Object.values(checks).every((check) => check.ok);
+      const [database, sandbox] = await Promise.all([checkDatabase(services), sandboxHealth()]);
+      const checks = { database, local_model: services.chat.localModelStatus(), sandbox };
+      // The sandbox is reported but not required: chat and everything else work without it.
+      const ready = database.ok && checks.local_model.ok;
       json(ctx, ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
     },
     getOpenApiJson: (_c, ctx) => {

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+interface Result {
+  output: string;
+  error: string | null;
+  execution_time_ms: number;
+}
+
+describe('POST /z1/code/execute', () => {
+  let server: TestServer;
+  let apiKey: string;
+
+  before(async () => {
+    server = await startTestServer('sqlite', {
+      config: { tiers: { free: { rpm: 1000, codeTimeoutDefaultSeconds: 1, codeTimeoutMaxSeconds: 2 } } },
+    });
+    ({ apiKey } = await server.createAccount('free', 0));
+  });
+  after(() => server.close());
+
+  const run = (body: Record<string, unknown>) =>
+    server.request<Result & { code?: string; details?: Record<string, unknown> }>('POST', '/z1/code/execute', {
+      apiKey,
+      body: { user_id: 'u1', ...body },
+    });
+
+  it('returns output, no error and the execution time, at 0 credits', async () => {
+    const res = await run({ code: 'print(sum(range(10)))\nprint("héllo ✓")' });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.output, '45\nhéllo ✓\n');
+    assert.equal(res.body.error, null);
+    assert.ok(res.body.execution_time_ms >= 0);
+    assert.equal(res.headers.get('x-credits-charged'), '0');
+  });
+
+  it('puts an exception traceback in error with status 200', async () => {
+    const res = await run({ code: 'print("before")\n1/0' });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.output.startsWith('before\n'), true);
+    assert.match(res.body.error ?? '', /ZeroDivisionError/);
+  });
+
+  it('answers 408 EXECUTION_TIMEOUT with the output so far, using the tier default when timeout is omitted', async () => {
+    const started = Date.now();
+    const res = await run({ code: 'import time\nprint("started", flush=True)\ntime.sleep(30)' });
+    assert.equal(res.status, 408);
+    assert.equal(res.body.code, 'EXECUTION_TIMEOUT');
+    assert.deepEqual(res.body.details, { timeout: 1, output: 'started\n' });
+    assert.ok(Date.now() - started < 5000);
+  });
+
+  it('refuses a timeout above the tier maximum', async () => {
+    const res = await run({ code: 'print(1)', timeout: 3 });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'TIMEOUT_EXCEEDS_TIER');
+  });
+
+  it('keeps the host out of reach and still answers the next request', async () => {
+    const res = await run({
+      code: [
+        'import os, socket',
+        'print(os.path.exists("/etc/shadow"), os.path.exists("/root"), "PVAI" in "".join(os.environ))',
+        'try:',
+        '    socket.create_connection(("127.0.0.1", 22), timeout=1); print("connected")',
+        'except OSError as e:',
+        '    print("no network")',
+      ].join('\n'),
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.output, 'False False False\nno network\n');
+    const next = await run({ code: 'print("ok")' });
+    assert.equal(next.body.output, 'ok\n');
+  });
+
+  it('runs 20 concurrent executions, each with its own output', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => run({ code: `print(${i} * 2)` })));
+    results.forEach((res, i) => {
+      assert.equal(res.status, 200);
+      assert.equal(res.body.output, `${i * 2}\n`);
+    });
+  });
+});
+
+describe('POST /z1/code/execute without bubblewrap', () => {
+  it('answers 503 SANDBOX_UNAVAILABLE saying how to install it, and never runs the code', async () => {
+    const server = await startTestServer('sqlite', { config: { sandbox: { bwrapPath: '/nonexistent/bwrap' } } });
+    try {
+      const { apiKey } = await server.createAccount('free');
+      const res = await server.request('POST', '/z1/code/execute', {
+        apiKey,
+        body: { user_id: 'u', code: 'print(1)' },
+      });
+      assert.equal(res.status, 503);
+      assert.equal(res.body.code, 'SANDBOX_UNAVAILABLE');
+      assert.match(String(res.body.message), /apt-get install bubblewrap/);
+      const ready = await server.request<{ checks: Record<string, { ok: boolean }> }>('GET', '/z1/health/ready');
+      assert.equal(ready.body.checks.sandbox?.ok, false);
+    } finally {
+      await server.close();
+    }
+  });
+});
