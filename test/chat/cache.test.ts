@@ -46,7 +46,11 @@ for (const backend of backends()) {
       assert.equal(second.data.choices[0]?.message.content, first.data.choices[0]?.message.content);
       assert.notEqual(second.data.id, first.data.id, 'a hit is a new response');
       assert.equal(await balance(alice.accountId), start - 2);
-      const rows = await server.running.services.db.query<{ cached: unknown; credits: number; completion_tokens: number }>(
+      const rows = await server.running.services.db.query<{
+        cached: unknown;
+        credits: number;
+        completion_tokens: number;
+      }>(
         "SELECT cached, credits, completion_tokens FROM usage_records WHERE account_id = $1 AND endpoint = 'createChatCompletion' ORDER BY id",
         [alice.accountId],
       );

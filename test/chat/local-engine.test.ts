@@ -61,7 +61,11 @@ describe('chat completions on the local engine, through the official openai SDK'
     assert.equal(response.headers.get('x-cache'), 'BYPASS');
     assert.equal(response.headers.get('x-credits-charged'), '1');
     assert.equal(await balance(), before - 1);
-    const rows = await server.running.services.db.query<{ prompt_tokens: number; completion_tokens: number; credits: number }>(
+    const rows = await server.running.services.db.query<{
+      prompt_tokens: number;
+      completion_tokens: number;
+      credits: number;
+    }>(
       "SELECT prompt_tokens, completion_tokens, credits FROM usage_records WHERE account_id = $1 AND endpoint = 'createChatCompletion' ORDER BY id DESC LIMIT 1",
       [accountId],
     );
@@ -158,7 +162,13 @@ describe('chat completions on the local engine, through the official openai SDK'
         {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo","days":1}' } }],
+          tool_calls: [
+            {
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"city":"Oslo","days":1}' },
+            },
+          ],
         },
         { role: 'tool', tool_call_id: 'call_1', content: '{"temp": 3}' },
         { role: 'function', name: 'get_weather', content: '{"temp": 3}' },

@@ -32,7 +32,12 @@ export interface Chunk {
     delta: {
       role?: string;
       content?: string | null;
-      tool_calls?: Array<{ index: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
+      tool_calls?: Array<{
+        index: number;
+        id?: string;
+        type?: string;
+        function?: { name?: string; arguments?: string };
+      }>;
     };
     finish_reason: string | null;
   }>;
