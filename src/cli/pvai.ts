@@ -6,6 +6,7 @@ import { AppError } from '../errors/index.js';
 import { startServer } from '../server.js';
 import { withStorage } from './context.js';
 import { runDoctor } from './doctor.js';
+import { pullModel } from './models-pull.js';
 
 function positiveInt(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 0) throw new InvalidArgumentError('must be a non-negative integer');
@@ -124,6 +125,18 @@ program
       const account = await service.addCredits(o.account, o.amount);
       print(Boolean(o.json), { account: accountBody(account) }, `account ${account.id} has ${account.credits} credits`);
     });
+  });
+
+program
+  .command('models')
+  .description('manage local models')
+  .command('pull')
+  .argument('<url-or-path>', 'a GGUF file URL or path')
+  .option('--sha256 <hex>', 'expected SHA-256 of the file')
+  .option('--json')
+  .action(async (source: string, o: { sha256?: string; json?: boolean }) => {
+    const pulled = await pullModel(source, o.sha256);
+    print(Boolean(o.json), pulled, `model ready: ${pulled.path} (${pulled.bytes} bytes, sha256 ${pulled.sha256})`);
   });
 
 program

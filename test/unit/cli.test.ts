@@ -4,9 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pvai } from '../support/processes.js';
+import { TEST_MODEL } from '../support/server.js';
+
+const STORIES_SHA256 = '270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d';
 
 describe('pvai CLI', () => {
-  const env = { PVAI_DATA_DIR: mkdtempSync(join(tmpdir(), 'pvai-cli-')), DATABASE_URL: '' };
+  const env = {
+    PVAI_DATA_DIR: mkdtempSync(join(tmpdir(), 'pvai-cli-')),
+    DATABASE_URL: '',
+    PVAI_LOCAL_MODEL: TEST_MODEL,
+  };
 
   it('manages accounts, keys and credits with --json output as decisions.md says', async () => {
     const created = JSON.parse(
@@ -64,5 +71,22 @@ describe('pvai CLI', () => {
     assert.equal(report.ok, true);
     assert.equal(report.checks.database.ok, true);
     assert.match(report.checks.database.detail, /sqlite/);
+    assert.equal(report.checks.local_model.ok, true);
+    assert.equal(report.checks.sandbox.ok, true, report.checks.sandbox.detail);
+  });
+});
+
+describe('pvai models pull', () => {
+  it('copies a GGUF into the models directory, checking its checksum, where the service then finds it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'pvai-pull-'));
+    const env = { PVAI_DATA_DIR: dataDir, DATABASE_URL: '', PVAI_LOCAL_MODEL: '' };
+    await assert.rejects(pvai(['models', 'pull', TEST_MODEL, '--sha256', '0'.repeat(64)], env), /checksum mismatch/);
+    const pulled = JSON.parse(
+      (await pvai(['models', 'pull', TEST_MODEL, '--sha256', STORIES_SHA256, '--json'], env)).stdout,
+    );
+    assert.equal(pulled.path, join(dataDir, 'models', 'stories260K.gguf'));
+    assert.equal(pulled.sha256, STORIES_SHA256);
+    const report = JSON.parse((await pvai(['doctor', '--json'], env)).stdout);
+    assert.equal(report.checks.local_model.detail, pulled.path);
   });
 });
