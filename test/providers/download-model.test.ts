@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type DownloadProgress, downloadModel } from '../../src/providers/local/index.js';
+import { TEST_MODEL } from '../support/server.js';
 
-const MODEL_PATH = '/work/shared/models/stories260K.gguf';
+const MODEL_PATH = TEST_MODEL;
 let server: Server;
 let base: string;
 let dir: string;

@@ -2,13 +2,15 @@
  * Measurement, not a pass/fail check: tokens per second through LocalChatProvider versus driving
  * node-llama-cpp directly on the same model and thread count. Numbers go to the test diagnostics.
  */
+
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { GeneralChatWrapper, type LlamaModel } from 'node-llama-cpp';
 import { LocalChatProvider } from '../../src/providers/local/index.js';
 import { getSharedLlama } from '../../src/providers/local/llama-runtime.js';
+import { TEST_MODEL } from '../support/server.js';
 
-const MODEL_PATH = '/work/shared/models/stories260K.gguf';
+const MODEL_PATH = TEST_MODEL;
 const TOKENS = 1000;
 const ROUNDS = 3;
 const PROMPT = 'Tell me a story about a cat.';

@@ -11,8 +11,9 @@ import {
   type StreamPart,
   type ToolDefinition,
 } from '../../src/providers/types.js';
+import { TEST_MODEL } from '../support/server.js';
 
-const MODEL_PATH = '/work/shared/models/stories260K.gguf';
+const MODEL_PATH = TEST_MODEL;
 const never = (): AbortSignal => new AbortController().signal;
 const ask = (content: string, extra: Partial<GenerationRequest> = {}): GenerationRequest => ({
   model: 'stories',

@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type CodeRunner, createSandbox, type ExecutionOutcome } from '../../src/sandbox/index.js';
 
+/** The repository on the host (wherever it is checked out): invisible from inside. */
+const REPO = join(import.meta.dirname, '..', '..');
+
 /**
  * Escape attempts. Each probe prints LEAK/CONNECTED/… when it gets through, so a broken sandbox makes
  * the assertions fail rather than silently pass.
@@ -83,8 +86,8 @@ describe('sandbox: escape attempts are contained', () => {
       '/etc',
       '/root',
       '/home',
-      '/work/main',
-      '/work/main/package.json',
+      REPO,
+      join(REPO, 'package.json'),
       dataDir,
       join(dataDir, 'secret.txt'),
       '/proc/1/root/etc/shadow',
@@ -159,7 +162,7 @@ describe('sandbox: escape attempts are contained', () => {
     const hostFile = join(tmpdir(), `pvai-pwned-${randomUUID()}`);
     const code = [
       'import os, subprocess',
-      `os.system("id; echo pwned > ${hostFile}; cat /etc/shadow; ls /work/main")`,
+      `os.system("id; echo pwned > ${hostFile}; cat /etc/shadow; ls ${REPO}")`,
       'print(subprocess.run(["ls", "/"], capture_output=True, text=True).stdout.split())',
     ].join('\n');
     const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
@@ -256,7 +259,7 @@ describe('sandbox: escape attempts are contained', () => {
   it('keeps symlinks inside the sandbox', async () => {
     const code = [
       'import os',
-      `targets = ["/etc/shadow", "/work/main/package.json", ${JSON.stringify(join(dataDir, 'secret.txt'))}, "/root"]`,
+      `targets = ["/etc/shadow", ${JSON.stringify(join(REPO, 'package.json'))}, ${JSON.stringify(join(dataDir, 'secret.txt'))}, "/root"]`,
       'for i, target in enumerate(targets):',
       '    os.symlink(target, f"link{i}")',
       '    try:',
