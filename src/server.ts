@@ -11,7 +11,7 @@ import type { Services } from './http/services.js';
 import { AuthFailureLimiter, createRateLimitStore, RateLimiter } from './limits/index.js';
 import { createSandbox } from './sandbox/index.js';
 import { openDb } from './storage/data-source.js';
-import { SqlUsageStore } from './usage/index.js';
+import { BufferedUsageStore, SqlUsageStore } from './usage/index.js';
 
 export interface ServiceOptions {
   clock?: Clock;
@@ -37,7 +37,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
     accounts,
     limiter: new RateLimiter(createRateLimitStore(db), clock),
     authFailures: new AuthFailureLimiter(config.authFailuresPerMinute, clock),
-    usage: new SqlUsageStore(db),
+    usage: new BufferedUsageStore(new SqlUsageStore(db), {
+      onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
+    }),
   };
 }
 
@@ -73,6 +75,7 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await services.chat.close();
       await services.sandbox.close();
+      await services.usage.flush();
       await services.db.close();
     },
   };

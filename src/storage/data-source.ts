@@ -78,6 +78,8 @@ export async function openDb(options: StorageOptions): Promise<Db> {
   const prepare = (sql: string) => {
     let stmt = statements.get(sql);
     if (!stmt) {
+      // Bounded: generated SQL (multi-row inserts) must not grow the cache without end.
+      if (statements.size >= 1000) statements.clear();
       stmt = sqlite.prepare(toSqlitePlaceholders(sql));
       statements.set(sql, stmt);
     }

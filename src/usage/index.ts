@@ -1,2 +1,3 @@
+export { BufferedUsageStore } from './buffered-usage-store.js';
 export { SqlUsageStore } from './sql-usage-store.js';
 export type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';

@@ -2,6 +2,8 @@ import type { Db, Row } from '../storage/db.js';
 import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
 
 const DAY_MS = 86_400_000;
+/** 12 parameters a row; stays well under SQLite's and PostgreSQL's parameter limits. */
+const INSERT_CHUNK = 500;
 
 const SUMS = `count(*) AS requests, coalesce(sum(credits), 0) AS credits,
   coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
@@ -40,25 +42,43 @@ export class SqlUsageStore implements UsageStore {
   }
 
   async record(r: UsageRecord): Promise<void> {
-    await this.#db.query(
-      `INSERT INTO usage_records (account_id, key_id, request_id, endpoint, model, status, prompt_tokens,
-         completion_tokens, credits, latency_ms, cached, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        r.accountId,
-        r.keyId,
-        r.requestId,
-        r.endpoint,
-        r.model,
-        r.status,
-        r.promptTokens,
-        r.completionTokens,
-        r.credits,
-        Math.round(r.latencyMs),
-        r.cached,
-        r.createdAt,
-      ],
-    );
+    await this.recordMany([r]);
+  }
+
+  /** One multi-row INSERT: a single statement (and, on SQLite, a single WAL commit) per batch. */
+  async recordMany(rows: UsageRecord[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      const chunk = rows.slice(i, i + INSERT_CHUNK);
+      const params: unknown[] = [];
+      const tuples = chunk.map((r) => {
+        const base = params.length;
+        params.push(
+          r.accountId,
+          r.keyId,
+          r.requestId,
+          r.endpoint,
+          r.model,
+          r.status,
+          r.promptTokens,
+          r.completionTokens,
+          r.credits,
+          Math.round(r.latencyMs),
+          r.cached,
+          r.createdAt,
+        );
+        return `(${Array.from({ length: 12 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
+      });
+      await this.#db.query(
+        `INSERT INTO usage_records (account_id, key_id, request_id, endpoint, model, status, prompt_tokens,
+           completion_tokens, credits, latency_ms, cached, created_at)
+         VALUES ${tuples.join(', ')}`,
+        params,
+      );
+    }
+  }
+
+  async flush(): Promise<void> {
+    // Rows are written by record() itself.
   }
 
   async totals(accountId: string, start: number, end: number): Promise<UsageTotals> {

@@ -34,4 +34,6 @@ export interface UsageStore {
     groupBy: UsageGroupBy,
   ): Promise<Array<UsageTotals & { key: string }>>;
   list(accountId: string, limit: number): Promise<UsageRecord[]>;
+  /** Makes every recorded row durable (a no-op for stores that write at once). */
+  flush(): Promise<void>;
 }

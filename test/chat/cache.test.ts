@@ -46,7 +46,7 @@ for (const backend of backends()) {
       assert.equal(second.data.choices[0]?.message.content, first.data.choices[0]?.message.content);
       assert.notEqual(second.data.id, first.data.id, 'a hit is a new response');
       assert.equal(await balance(alice.accountId), start - 2);
-      const rows = await server.running.services.db.query<{
+      const rows = await server.usageRows<{
         cached: unknown;
         credits: number;
         completion_tokens: number;

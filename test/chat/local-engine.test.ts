@@ -61,7 +61,7 @@ describe('chat completions on the local engine, through the official openai SDK'
     assert.equal(response.headers.get('x-cache'), 'BYPASS');
     assert.equal(response.headers.get('x-credits-charged'), '1');
     assert.equal(await balance(), before - 1);
-    const rows = await server.running.services.db.query<{
+    const rows = await server.usageRows<{
       prompt_tokens: number;
       completion_tokens: number;
       credits: number;

@@ -64,7 +64,7 @@ describe('chat completions routed to OpenAI-compatible upstreams', () => {
     assert.equal(upstream.requests[0]?.model, 'primary');
     assert.equal(upstream.requests[0]?.headers.authorization, 'Bearer sk-upstream-secret');
     assert.equal(await balance(), before - 1);
-    const rows = await server.running.services.db.query<{ prompt_tokens: number; completion_tokens: number }>(
+    const rows = await server.usageRows<{ prompt_tokens: number; completion_tokens: number }>(
       'SELECT prompt_tokens, completion_tokens FROM usage_records WHERE account_id = $1 ORDER BY id DESC LIMIT 1',
       [accountId],
     );
@@ -125,7 +125,7 @@ describe('chat completions routed to OpenAI-compatible upstreams', () => {
     assert.equal(res.status, 502);
     assert.equal(res.body.code, 'UPSTREAM_ERROR');
     assert.equal(await balance(), before);
-    const row = await server.running.services.db.query<{ status: number; credits: number }>(
+    const row = await server.usageRows<{ status: number; credits: number }>(
       'SELECT status, credits FROM usage_records WHERE account_id = $1 ORDER BY id DESC LIMIT 1',
       [accountId],
     );

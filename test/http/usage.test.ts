@@ -28,7 +28,7 @@ for (const backend of backends()) {
       await server.request('POST', '/z1/chat/completions', { apiKey, body: chatBody({ temperature: 9 }) });
       await server.request('POST', '/z1/chat/completions', { apiKey, body: chatBody() });
       await server.request('GET', '/z1/models', { apiKey: 'pv_sk_unknownunknownunknownunknown00' });
-      const rows = await server.running.services.db.query<Record<string, unknown>>(
+      const rows = await server.usageRows<Record<string, unknown>>(
         'SELECT endpoint, model, status, credits, cached FROM usage_records WHERE account_id = $1 ORDER BY id',
         [accountId],
       );

@@ -5,7 +5,7 @@ import { createRateLimitStore } from '../../src/limits/index.js';
 import type { RateLimitStore } from '../../src/limits/types.js';
 import { openDb } from '../../src/storage/data-source.js';
 import type { Db } from '../../src/storage/db.js';
-import { SqlUsageStore } from '../../src/usage/index.js';
+import { BufferedUsageStore, SqlUsageStore } from '../../src/usage/index.js';
 import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -141,6 +141,32 @@ for (const backend of backends()) {
       });
     });
 
+    describe('BufferedUsageStore', () => {
+      it('writes rows in batches and shows every recorded row to readers', async () => {
+        const accountId = (await newAccount()).id;
+        const buffered = new BufferedUsageStore(usage, { flushIntervalMs: 10_000, maxBatch: 1000 });
+        const row = {
+          accountId,
+          keyId: null,
+          requestId: 'b',
+          endpoint: 'listModels',
+          model: null,
+          status: 200,
+          promptTokens: 0,
+          completionTokens: 0,
+          credits: 0,
+          latencyMs: 1,
+          cached: false,
+          createdAt: NOW,
+        };
+        await Promise.all(Array.from({ length: 120 }, (_, i) => buffered.record({ ...row, requestId: `b${i}` })));
+        const direct = await usage.totals(accountId, NOW - 1, NOW + 1);
+        assert.equal(direct.requests, 0, 'nothing written before the flush');
+        assert.equal((await buffered.totals(accountId, NOW - 1, NOW + 1)).requests, 120, 'reads flush first');
+        assert.equal((await usage.totals(accountId, NOW - 1, NOW + 1)).requests, 120);
+      });
+    });
+
     describe('UsageStore', () => {
       it('records rows and sums them per period, day and model', async () => {
         const accountId = (await newAccount()).id;
@@ -186,8 +212,13 @@ for (const backend of backends()) {
             ['PV-TURBO', 2],
           ],
         );
+        await usage.recordMany([
+          { ...row, requestId: 'req_4', createdAt: NOW + 1 },
+          { ...row, requestId: 'req_5', createdAt: NOW + 2 },
+        ]);
+        assert.equal((await usage.totals(accountId, NOW - 1, NOW + 2 * 86_400_000)).requests, 5);
         const listed = await usage.list(accountId, 10);
-        assert.equal(listed.length, 3);
+        assert.equal(listed.length, 5);
         assert.equal(listed[0]?.requestId, 'req_2');
         assert.equal(listed.find((r) => r.requestId === 'req_1')?.latencyMs, 12);
       });

@@ -37,6 +37,8 @@ export interface TestServer {
   /** A request over real HTTP whose response is checked against the contract. */
   request<T = Record<string, unknown>>(method: string, path: string, options?: RequestOptions): Promise<Response<T>>;
   createAccount(tier: Tier, credits?: number): Promise<{ accountId: string; apiKey: string }>;
+  /** Rows of the usage table, after buffered usage rows are written. */
+  usageRows<T>(sql: string, params: unknown[]): Promise<T[]>;
   close(): Promise<void>;
 }
 
@@ -101,6 +103,10 @@ export async function startTestServer(backend: Backend, options: TestServerOptio
       });
       if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${res.text}`);
       return { accountId: res.body.account.id, apiKey: res.body.api_key };
+    },
+    async usageRows<T>(sql: string, params: unknown[]) {
+      await running.services.usage.flush();
+      return running.services.db.query<T>(sql, params);
     },
     async close() {
       await running.close();

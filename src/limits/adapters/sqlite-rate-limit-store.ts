@@ -12,6 +12,7 @@ export class SqliteRateLimitStore implements RateLimitStore {
 
   constructor(db: BetterSqlite3.Database) {
     const prune = db.prepare('DELETE FROM rate_limit_events WHERE account_id = ? AND at_ms <= ?');
+    const hasExpired = db.prepare('SELECT 1 FROM rate_limit_events WHERE account_id = ? AND at_ms <= ? LIMIT 1');
     const minute = db.prepare(
       'SELECT count(*) AS n, min(at_ms) AS oldest FROM rate_limit_events WHERE account_id = ? AND at_ms > ?',
     );
@@ -33,7 +34,8 @@ export class SqliteRateLimitStore implements RateLimitStore {
     const run = (accountId: string, limits: Limits, now: number, consume: boolean): AdmissionCounts => {
       const dayStart = utcDayStart(now);
       const monthStart = utcMonthStart(now);
-      if (consume) prune.run(accountId, now - MINUTE_MS);
+      // Writes are what cost on SQLite (each is WAL traffic): prune only when something expired.
+      if (consume && hasExpired.get(accountId, now - MINUTE_MS)) prune.run(accountId, now - MINUTE_MS);
       const m = minute.get(accountId, now - MINUTE_MS) as { n: number; oldest: number | null };
       const dayCount = readCounter(accountId, 'day', dayStart);
       const monthCount = readCounter(accountId, 'month', monthStart);
@@ -42,7 +44,8 @@ export class SqliteRateLimitStore implements RateLimitStore {
         insertEvent.run(accountId, now);
         bump.run(accountId, 'day', dayStart);
         bump.run(accountId, 'month', monthStart);
-        dropOld.run(accountId, dayStart, monthStart);
+        // A new day (or month) just began for this account: drop the finished periods' counters.
+        if (dayCount === 0 || monthCount === 0) dropOld.run(accountId, dayStart, monthStart);
       }
       return { admitted, minuteCount: m.n, minuteOldest: m.oldest, dayCount, monthCount };
     };
