@@ -127,6 +127,7 @@ export class HealthApi extends runtime.BaseAPI {
     }
 
     /**
+     * `checks` reports the database, the local model (when any PV model routes to it) and the Python sandbox. The status is `ready` when the database and the local model work; a missing sandbox is reported (code execution then answers 503 `SANDBOX_UNAVAILABLE`) but does not make the service unready. 
      * Readiness of each dependency
      */
     async getReadinessRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Readiness>> {
@@ -137,6 +138,7 @@ export class HealthApi extends runtime.BaseAPI {
     }
 
     /**
+     * `checks` reports the database, the local model (when any PV model routes to it) and the Python sandbox. The status is `ready` when the database and the local model work; a missing sandbox is reported (code execution then answers 503 `SANDBOX_UNAVAILABLE`) but does not make the service unready. 
      * Readiness of each dependency
      */
     async getReadiness(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Readiness> {
