@@ -1,0 +1,269 @@
+/**
+ * npm run bench:chat — pvai's chat path against the same mock OpenAI upstream, in one run:
+ * direct-to-mock vs through pvai vs through Portkey's open-source gateway (a peer), cache hits, fixed-rate
+ * added latency, streaming time-to-first-token and inter-chunk gap, and local-engine tokens/s through
+ * pvai vs node-llama-cpp called directly.
+ * Targets: added p50 ≤ 0.3 ms and p99 ≤ 1 ms at 1,000 req/s; ≥ 5× Portkey's throughput; cache hits ≥ 10,000 req/s;
+ * local tokens/s ≥ 0.95× direct.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { GeneralChatWrapper } from 'node-llama-cpp';
+import { getSharedLlama } from '../../src/providers/local/llama-runtime.js';
+import { ADMIN_TOKEN, freePort, freshStorage, load, ROOT, startBenchServer, table, waitForHealthy } from './lib.js';
+import { latencyAtRate, streamTiming } from './rate.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const CONNECTIONS = 32;
+const ACCOUNTS = 100;
+const MODEL_PATH = join(ROOT, '..', 'shared', 'models', 'stories260K.gguf');
+
+async function startMock(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/mock-upstream-server.ts')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), 'line')) as [string];
+  return { url: line.trim(), child };
+}
+
+async function startPortkey(): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${port}`, '--headless'],
+    { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealthy(url, child, '/');
+  return { url, child };
+}
+
+const stop = async (child: ChildProcess) => {
+  if (child.exitCode === null) {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
+};
+
+const chatBody = (model: string, extra: object = {}) =>
+  JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 16, ...extra });
+
+async function directTokensPerSecond(tokens: number): Promise<number> {
+  const llama = await getSharedLlama();
+  const model = await llama.loadModel({ modelPath: MODEL_PATH });
+  const context = await model.createContext({ threads: 1, contextSize: 512 });
+  const sequence = context.getSequence();
+  const prompt = new GeneralChatWrapper()
+    .generateContextState({
+      chatHistory: [
+        { type: 'user', text: 'Tell me a story' },
+        { type: 'model', response: [] },
+      ],
+    })
+    .contextText.tokenize(model.tokenizer);
+  const rates: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    await sequence.clearHistory();
+    const started = performance.now();
+    let count = 0;
+    for await (const token of sequence.evaluate(prompt, { temperature: 0.8, seed: round })) {
+      if (model.isEogToken(token) || ++count >= tokens) break;
+    }
+    rates.push((count / (performance.now() - started)) * 1000);
+  }
+  await context.dispose();
+  await model.dispose();
+  return rates.sort((a, b) => a - b)[2] ?? 0;
+}
+
+async function pvaiTokensPerSecond(url: string, key: string, tokens: number): Promise<number> {
+  const rates: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    const started = performance.now();
+    const res = await fetch(`${url}/z1/chat/completions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        model: 'PV-CODEX',
+        user_id: 'bench',
+        skip_cache: true,
+        max_tokens: tokens,
+        temperature: 0.8,
+        seed: round,
+        messages: [{ role: 'user', content: 'Tell me a story' }],
+      }),
+    });
+    const body = (await res.json()) as { usage: { completion_tokens: number } };
+    rates.push((body.usage.completion_tokens / (performance.now() - started)) * 1000);
+  }
+  return rates.sort((a, b) => a - b)[2] ?? 0;
+}
+
+const mock = await startMock();
+const storage = await freshStorage();
+const upstream = { provider: 'openai-compatible', baseUrl: mock.url, model: 'mock-model', maxRetries: 0 };
+const server = await startBenchServer(
+  { ...storage.env, PVAI_LOCAL_MODEL: MODEL_PATH },
+  {
+    tiers: { enterprise: { rpm: 1_000_000, rpd: 100_000_000, monthly: 1_000_000_000 } },
+    routing: {
+      'PV-TURBO': [upstream],
+      'PV-STANDARD': [{ ...upstream, model: 'slow-stream' }],
+      'PV-CODEX': [{ provider: 'local', model: 'local' }],
+    },
+    localEngine: { threads: 1, sequences: 1, maxQueue: 16 },
+  },
+);
+const portkey = await startPortkey();
+try {
+  const keys: string[] = [];
+  for (let i = 0; i < ACCOUNTS; i++) {
+    const res = await fetch(`${server.url}/admin/accounts`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: `chat${i}@example.com`, tier: 'enterprise', credits: 1_000_000_000 }),
+    });
+    keys.push(((await res.json()) as { api_key: string }).api_key);
+  }
+  const json = { 'Content-Type': 'application/json' };
+  const pvHeaders = (i: number) => ({ ...json, Authorization: `Bearer ${keys[i % keys.length]}` });
+  const pvBody = chatBody('PV-TURBO', { user_id: 'bench', skip_cache: true });
+  const mockOrigin = new URL(mock.url).origin;
+
+  const directLoad = await load({
+    url: `${mock.url}/chat/completions`,
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    method: 'POST',
+    headers: json,
+    body: chatBody('mock-model'),
+  });
+  const pvaiLoad = await load({
+    url: server.url,
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    requests: keys.map((_, i) => ({
+      method: 'POST',
+      path: '/z1/chat/completions',
+      headers: pvHeaders(i),
+      body: pvBody,
+    })),
+  });
+  const portkeyLoad = await load({
+    url: `${portkey.url}/v1/chat/completions`,
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    method: 'POST',
+    headers: {
+      ...json,
+      'x-portkey-provider': 'openai',
+      'x-portkey-custom-host': mock.url,
+      Authorization: 'Bearer sk-mock',
+    },
+    body: chatBody('mock-model'),
+  });
+  const cachedBody = chatBody('PV-TURBO', { user_id: 'bench' });
+  const cacheLoad = await load({
+    url: server.url,
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    requests: keys.map((_, i) => ({
+      method: 'POST',
+      path: '/z1/chat/completions',
+      headers: pvHeaders(i),
+      body: cachedBody,
+    })),
+  });
+  const directRate = await latencyAtRate({
+    origin: mockOrigin,
+    path: '/v1/chat/completions',
+    rps: 1000,
+    seconds: 5,
+    headers: () => json,
+    body: chatBody('mock-model'),
+  });
+  const pvaiRate = await latencyAtRate({
+    origin: server.url,
+    path: '/z1/chat/completions',
+    rps: 1000,
+    seconds: 5,
+    headers: pvHeaders,
+    body: pvBody,
+  });
+  const streamBody = (model: string, extra: object = {}) => chatBody(model, { stream: true, ...extra });
+  const directStream = await streamTiming({
+    origin: mockOrigin,
+    path: '/v1/chat/completions',
+    count: 100,
+    headers: () => json,
+    body: streamBody('slow-stream'),
+  });
+  const pvaiStream = await streamTiming({
+    origin: server.url,
+    path: '/z1/chat/completions',
+    count: 100,
+    headers: pvHeaders,
+    body: streamBody('PV-STANDARD', { user_id: 'bench', skip_cache: true }),
+  });
+  const direct = await directTokensPerSecond(400);
+  const through = await pvaiTokensPerSecond(server.url, keys[0] ?? '', 400);
+
+  console.log(
+    `\npvai chat benchmark — mock upstream in its own process; ${CONNECTIONS} connections × ${SECONDS} s (autocannon, whole-ms latencies)\n`,
+  );
+  console.log(
+    table(
+      ['path', 'req/s', 'p50 ms', 'p99 ms'],
+      [
+        ['mock upstream directly', directLoad.rps, directLoad.p50, directLoad.p99],
+        ['through pvai (auth, limits, credits, usage, routing)', pvaiLoad.rps, pvaiLoad.p50, pvaiLoad.p99],
+        ['through Portkey gateway 1.15.2', portkeyLoad.rps, portkeyLoad.p50, portkeyLoad.p99],
+        ['pvai cache hits', cacheLoad.rps, cacheLoad.p50, cacheLoad.p99],
+      ],
+    ),
+  );
+  console.log(
+    `\npvai / Portkey throughput: ${(pvaiLoad.rps / portkeyLoad.rps).toFixed(1)}×` +
+      `  (non-2xx: pvai ${pvaiLoad.non2xx}, Portkey ${portkeyLoad.non2xx}, cache ${cacheLoad.non2xx})\n`,
+  );
+  console.log('Fixed rate 1,000 req/s, 5 s, open loop (µs resolution)\n');
+  console.log(
+    table(
+      ['path', 'p50 ms', 'p99 ms', 'failed'],
+      [
+        ['mock upstream directly', directRate.p50, directRate.p99, directRate.failed],
+        ['through pvai', pvaiRate.p50, pvaiRate.p99, pvaiRate.failed],
+        ['added by pvai', pvaiRate.p50 - directRate.p50, pvaiRate.p99 - directRate.p99, '-'],
+      ],
+    ),
+  );
+  console.log('\nStreaming, 20 chunks 2 ms apart, 100 sequential streams\n');
+  console.log(
+    table(
+      ['path', 'time to first token p50 ms', 'mean inter-chunk gap ms'],
+      [
+        ['mock upstream directly', directStream.ttftP50, directStream.gapMean],
+        ['through pvai', pvaiStream.ttftP50, pvaiStream.gapMean],
+      ],
+    ),
+  );
+  console.log('\nLocal engine (stories260K, threads 1), 400-token answers, median of 5\n');
+  console.log(
+    table(
+      ['path', 'tokens/s', 'ratio'],
+      [
+        ['node-llama-cpp directly', direct, 1],
+        ['through pvai (HTTP, PV-CODEX → local)', through, through / direct],
+      ],
+    ),
+  );
+} finally {
+  await stop(portkey.child);
+  await server.stop();
+  await stop(mock.child);
+  await storage.drop();
+}
+process.exit(0);
