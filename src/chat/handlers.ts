@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { AppError } from '../errors/index.js';
 import { toAppError } from '../http/error-middleware.js';
-import { bodyOf, type OperationHandlers, requirePrincipal } from '../http/handler.js';
+import { bodyOf, clientDisconnectSignal, type OperationHandlers, requirePrincipal } from '../http/handler.js';
 import type { Services } from '../http/services.js';
 import type { AppContext } from '../http/state.js';
 import { ProviderError } from '../providers/index.js';
@@ -10,15 +10,6 @@ import { checkMessages, checkTierAllowsChat } from './policy.js';
 import type { ChatCompletionRequest } from './request.js';
 import { pipeAsSse } from './sse.js';
 import { completionBody, replayAsParts } from './wire.js';
-
-/** Aborted when the client goes away before the response is complete: generation stops with it. */
-function disconnectSignal(ctx: AppContext): AbortSignal {
-  const controller = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
-  });
-  return controller.signal;
-}
 
 function providerFailure(err: unknown, bodyLimit: number): AppError {
   if (err instanceof ProviderError) {
@@ -109,7 +100,7 @@ export function chatHandlers(services: Services, chat: () => ChatService): Opera
       checkMessages(request.messages);
       checkTierAllowsChat(request, principal.account, services.config.tiers[principal.account.tier]);
       ctx.state.usage.model = request.model;
-      const signal = disconnectSignal(ctx);
+      const signal = clientDisconnectSignal(ctx);
       const prepared = await chat().prepare(principal, request);
       if (request.stream) await respondStream(ctx, prepared, signal, services.config.bodyLimitBytes);
       else await respondJson(ctx, prepared, signal, services.config.bodyLimitBytes);

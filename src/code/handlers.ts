@@ -1,7 +1,6 @@
 import { AppError } from '../errors/index.js';
-import { bodyOf, json, type OperationHandlers, requirePrincipal } from '../http/handler.js';
+import { bodyOf, clientDisconnectSignal, json, type OperationHandlers, requirePrincipal } from '../http/handler.js';
 import type { Services } from '../http/services.js';
-import type { AppContext } from '../http/state.js';
 
 interface CodeRequest {
   code: string;
@@ -18,15 +17,6 @@ export function resolveTimeout(request: CodeRequest, max: number, fallback: numb
   return request.timeout;
 }
 
-/** A client that goes away kills its execution. */
-function disconnectSignal(ctx: AppContext): AbortSignal {
-  const controller = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
-  });
-  return controller.signal;
-}
-
 export function codeHandlers(services: Services): OperationHandlers {
   return {
     executeCode: async (c, ctx) => {
@@ -38,7 +28,7 @@ export function codeHandlers(services: Services): OperationHandlers {
       ctx.set('X-Credits-Charged', '0');
       const outcome = await services.sandbox.execute(
         { code: request.code, timeoutSeconds: timeout },
-        disconnectSignal(ctx),
+        clientDisconnectSignal(ctx),
       );
       if (outcome.kind === 'timeout') {
         throw new AppError('EXECUTION_TIMEOUT', `Execution timed out after ${timeout} s`, {

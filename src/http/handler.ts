@@ -25,3 +25,12 @@ export function bodyOf<T>(c: OpenApiContext): T {
 export function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
+
+/** Aborted when the client goes away before the response is complete, so the work stops with it. */
+export function clientDisconnectSignal(ctx: AppContext): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return controller.signal;
+}
