@@ -15,6 +15,13 @@ import { newCompletionId, type ResponseMeta } from './wire.js';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'BYPASS';
 
+/** What the response cache keeps of an answer: enough to replay it as JSON or as a stream. */
+interface CachedAnswer {
+  completion: Completion;
+  citations?: ResponseMeta['citations'];
+  memoryContext?: ResponseMeta['memoryContext'];
+}
+
 /** A request that passed limits and credits, ready to produce its answer. */
 export interface PreparedChat {
   meta: ResponseMeta;
@@ -76,12 +83,10 @@ export class ChatService {
     if (key) {
       const hit = await deps.cache.get(key);
       if (hit) {
-        const cached = hit.body as {
-          completion: Completion;
-          citations?: ResponseMeta['citations'];
-          memoryContext?: ResponseMeta['memoryContext'];
-        };
-        return this.#prepared(meta, principal, request, 'HIT', 0, key, cached.completion, cached);
+        const cached = hit.body as CachedAnswer;
+        if (cached.citations) meta.citations = cached.citations;
+        if (cached.memoryContext) meta.memoryContext = cached.memoryContext;
+        return this.#prepared({ meta, principal, request, cache: 'HIT', credits: 0, key, cached: cached.completion });
       }
     }
 
@@ -99,24 +104,22 @@ export class ChatService {
         );
       }
     }
-    return this.#prepared(meta, principal, request, bypass ? 'BYPASS' : 'MISS', price, key);
+    return this.#prepared({ meta, principal, request, cache: bypass ? 'BYPASS' : 'MISS', credits: price, key });
   }
 
-  #prepared(
-    meta: ResponseMeta,
-    principal: Principal,
-    request: ChatCompletionRequest,
-    cache: CacheStatus,
-    credits: number,
-    key: string | undefined,
-    cached?: Completion,
-    cachedMeta?: { citations?: ResponseMeta['citations']; memoryContext?: ResponseMeta['memoryContext'] },
-  ): PreparedChat {
+  #prepared(p: {
+    meta: ResponseMeta;
+    principal: Principal;
+    request: ChatCompletionRequest;
+    cache: CacheStatus;
+    credits: number;
+    key: string | undefined;
+    cached?: Completion;
+  }): PreparedChat {
+    const { meta, principal, request, cache, credits, key, cached } = p;
     const deps = this.#deps;
     let refunded = false;
     let webGrounded = false;
-    if (cachedMeta?.citations) meta.citations = cachedMeta.citations;
-    if (cachedMeta?.memoryContext) meta.memoryContext = cachedMeta.memoryContext;
     const routed = async (s: AbortSignal) => {
       const context = await gatherContext(deps.hooks, principal, request, s);
       meta.memoryContext = context.memoryContext;
@@ -132,14 +135,8 @@ export class ChatService {
       async remember(completion) {
         if (!key) return;
         const ttl = webGrounded ? WEB_GROUNDED_CACHE_TTL_MS : (deps.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS);
-        await deps.cache.set(
-          key,
-          {
-            body: { completion, citations: meta.citations, memoryContext: meta.memoryContext },
-            createdAt: deps.clock(),
-          },
-          ttl,
-        );
+        const answer: CachedAnswer = { completion, citations: meta.citations, memoryContext: meta.memoryContext };
+        await deps.cache.set(key, { body: answer, createdAt: deps.clock() }, ttl);
       },
       async refund() {
         if (refunded || credits === 0) return;
