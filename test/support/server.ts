@@ -128,9 +128,11 @@ export function manualClock(start: number): Clock & { set(ms: number): void; adv
   return clock;
 }
 
+/** A valid chat request; a small max_tokens keeps the local engine's answers quick. */
 export const chatBody = (overrides: Record<string, unknown> = {}) => ({
   model: 'PV-TURBO',
   user_id: 'user-1',
+  max_tokens: 8,
   messages: [{ role: 'user', content: 'Tell me a story.' }],
   ...overrides,
 });
