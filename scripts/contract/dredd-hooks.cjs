@@ -1,0 +1,393 @@
+// Dredd hooks for the pvai contract run (see docs/contract-testing.md).
+//
+// Dredd turns every documented response of openapi/openapi.yaml into one transaction that sends the operation's
+// request example and expects that status code, the documented headers and a body matching the schema. Dredd 14
+// ignores OpenAPI security schemes and knows nothing about this API's state, so these hooks:
+//   - authenticate: `Authorization: Bearer <key>` on /z1 (but /z1/health*), the admin token on /admin;
+//   - replace the example ids in paths by real ones created in beforeAll (memory, document, account, keys);
+//   - turn the request of each non-2xx transaction into one that really provokes that status, where the status
+//     can be provoked from outside on a healthy server (400, 401, 402, 403, 404, 408, 409, 413, 415);
+//   - skip, with the reason printed, what cannot be meaningful (see SKIP_STATUS and the capability probe);
+//   - check the text/event-stream answer of chat completions themselves (Dredd has no validator for it).
+// The server comes from scripts/contract/serve-for-contract.mjs: PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN.
+const hooks = require('hooks');
+
+const { PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN } = process.env;
+if (!PVAI_URL || !PVAI_API_KEY || !PVAI_ADMIN_TOKEN) {
+  throw new Error('dredd-hooks: PVAI_URL, PVAI_API_KEY and PVAI_ADMIN_TOKEN must be set (serve-for-contract.mjs)');
+}
+
+// The ids used as examples in openapi/openapi.yaml.
+const EXAMPLE_IDS = {
+  memory: 'mem_5b1f0c9e2d4a',
+  document: 'doc_7c2e9a0b1f3d',
+  account: 'acct_3kTMd9e2XwQpL7vB',
+  key: 'key_9xQ2mL4nB7vC1zR8',
+};
+// Well-formed ids that name nothing, for the 404 transactions.
+const MISSING_IDS = {
+  memory: 'mem_000000000000',
+  document: 'doc_000000000000',
+  account: 'acct_0000000000000000',
+  key: 'key_0000000000000000',
+  model: 'PV-NONEXISTENT',
+};
+const TOO_LONG_ID = 'x'.repeat(65); // every path id is maxLength 64: a 400 before any lookup
+
+// The error code each provoked status must carry (400 and 403 are refined per operation below).
+const EXPECTED_CODE = {
+  400: 'INVALID_PARAMETER',
+  401: 'UNAUTHORIZED',
+  402: 'INSUFFICIENT_CREDITS',
+  403: 'MODEL_NOT_ALLOWED',
+  404: 'NOT_FOUND',
+  408: 'EXECUTION_TIMEOUT',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+// Statuses no request can provoke from outside against a healthy contract server.
+const SKIP_STATUS = {
+  429: 'the contract server raises the volume limits on purpose; 429 is covered by the test suite',
+  500: 'an unexpected internal error cannot be provoked on purpose',
+  502: 'needs a failing model upstream; covered by the provider and chat tests',
+  504: 'needs an upstream that does not answer in time; covered by the provider tests',
+};
+
+// Operations whose engine may not be on this server yet: the placeholder answers 503 SERVICE_UNAVAILABLE
+// (documented). Probed in beforeAll; see `capabilityOf`.
+function capabilityOf(path) {
+  if (path.startsWith('/z1/memory')) return 'memory';
+  if (path.startsWith('/z1/rag/')) return 'rag';
+  if (path === '/z1/sla') return 'sla';
+  if (path === '/metrics') return 'metrics';
+  if (path === '/z1/code/execute') return 'code';
+  if (path === '/z1/chat/completions') return 'chat';
+  return null;
+}
+const available = {}; // capability → true, or the 503 body that says it is not available
+const ids = {}; // real ids created in beforeAll
+const skipped = []; // [transaction name, reason]
+
+async function call(method, path, { body, auth = 'key', headers = {} } = {}) {
+  const h = { Accept: 'application/json', ...headers };
+  if (auth === 'key') h.Authorization = `Bearer ${PVAI_API_KEY}`;
+  else if (auth === 'admin') h.Authorization = `Bearer ${PVAI_ADMIN_TOKEN}`;
+  else if (auth) h.Authorization = `Bearer ${auth}`;
+  if (body !== undefined) h['Content-Type'] = 'application/json';
+  const res = await fetch(`${PVAI_URL}${path}`, {
+    method,
+    headers: h,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text };
+}
+
+async function must(expectStatus, method, path, options) {
+  const res = await call(method, path, options);
+  if (res.status !== expectStatus) {
+    throw new Error(
+      `dredd-hooks setup: ${method} ${path} answered ${res.status}, expected ${expectStatus}: ${res.text}`,
+    );
+  }
+  return res.json;
+}
+
+async function probe(capability, method, path, body) {
+  const res = await call(method, path, { body, auth: capability === 'metrics' ? null : 'key' });
+  if (res.status === 503) {
+    available[capability] = res.json ?? res.text;
+    console.log(
+      `dredd-hooks: ${capability} is not available on this server (503 ${res.json?.code ?? ''}): ${res.text}`,
+    );
+  } else {
+    available[capability] = true;
+  }
+}
+
+hooks.beforeAll((transactions, done) => {
+  (async () => {
+    const tag = Math.random().toString(36).slice(2, 10);
+    await probe('memory', 'GET', '/z1/memory?user_id=dredd-probe');
+    await probe('rag', 'GET', '/z1/rag/documents?user_id=dredd-probe');
+    await probe('sla', 'GET', '/z1/sla');
+    await probe('metrics', 'GET', '/metrics');
+    await probe('code', 'POST', '/z1/code/execute', { code: 'print(1)', user_id: 'dredd-probe' });
+    await probe('chat', 'POST', '/z1/chat/completions', {
+      model: 'PV-TURBO',
+      user_id: 'dredd-probe',
+      messages: [{ role: 'user', content: 'probe' }],
+      max_tokens: 8,
+    });
+
+    // The account the admin transactions work on (a fresh one, so changing its tier harms nothing).
+    const fixture = await must(201, 'POST', '/admin/accounts', {
+      auth: 'admin',
+      body: { email: `dredd-fixture-${tag}@example.com`, tier: 'startup', credits: 100 },
+    });
+    ids.account = fixture.account.id;
+    ids.accountEmail = fixture.account.email;
+    ids.revokeKey = (
+      await must(201, 'POST', `/admin/accounts/${ids.account}/keys`, { auth: 'admin', body: {} })
+    ).key.id;
+    ids.rotateKey = (
+      await must(201, 'POST', `/admin/accounts/${ids.account}/keys`, { auth: 'admin', body: {} })
+    ).key.id;
+    // A free account with no credits: 402 (credits) and 403 (model and feature not in the tier).
+    const free = await must(201, 'POST', '/admin/accounts', {
+      auth: 'admin',
+      body: { email: `dredd-free-${tag}@example.com`, tier: 'free', credits: 0 },
+    });
+    ids.freeKey = free.api_key;
+
+    // Under a user of its own, so that the example's "forget user-123" does not delete it first.
+    if (available.memory === true) {
+      ids.memory = (
+        await must(201, 'POST', '/z1/memory', { body: { user_id: 'dredd-fixture', content: 'Likes tea.' } })
+      ).id;
+    }
+    if (available.rag === true) {
+      ids.document = (
+        await must(201, 'POST', '/z1/rag/documents', {
+          body: { user_id: 'dredd-fixture', title: 'Fixture', content: 'The fixture document.' },
+        })
+      ).id;
+    }
+  })().then(
+    () => done(),
+    (err) => {
+      console.error(err);
+      process.exitCode = 1;
+      // Fail every transaction rather than run them against a half-prepared server.
+      for (const t of transactions) t.fail = `beforeAll failed: ${err.message}`;
+      done();
+    },
+  );
+});
+
+function skip(t, reason) {
+  t.skip = true;
+  skipped.push([t.name, reason]);
+}
+
+function setPath(t, path) {
+  t.fullPath = path;
+  t.request.uri = path;
+}
+
+function replaceId(t, kind, id) {
+  setPath(t, t.fullPath.replace(EXAMPLE_IDS[kind], id));
+}
+
+function jsonBody(t) {
+  return t.request.body ? JSON.parse(t.request.body) : {};
+}
+
+function setBody(t, value) {
+  t.request.body = typeof value === 'string' ? value : JSON.stringify(value);
+  t.request.headers['Content-Type'] ??= 'application/json';
+}
+
+function setQuery(t, mutate) {
+  const url = new URL(t.fullPath, 'http://x');
+  mutate(url.searchParams);
+  setPath(t, url.pathname + (url.search || ''));
+}
+
+/** Which example id a path carries, and the real id that should replace it for a 2xx transaction. */
+function idKind(resource) {
+  if (resource.includes('{memory_id}')) return 'memory';
+  if (resource.includes('{document_id}')) return 'document';
+  if (resource.includes('{account_id}')) return 'account';
+  if (resource.includes('{key_id}')) return 'key';
+  if (resource.includes('{model_id}')) return 'model';
+  return null;
+}
+
+function realId(kind, resource) {
+  if (kind === 'key') return resource.endsWith('/rotate') ? ids.rotateKey : ids.revokeKey;
+  return ids[kind];
+}
+
+hooks.beforeEach((t) => {
+  if (t.fail) return; // beforeAll failed
+  const resource = t.origin.resourceName; // the path template, e.g. /z1/memory/{memory_id}
+  const method = t.request.method;
+  const status = Number(t.expected.statusCode);
+  const headers = t.request.headers;
+  const isAdmin = resource.startsWith('/admin/');
+  const needsKey = resource.startsWith('/z1/') && !resource.startsWith('/z1/health');
+  const hasBody = Boolean(t.request.body);
+
+  if (isAdmin) headers.Authorization = `Bearer ${PVAI_ADMIN_TOKEN}`;
+  else if (needsKey) headers.Authorization = `Bearer ${PVAI_API_KEY}`;
+
+  const kind = idKind(resource);
+  // The id now in the path (the model example PV-STANDARD exists as it is).
+  const currentId = kind === 'model' ? 'PV-STANDARD' : kind ? (realId(kind, resource) ?? EXAMPLE_IDS[kind]) : null;
+  if (kind && kind !== 'model') replaceId(t, kind, currentId);
+
+  const capability = capabilityOf(resource);
+  const unavailable = capability && available[capability] !== true;
+
+  if (SKIP_STATUS[status]) return skip(t, `${status}: ${SKIP_STATUS[status]}`);
+
+  if (isAdmin) {
+    // The admin API has no account and so no rate-limit window: it sends no X-RateLimit-* headers. The shared
+    // BadRequest response documents them (optional, as every OpenAPI header without `required: true`), but
+    // Dredd expects every documented header to be present.
+    for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) delete t.expected.headers[h];
+  }
+  if (status >= 400) {
+    // The shared error responses carry one example each (e.g. 403's is MODEL_NOT_ALLOWED with details
+    // {model, tier}) and Dredd requires the example's keys, so /z1/sla's FEATURE_NOT_ALLOWED ({feature, tier})
+    // would fail on the example's details alone. Require the Error schema's keys; the `code` is checked in
+    // beforeEachValidation against what this transaction provokes.
+    t.expected.body = JSON.stringify({ status: 'error', message: '', code: '', details: null });
+  }
+
+  if (status >= 200 && status < 300) {
+    if (unavailable) return skip(t, `${capability} is not available on this server yet (it answers 503)`);
+    if (t.origin.exampleName.endsWith('text/event-stream')) {
+      // Streaming is chosen by `stream: true` in the body, not by the Accept header.
+      setBody(t, { ...jsonBody(t), stream: true });
+      t.expected.headers['Content-Type'] = 'text/event-stream';
+    }
+    if (resource === '/admin/accounts' && method === 'POST') {
+      setBody(t, { ...jsonBody(t), email: `dredd-created-${Date.now()}@example.com` });
+    }
+    return;
+  }
+
+  t.expectedCode = EXPECTED_CODE[status];
+  switch (status) {
+    case 400:
+      if (resource === '/z1/chat/completions') {
+        setBody(t, { ...jsonBody(t), model: 'PV-NONEXISTENT' });
+        t.expectedCode = 'INVALID_MODEL';
+      } else if (hasBody)
+        setBody(t, { ...jsonBody(t), unexpected_field: true }); // additionalProperties: false
+      else if (kind) setPath(t, t.fullPath.replace(currentId, TOO_LONG_ID));
+      else if (resource === '/z1/usage') setQuery(t, (q) => q.set('group_by', 'week'));
+      else if (resource === '/z1/sla') setQuery(t, (q) => q.set('window', '2h'));
+      else if (t.fullPath.includes('user_id=')) setQuery(t, (q) => q.delete('user_id'));
+      else return skip(t, '400: no invalid variant of this request is defined');
+      return;
+    case 401:
+      if (isAdmin) headers.Authorization = 'Bearer not-the-admin-token-0000';
+      else delete headers.Authorization;
+      return;
+    case 402:
+      // A free account with a balance of 0 asks for a model its tier includes.
+      headers.Authorization = `Bearer ${ids.freeKey}`;
+      setBody(t, { ...jsonBody(t), model: 'PV-TURBO' });
+      return;
+    case 403:
+      headers.Authorization = `Bearer ${ids.freeKey}`;
+      if (resource === '/z1/chat/completions') setBody(t, { ...jsonBody(t), model: 'PV-ADVANCED' });
+      else t.expectedCode = 'FEATURE_NOT_ALLOWED'; // /z1/sla: not part of the free tier
+      return;
+    case 404:
+      if (unavailable) return skip(t, `404: ${capability} is not available on this server yet (it answers 503)`);
+      if (kind) setPath(t, t.fullPath.replace(currentId, MISSING_IDS[kind]));
+      else return skip(t, '404: no path id to make unknown');
+      return;
+    case 408:
+      setBody(t, { code: 'import time\nprint("started", flush=True)\ntime.sleep(30)', user_id: 'dredd', timeout: 1 });
+      return;
+    case 409:
+      setBody(t, { ...jsonBody(t), email: ids.accountEmail });
+      return;
+    case 413:
+      // Over the server's 1 MiB body limit; refused before validation.
+      setBody(t, { ...jsonBody(t), padding: 'x'.repeat(1100 * 1024) });
+      return;
+    case 415:
+      headers['Content-Type'] = 'text/plain';
+      if (!hasBody) t.request.body = 'not json';
+      return;
+    case 503:
+      // A placeholder that is not available yet must answer exactly this; a working server cannot be made to.
+      if (unavailable) return;
+      return skip(t, `503: ${capability ?? 'this operation'} is available on this server; 503 cannot be provoked`);
+    default:
+      return skip(t, `${status}: no way to provoke this status is defined`);
+  }
+});
+
+hooks.beforeEachValidation((t) => {
+  // Gavel compares Content-Type literally: `application/json; charset=utf-8` fails against the documented
+  // `application/json`. A charset parameter does not change the media type, so compare the types only.
+  const real = t.real.headers;
+  const name = Object.keys(real).find((h) => h.toLowerCase() === 'content-type');
+  const expected = t.expected.headers?.['Content-Type'];
+  if (name && expected && real[name].split(';')[0].trim().toLowerCase() === expected.toLowerCase()) {
+    real[name] = expected;
+  }
+
+  if (t.expectedCode && Number(t.real.statusCode) === Number(t.expected.statusCode)) {
+    let code;
+    try {
+      code = JSON.parse(t.real.body).code;
+    } catch {
+      code = undefined;
+    }
+    if (code !== t.expectedCode) t.fail = `expected error code ${t.expectedCode}, got ${code}`;
+  }
+
+  if (t.origin.exampleName.endsWith('text/event-stream') && Number(t.real.statusCode) === 200) {
+    // Dredd has no validator for text/event-stream: check the stream here and leave the rest to Dredd.
+    const problem = checkChatStream(t.real.body);
+    if (problem) t.fail = `text/event-stream body: ${problem}`;
+    t.expected.body = t.real.body;
+    delete t.expected.bodySchema;
+  }
+});
+
+/** The documented shape of a chat completion stream; returns what is wrong, or null. */
+function checkChatStream(body) {
+  const events = body
+    .split(/\n\n/)
+    .map((e) => e.trim())
+    .filter(Boolean);
+  if (events.length < 3) return `expected at least 3 events, got ${events.length}`;
+  if (events.at(-1) !== 'data: [DONE]') return 'the last event is not `data: [DONE]`';
+  const chunks = [];
+  for (const e of events.slice(0, -1)) {
+    if (!e.startsWith('data: ')) return `an event is not a data line: ${e.slice(0, 80)}`;
+    try {
+      chunks.push(JSON.parse(e.slice(6)));
+    } catch {
+      return `an event is not JSON: ${e.slice(0, 80)}`;
+    }
+  }
+  const id = chunks[0].id;
+  for (const c of chunks) {
+    if (c.object !== 'chat.completion.chunk') return `object is ${c.object}`;
+    if (c.id !== id) return 'the chunks do not share one id';
+    if (!/^chatcmpl-/.test(c.id)) return `id ${c.id} does not start with chatcmpl-`;
+  }
+  if (chunks[0].choices?.[0]?.delta?.role !== 'assistant') return 'the first delta does not carry the role';
+  const last = chunks.at(-1);
+  if (!Array.isArray(last.choices) || last.choices.length !== 0) return 'the last chunk has choices';
+  if (!last.usage || typeof last.usage.total_tokens !== 'number') return 'the last chunk has no usage';
+  if (!last.memory_context) return 'the last chunk has no memory_context';
+  return null;
+}
+
+hooks.afterAll((_transactions, done) => {
+  if (skipped.length > 0) {
+    console.log(`dredd-hooks: ${skipped.length} transactions skipped on purpose:`);
+    for (const [name, reason] of skipped) console.log(`  skip ${name}: ${reason}`);
+  }
+  done();
+});

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Smoke test of the Python client generated from openapi/openapi.yaml against a running pvai server.
+
+    node scripts/generate.mjs --python DIR && pip install DIR
+    python scripts/contract/python-client-smoke.py     # with PVAI_URL and PVAI_API_KEY set
+
+(serve-for-contract.mjs sets those.) Checks, through the generated client only:
+  1. list_models with the key as `Authorization: Bearer`: 200 and the four PV models;
+  2. get_model with the key as `X-API-Key`: 200 (the other security scheme);
+  3. a chat completion with an unknown model: 400 with body code INVALID_MODEL (the client validates the
+     model enum itself, so the request object is built with pydantic's model_construct to send it anyway);
+  4. list_models with a wrong key: 401 with body code UNAUTHORIZED.
+Exits 1 on the first failed check.
+"""
+
+import json
+import os
+import sys
+import warnings
+
+import pvai_client
+from pvai_client.exceptions import ApiException
+
+URL = os.environ["PVAI_URL"]
+KEY = os.environ["PVAI_API_KEY"]
+EXPECTED_MODELS = {"PV-TURBO", "PV-STANDARD", "PV-ADVANCED", "PV-CODEX"}
+
+
+def client(**auth):
+    return pvai_client.ApiClient(pvai_client.Configuration(host=URL, **auth))
+
+
+def fail(message):
+    print(f"FAIL {message}")
+    sys.exit(1)
+
+
+def ok(message):
+    print(f"ok   {message}")
+
+
+def error_code(err: ApiException):
+    try:
+        return json.loads(err.body).get("code")
+    except (TypeError, ValueError):
+        return None
+
+
+def expect_error(call, status, code, what):
+    try:
+        result = call()
+    except ApiException as err:
+        if err.status != status or error_code(err) != code:
+            fail(f"{what}: expected {status} {code}, got {err.status} {err.body}")
+        ok(f"{what}: {status} {code}")
+        return
+    fail(f"{what}: expected {status} {code}, got a success: {result!r}")
+
+
+# 1. list models, Bearer
+with client(access_token=KEY) as api:
+    models = pvai_client.ModelsApi(api).list_models_with_http_info()
+    if models.status_code != 200:
+        fail(f"list_models: status {models.status_code}")
+    ids = {m.id.value if hasattr(m.id, "value") else m.id for m in models.data.data}
+    if len(models.data.data) != 4 or ids != EXPECTED_MODELS:
+        fail(f"list_models: expected the four PV models, got {sorted(ids)}")
+    ok(f"list_models (Bearer): 200, {sorted(ids)}")
+
+# 2. one model, X-API-Key
+with client(api_key={"ApiKeyHeader": KEY}) as api:
+    model = pvai_client.ModelsApi(api).get_model("PV-STANDARD")
+    model_id = model.id.value if hasattr(model.id, "value") else model.id
+    if model_id != "PV-STANDARD":
+        fail(f"get_model: expected PV-STANDARD, got {model_id}")
+    ok("get_model (X-API-Key): 200 PV-STANDARD")
+
+# 3. invalid model → 400 INVALID_MODEL
+# pydantic warns that the unvalidated model value is not the enum it expects: that is the point here.
+warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
+with client(access_token=KEY) as api:
+    request = pvai_client.ChatCompletionRequest.model_construct(
+        model="PV-NONEXISTENT",
+        user_id="python-smoke",
+        messages=[pvai_client.ChatMessage(role="user", content="Hello")],
+    )
+    expect_error(
+        lambda: pvai_client.ChatApi(api).create_chat_completion(request),
+        400,
+        "INVALID_MODEL",
+        "create_chat_completion with an unknown model",
+    )
+
+# 4. wrong key → 401 UNAUTHORIZED
+with client(access_token="pv_sk_" + "0" * 40) as api:
+    expect_error(lambda: pvai_client.ModelsApi(api).list_models(), 401, "UNAUTHORIZED", "list_models with a wrong key")
+
+print("python client smoke test passed")
