@@ -59,7 +59,7 @@ const tsProps = 'supportsES6=true,importFileExtension=.js,npmName=pvai-client,en
 
 function diffTrees(a, b) {
   try {
-    execFileSync('diff', ['-r', '-x', '.openapi-generator', a, b], { stdio: 'inherit' });
+    execFileSync('diff', ['-r', '-x', '.openapi-generator', '-x', 'dist', a, b], { stdio: 'inherit' });
     return true;
   } catch {
     return false;

@@ -6,7 +6,7 @@ import type { Services } from '../http/services.js';
 import type { AppContext } from '../http/state.js';
 import { ProviderError } from '../providers/index.js';
 import type { ChatService, PreparedChat } from './chat-service.js';
-import { checkMessages, checkTierAllowsChat } from './policy.js';
+import { checkTierAllowsChat } from './policy.js';
 import type { ChatCompletionRequest } from './request.js';
 import { pipeAsSse } from './sse.js';
 import { completionBody, replayAsParts } from './wire.js';
@@ -97,7 +97,6 @@ export function chatHandlers(services: Services, chat: () => ChatService): Opera
     createChatCompletion: async (c, ctx) => {
       const principal = requirePrincipal(ctx);
       const request = bodyOf<ChatCompletionRequest>(c);
-      checkMessages(request.messages);
       checkTierAllowsChat(request, principal.account, services.config.tiers[principal.account.tier]);
       ctx.state.usage.model = request.model;
       const signal = clientDisconnectSignal(ctx);

@@ -103,6 +103,8 @@ export async function createChatEngine(deps: {
     router,
     cache,
     localModelStatus() {
+      if (!Object.keys(config.routing).some(usesLocal))
+        return { ok: true, detail: 'no model routes to the local engine' };
       if (location.problem) return { ok: false, detail: location.problem };
       if (loadError) return { ok: false, detail: loadError };
       return { ok: true, detail: loaded ? `loaded ${location.path}` : `available ${location.path}` };

@@ -19,6 +19,12 @@ export interface ContractDocument {
   json: string;
   /** A fresh parsed copy each call: openapi-backend dereferences in place. */
   parse(): Record<string, unknown>;
+  /**
+   * A copy for ajv: identical but for `discriminator.mapping`, which ajv does not support. Every
+   * mapping in the document names exactly the branch whose `enum` holds that value, which is what
+   * ajv derives by itself, so validation is unchanged.
+   */
+  forValidation(): Record<string, unknown>;
   version: string;
 }
 
@@ -30,6 +36,15 @@ export function loadContract(): ContractDocument {
   const yaml = readFileSync(join(projectRoot(), 'openapi', 'openapi.yaml'), 'utf8');
   const parsed = parseYaml(yaml) as { info: { version: string } };
   const json = JSON.stringify(parsed);
-  cached = { yaml, json, parse: () => JSON.parse(json) as Record<string, unknown>, version: parsed.info.version };
+  const withoutMappings = JSON.stringify(parsed, (key, value) =>
+    key === 'discriminator' && value && typeof value === 'object' ? { propertyName: value.propertyName } : value,
+  );
+  cached = {
+    yaml,
+    json,
+    parse: () => JSON.parse(json) as Record<string, unknown>,
+    forValidation: () => JSON.parse(withoutMappings) as Record<string, unknown>,
+    version: parsed.info.version,
+  };
   return cached;
 }

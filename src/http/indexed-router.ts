@@ -51,6 +51,16 @@ export class IndexedOpenAPIRouter extends OpenAPIRouter {
     throw new Error('404-notFound: no route matches request');
   }
 
+  /** The methods the contract defines for a path (for the Allow header of a 405). */
+  allowedMethods(rawPath: string): string[] {
+    const path = this.normalizePath(rawPath);
+    const methods = new Set<string>(this.#exact.get(path)?.keys() ?? []);
+    for (const route of this.#templates) {
+      if (route.pattern.test(path)) for (const method of route.operations.keys()) methods.add(method);
+    }
+    return [...methods].map((m) => m.toUpperCase()).sort();
+  }
+
   #index(): void {
     const templates = new Map<string, TemplateRoute>();
     for (const op of this.getOperations()) {

@@ -37,10 +37,11 @@ export function operationHandlers(services: Services): OperationHandlers {
 export async function createOpenApi(services: Services): Promise<OpenAPIBackend> {
   const handlers = operationHandlers(services);
   const api = new OpenAPIBackend({
-    definition: loadContract().parse() as unknown as Document,
+    definition: loadContract().forValidation() as unknown as Document,
     strict: true,
     quick: false,
-    ajvOpts: { allErrors: false, strict: false },
+    // verbose: errors carry their schema, so a wrong `role` can name the roles there are.
+    ajvOpts: { allErrors: false, strict: false, discriminator: true, verbose: true },
     customizeAjv: (ajv) => {
       addFormats.default(ajv, ['email', 'date-time', 'date', 'int64']);
       return ajv;
@@ -52,7 +53,13 @@ export async function createOpenApi(services: Services): Promise<OpenAPIBackend>
       throw new AppError('NOT_FOUND', 'No such endpoint');
     },
     methodNotAllowed: (c: OpenApiContext) => {
-      throw new AppError('METHOD_NOT_ALLOWED', `${c.request.method.toUpperCase()} is not allowed here`);
+      const allowed = (api.router as IndexedOpenAPIRouter).allowedMethods(c.request.path);
+      throw new AppError(
+        'METHOD_NOT_ALLOWED',
+        `${c.request.method.toUpperCase()} is not allowed here; allowed: ${allowed.join(', ')}`,
+        { allowed },
+        { Allow: allowed.join(', ') },
+      );
     },
     validationFail: (c: OpenApiContext) => {
       throw validationError(c.validation.errors ?? []);

@@ -4,12 +4,15 @@ import { AppError } from '../errors/index.js';
 /** `/requestBody/messages/0/role` → `messages[0].role`; `/query/user_id` → `user_id`. */
 export function fieldOf(error: ErrorObject): string {
   const segments = error.instancePath.split('/').filter(Boolean).slice(1);
+  const params = error.params as { missingProperty?: string; additionalProperty?: string; tag?: string };
   const extra =
     error.keyword === 'required'
-      ? (error.params as { missingProperty?: string }).missingProperty
+      ? params.missingProperty
       : error.keyword === 'additionalProperties'
-        ? (error.params as { additionalProperty?: string }).additionalProperty
-        : undefined;
+        ? params.additionalProperty
+        : error.keyword === 'discriminator'
+          ? params.tag
+          : undefined;
   if (extra !== undefined && extra !== 'requestBody') segments.push(extra);
   let field = '';
   for (const segment of segments) field += /^\d+$/.test(segment) ? `[${segment}]` : field ? `.${segment}` : segment;
@@ -19,6 +22,15 @@ export function fieldOf(error: ErrorObject): string {
 function reasonOf(error: ErrorObject): string {
   if (error.keyword === 'additionalProperties') return 'unknown field';
   if (error.keyword === 'required') return 'is required';
+  if (error.keyword === 'discriminator') {
+    const { tag } = error.params as { tag?: string };
+    const branches = (
+      (error.parentSchema as { oneOf?: Array<{ properties?: Record<string, { enum?: unknown[] }> }> })?.oneOf ?? []
+    )
+      .flatMap((branch) => branch.properties?.[tag ?? '']?.enum ?? [])
+      .map(String);
+    return branches.length > 0 ? `must be one of ${branches.join(', ')}` : 'has no matching variant';
+  }
   if (error.keyword === 'enum') {
     const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues ?? [];
     return `must be one of ${allowed.map(String).join(', ')}`;

@@ -1,22 +1,17 @@
-import { AppError } from '../errors/index.js';
 import { json, type OperationHandlers, requirePrincipal } from '../http/handler.js';
 import type { Services } from '../http/services.js';
 import { utcMonthStart } from '../limits/windows.js';
 import type { UsageGroupBy, UsageTotals } from './types.js';
 
-function parseInstant(field: string, value: unknown): number | undefined {
+/**
+ * An RFC 3339 date (midnight UTC) or date-time, as the contract's Instant schema admits (already
+ * checked there). A leap second (":60") counts as the second before it.
+ */
+function parseInstant(value: unknown): number | undefined {
   if (value === undefined) return undefined;
-  const text = String(value);
-  // A date (YYYY-MM-DD) or a full ISO 8601 date-time; nothing Date.parse would guess at.
-  const ok = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text);
-  const ms = ok ? Date.parse(text) : Number.NaN;
-  if (!Number.isFinite(ms)) {
-    throw new AppError('INVALID_PARAMETER', `${field} must be an ISO 8601 date or date-time`, {
-      field,
-      reason: 'must be an ISO 8601 date or date-time',
-    });
-  }
-  return ms;
+  const text = String(value).replace(/:60(?=(\.\d+)?(Z|[+-]\d{2}:\d{2})$)/i, ':59');
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : Date.parse(text);
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 function totalsBody(t: UsageTotals) {
@@ -34,14 +29,9 @@ export function usageHandlers(services: Services): OperationHandlers {
     getUsage: async (c, ctx) => {
       const { account } = requirePrincipal(ctx);
       const now = services.clock();
-      const start = parseInstant('start', c.request.query.start) ?? utcMonthStart(now);
-      const end = parseInstant('end', c.request.query.end) ?? now + 1;
-      if (end <= start) {
-        throw new AppError('INVALID_PARAMETER', 'end must be after start', {
-          field: 'end',
-          reason: 'must be after start',
-        });
-      }
+      const start = parseInstant(c.request.query.start) ?? utcMonthStart(now);
+      // An end before the start is an empty period: no rows, zero totals.
+      const end = Math.max(start, parseInstant(c.request.query.end) ?? now + 1);
       const groupBy = c.request.query.group_by as UsageGroupBy | undefined;
       const rules = services.config.tiers[account.tier];
       const [fresh, limits, totals, series] = await Promise.all([

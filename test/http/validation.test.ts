@@ -28,6 +28,12 @@ describe('request validation against the contract', () => {
     ['no messages', { messages: [] }, 'INVALID_PARAMETER', 'messages'],
     ['messages not an array', { messages: 'hi' }, 'INVALID_PARAMETER', 'messages'],
     ['unknown role', { messages: [{ role: 'robot', content: 'x' }] }, 'INVALID_PARAMETER', 'messages[0].role'],
+    [
+      'tool_calls on a user message',
+      { messages: [{ role: 'user', content: 'x', tool_calls: [] }] },
+      'INVALID_PARAMETER',
+      'messages[0].tool_calls',
+    ],
     ['unknown field', { frobnicate: true }, 'INVALID_PARAMETER', 'frobnicate'],
     [
       'unknown message field',
@@ -140,6 +146,9 @@ describe('request validation against the contract', () => {
     const wrong = await server.request('DELETE', '/z1/chat/completions', { apiKey });
     assert.equal(wrong.status, 405);
     assert.equal(wrong.body.code, 'METHOD_NOT_ALLOWED');
+    assert.equal(wrong.headers.get('allow'), 'POST');
+    const memory = await server.request('PUT', '/z1/memory/mem_1', { apiKey });
+    assert.equal(memory.headers.get('allow'), 'DELETE, PATCH');
   });
 
   it('validates code execution requests', async () => {

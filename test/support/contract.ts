@@ -8,9 +8,9 @@ let api: OpenAPIBackend | undefined;
 async function contractApi(): Promise<OpenAPIBackend> {
   if (!api) {
     api = new OpenAPIBackend({
-      definition: loadContract().parse() as unknown as Document,
+      definition: loadContract().forValidation() as unknown as Document,
       strict: true,
-      ajvOpts: { strict: false },
+      ajvOpts: { strict: false, discriminator: true },
       customizeAjv: (ajv) => {
         addFormats.default(ajv, ['email', 'date-time', 'date']);
         return ajv;

@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * pvai — unified AI service
- * One API key for chat completions on four model tiers (OpenAI-compatible, with Server-Sent-Events streaming and function-calling tools), retrieval over each end user\'s documents, per-user memory, a response cache, web grounding and sandboxed Python execution.  This document is the contract: the server routes and validates every request against it, and the TypeScript types and clients in `generated/` are generated from it.  **Errors** always have the body `{status: \"error\", message, code, details}`. **Rate limits** are per account (sliding minute, UTC day, UTC month); every authenticated response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window with the fewest requests remaining. 
+ * One API key for chat completions on four model tiers (OpenAI-compatible, with Server-Sent-Events streaming and function-calling tools), retrieval over each end user\'s documents, per-user memory, a response cache, web grounding and sandboxed Python execution.  This document is the contract: the server routes and validates every request against it, and the TypeScript types and clients in `generated/` are generated from it.  **Errors** always have the body `{status: \"error\", message, code, details}`. A JSON body with a `__proto__` key is refused with 400 `INVALID_JSON` (protection against prototype poisoning). **Rate limits** are per account (sliding minute, UTC day, UTC month); every authenticated response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window with the fewest requests remaining. 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
@@ -14,6 +14,11 @@
 
 import * as runtime from '../runtime.js';
 import {
+    type Instant,
+    InstantFromJSON,
+    InstantToJSON,
+} from '../models/Instant.js';
+import {
     type Usage,
     UsageFromJSON,
     UsageToJSON,
@@ -21,13 +26,13 @@ import {
 
 export interface GetUsageRequest {
     /**
-     * Start of the period (inclusive), ISO 8601 date or date-time. Default the first day of the current UTC month.
+     * Start of the period (inclusive), an RFC 3339 date or date-time. Default the first day of the current UTC month.
      */
-    start?: string;
+    start?: Instant;
     /**
-     * End of the period (exclusive), ISO 8601 date or date-time. Default now.
+     * End of the period (exclusive), an RFC 3339 date or date-time. Default now. An end before the start is an empty period.
      */
-    end?: string;
+    end?: Instant;
     /**
      * Split the totals into a series by UTC day or by model.
      */

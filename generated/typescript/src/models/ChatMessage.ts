@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * pvai — unified AI service
- * One API key for chat completions on four model tiers (OpenAI-compatible, with Server-Sent-Events streaming and function-calling tools), retrieval over each end user\'s documents, per-user memory, a response cache, web grounding and sandboxed Python execution.  This document is the contract: the server routes and validates every request against it, and the TypeScript types and clients in `generated/` are generated from it.  **Errors** always have the body `{status: \"error\", message, code, details}`. **Rate limits** are per account (sliding minute, UTC day, UTC month); every authenticated response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window with the fewest requests remaining. 
+ * One API key for chat completions on four model tiers (OpenAI-compatible, with Server-Sent-Events streaming and function-calling tools), retrieval over each end user\'s documents, per-user memory, a response cache, web grounding and sandboxed Python execution.  This document is the contract: the server routes and validates every request against it, and the TypeScript types and clients in `generated/` are generated from it.  **Errors** always have the body `{status: \"error\", message, code, details}`. A JSON body with a `__proto__` key is refused with 400 `INVALID_JSON` (protection against prototype poisoning). **Rate limits** are per account (sliding minute, UTC day, UTC month); every authenticated response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window with the fewest requests remaining. 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
@@ -12,67 +12,52 @@
  * Do not edit the class manually.
  */
 
-import { mapValues } from '../runtime.js';
-import type { ToolCall } from './ToolCall.js';
+import { parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime.js';
+import type { AssistantTurn } from './AssistantTurn.js';
 import {
-    ToolCallFromJSON,
-    ToolCallFromJSONTyped,
-    ToolCallToJSON,
-    ToolCallToJSONTyped,
-} from './ToolCall.js';
+    instanceOfAssistantTurn,
+    AssistantTurnFromJSON,
+    AssistantTurnFromJSONTyped,
+    AssistantTurnToJSON,
+} from './AssistantTurn.js';
+import type { FunctionMessage } from './FunctionMessage.js';
+import {
+    instanceOfFunctionMessage,
+    FunctionMessageFromJSON,
+    FunctionMessageFromJSONTyped,
+    FunctionMessageToJSON,
+} from './FunctionMessage.js';
+import type { SystemMessage } from './SystemMessage.js';
+import {
+    instanceOfSystemMessage,
+    SystemMessageFromJSON,
+    SystemMessageFromJSONTyped,
+    SystemMessageToJSON,
+} from './SystemMessage.js';
+import type { ToolMessage } from './ToolMessage.js';
+import {
+    instanceOfToolMessage,
+    ToolMessageFromJSON,
+    ToolMessageFromJSONTyped,
+    ToolMessageToJSON,
+} from './ToolMessage.js';
+import type { UserMessage } from './UserMessage.js';
+import {
+    instanceOfUserMessage,
+    UserMessageFromJSON,
+    UserMessageFromJSONTyped,
+    UserMessageToJSON,
+} from './UserMessage.js';
 
 /**
- * One conversation turn. `content` is required except on an assistant turn that carries `tool_calls`
- * (then it may be null). Role `tool` answers a tool call and needs `tool_call_id`; role `function`
- * (legacy) needs `name`.
+ * @type ChatMessage
+ * One conversation turn, by `role`: `system` and `user` carry `content`; `assistant` may carry
+ * `tool_calls` (then `content` may be null or absent); `tool` answers a tool call by `tool_call_id`;
+ * `function` (legacy) answers a function call by `name`.
  * 
  * @export
- * @interface ChatMessage
  */
-export interface ChatMessage {
-    /**
-     * 
-     */
-    role: ChatMessageRoleEnum;
-    /**
-     * 
-     */
-    content?: string | null;
-    /**
-     * 
-     */
-    name?: string;
-    /**
-     * 
-     */
-    toolCallId?: string;
-    /**
-     * 
-     */
-    toolCalls?: Array<ToolCall>;
-}
-
-
-/**
- * @export
- */
-export const ChatMessageRoleEnum = {
-    system: 'system',
-    user: 'user',
-    assistant: 'assistant',
-    tool: 'tool',
-    function: 'function',
-} as const;
-export type ChatMessageRoleEnum = typeof ChatMessageRoleEnum[keyof typeof ChatMessageRoleEnum];
-
-
-/**
- * Check if a given object implements the ChatMessage interface.
- */
-export function instanceOfChatMessage(value: object): value is ChatMessage {
-    if (!('role' in value) || value['role'] === undefined) return false;
-    return true;
-}
+export type ChatMessage = { role: 'assistant' } & AssistantTurn | { role: 'function' } & FunctionMessage | { role: 'system' } & SystemMessage | { role: 'tool' } & ToolMessage | { role: 'user' } & UserMessage;
 
 export function ChatMessageFromJSON(json: any): ChatMessage {
     return ChatMessageFromJSONTyped(json, false);
@@ -82,17 +67,23 @@ export function ChatMessageFromJSONTyped(json: any, ignoreDiscriminator: boolean
     if (json == null) {
         return json;
     }
-    return {
-        
-        'role': json['role'],
-        'content': json['content'] === undefined ? undefined : json['content'] === null ? null : json['content'],
-        'name': json['name'] == null ? undefined : json['name'],
-        'toolCallId': json['tool_call_id'] == null ? undefined : json['tool_call_id'],
-        'toolCalls': json['tool_calls'] == null ? undefined : ((json['tool_calls'] as Array<any>).map(ToolCallFromJSON)),
-    };
+    switch (json['role']) {
+        case 'assistant':
+            return Object.assign({}, AssistantTurnFromJSONTyped(json, true), { role: 'assistant' } as const);
+        case 'function':
+            return Object.assign({}, FunctionMessageFromJSONTyped(json, true), { role: 'function' } as const);
+        case 'system':
+            return Object.assign({}, SystemMessageFromJSONTyped(json, true), { role: 'system' } as const);
+        case 'tool':
+            return Object.assign({}, ToolMessageFromJSONTyped(json, true), { role: 'tool' } as const);
+        case 'user':
+            return Object.assign({}, UserMessageFromJSONTyped(json, true), { role: 'user' } as const);
+        default:
+            return json;
+    }
 }
 
-export function ChatMessageToJSON(json: any): ChatMessage {
+export function ChatMessageToJSON(json: any): any {
     return ChatMessageToJSONTyped(json, false);
 }
 
@@ -100,14 +91,19 @@ export function ChatMessageToJSONTyped(value?: ChatMessage | null, ignoreDiscrim
     if (value == null) {
         return value;
     }
-
-    return {
-        
-        'role': value['role'],
-        'content': value['content'],
-        'name': value['name'],
-        'tool_call_id': value['toolCallId'],
-        'tool_calls': value['toolCalls'] == null ? undefined : ((value['toolCalls'] as Array<any>).map(ToolCallToJSON)),
-    };
+    switch (value['role']) {
+        case 'assistant':
+            return Object.assign({}, AssistantTurnToJSON(value), { 'role': 'assistant' } as const);
+        case 'function':
+            return Object.assign({}, FunctionMessageToJSON(value), { 'role': 'function' } as const);
+        case 'system':
+            return Object.assign({}, SystemMessageToJSON(value), { 'role': 'system' } as const);
+        case 'tool':
+            return Object.assign({}, ToolMessageToJSON(value), { 'role': 'tool' } as const);
+        case 'user':
+            return Object.assign({}, UserMessageToJSON(value), { 'role': 'user' } as const);
+        default:
+            return value;
+    }
 }
 

@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * pvai — unified AI service
- * One API key for chat completions on four model tiers (OpenAI-compatible, with Server-Sent-Events streaming and function-calling tools), retrieval over each end user\'s documents, per-user memory, a response cache, web grounding and sandboxed Python execution.  This document is the contract: the server routes and validates every request against it, and the TypeScript types and clients in `generated/` are generated from it.  **Errors** always have the body `{status: \"error\", message, code, details}`. **Rate limits** are per account (sliding minute, UTC day, UTC month); every authenticated response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window with the fewest requests remaining. 
+ * One API key for chat completions on four model tiers (OpenAI-compatible, with Server-Sent-Events streaming and function-calling tools), retrieval over each end user\'s documents, per-user memory, a response cache, web grounding and sandboxed Python execution.  This document is the contract: the server routes and validates every request against it, and the TypeScript types and clients in `generated/` are generated from it.  **Errors** always have the body `{status: \"error\", message, code, details}`. A JSON body with a `__proto__` key is refused with 400 `INVALID_JSON` (protection against prototype poisoning). **Rate limits** are per account (sliding minute, UTC day, UTC month); every authenticated response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window with the fewest requests remaining. 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
