@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { collectCompletion } from '../../src/providers/completion-collector.js';
 import { toChatHistory } from '../../src/providers/local/chat-history.js';
 import { jsonSchemaToGbnf } from '../../src/providers/local/json-schema-to-gbnf.js';
+import { withoutIntegerExponent } from '../../src/providers/local/local-engine.js';
 import { formatProgressBar } from '../../src/providers/local/progress-bar.js';
 import { toolsToCall } from '../../src/providers/local/request-plan.js';
 import { SequencePool } from '../../src/providers/local/sequence-pool.js';
@@ -259,5 +260,15 @@ describe('progress bar', () => {
       '[#####-----]  50.0%  512 B / 1.0 KB',
     );
     assert.equal(formatProgressBar({ receivedBytes: 2048, totalBytes: null }), '2.0 KB downloaded');
+  });
+});
+
+describe('JSON-schema grammars for tool arguments', () => {
+  it('admit only sign and digits for integers (node-llama-cpp also allows an exponent, e.g. 5e-3)', () => {
+    const rule = 'integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15}) ([eE] [-+]? ("0" | [1-9] [0-9]{0,15}))?';
+    const other = 'root ::= "{" integer-number-rule "}"';
+    const fixed = withoutIntegerExponent(`${other}\n${rule}`);
+    assert.equal(fixed, `${other}\ninteger-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15})`);
+    assert.equal(withoutIntegerExponent(other), other, 'grammars without integers are left alone');
   });
 });

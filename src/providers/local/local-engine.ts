@@ -9,7 +9,7 @@ import {
   type LlamaContextSequence,
   type LlamaGrammar,
   type LlamaModel,
-  type LlamaText,
+  LlamaText,
   resolveChatWrapper,
   type SpecializedChatWrapperTypeName,
   SpecialTokensText,
@@ -88,9 +88,16 @@ export class LocalEngine {
 
   /** Grammar forcing JSON that matches `schema` (compiled once per distinct schema). */
   grammarForSchema(schema: GbnfJsonSchema): Promise<LlamaGrammar> {
-    return this.cachedGrammar(`schema:${JSON.stringify(schema)}`, () =>
-      this.llama.createGrammarForJsonSchema<GbnfJsonSchema>(schema),
-    );
+    return this.cachedGrammar(`schema:${JSON.stringify(schema)}`, async () => {
+      const generated = await this.llama.createGrammarForJsonSchema<GbnfJsonSchema>(schema);
+      const fixed = withoutIntegerExponent(generated.grammar);
+      if (fixed === generated.grammar) return generated;
+      return this.llama.createGrammar({
+        grammar: fixed,
+        stopGenerationTriggers: [LlamaText(['\n'.repeat(4)])],
+        trimWhitespaceSuffix: true,
+      });
+    });
   }
 
   /** Grammar forcing exactly one of `choices` (used to pick a tool name). */
@@ -152,4 +159,15 @@ function pickChatWrapper(model: LlamaModel, preference: 'auto' | SpecializedChat
   const template = model.fileInfo.metadata?.tokenizer?.chat_template;
   if (typeof template !== 'string' || template.trim() === '') return new GeneralChatWrapper();
   return resolveChatWrapper(model);
+}
+
+/**
+ * node-llama-cpp's rule for JSON-schema integers also admits an exponent, and with it `5e-3`, which
+ * is not an integer. An integer's text is only sign and digits: the exponent is cut from that rule.
+ */
+export function withoutIntegerExponent(grammar: string): string {
+  return grammar.replace(
+    /^(integer-number-rule ::= .*?)\s*\(\[eE\] \[-\+\]\? \("0" \| \[1-9\] \[0-9\]\{0,15\}\)\)\?\s*$/m,
+    '$1',
+  );
 }
