@@ -39,7 +39,12 @@ export class IndexedOpenAPIRouter extends OpenAPIRouter {
     const exact = this.#exact.get(path);
     const exactMatch = exact?.get(method);
     if (exactMatch) return exactMatch;
-    let pathMatched = exact !== undefined;
+    // A literal path of the contract is its own resource: /z1/memory/search is never memory "search".
+    if (exact !== undefined) {
+      if (strict) throw new Error('405-methodNotAllowed: this method is not registered for the route');
+      return undefined;
+    }
+    let pathMatched = false;
     for (const route of this.#templates) {
       if (!route.pattern.test(path)) continue;
       pathMatched = true;
@@ -54,11 +59,8 @@ export class IndexedOpenAPIRouter extends OpenAPIRouter {
   /** The methods the contract defines for a path (for the Allow header of a 405). */
   allowedMethods(rawPath: string): string[] {
     const path = this.normalizePath(rawPath);
-    const methods = new Set<string>(this.#exact.get(path)?.keys() ?? []);
-    for (const route of this.#templates) {
-      if (route.pattern.test(path)) for (const method of route.operations.keys()) methods.add(method);
-    }
-    return [...methods].map((m) => m.toUpperCase()).sort();
+    const operations = this.#exact.get(path) ?? this.#templates.find((route) => route.pattern.test(path))?.operations;
+    return [...(operations?.keys() ?? [])].map((m) => m.toUpperCase()).sort();
   }
 
   #index(): void {

@@ -42,6 +42,7 @@ describe('request validation against the contract', () => {
       'messages[0].mood',
     ],
     ['n other than 1', { n: 2 }, 'INVALID_PARAMETER', 'n'],
+    ['a seed JSON numbers cannot carry exactly', { seed: 2 ** 63 }, 'INVALID_PARAMETER', 'seed'],
     ['user message without content', { messages: [{ role: 'user' }] }, 'INVALID_PARAMETER', 'messages[0].content'],
     [
       'tool message without tool_call_id',
@@ -149,6 +150,9 @@ describe('request validation against the contract', () => {
     assert.equal(wrong.headers.get('allow'), 'POST');
     const memory = await server.request('PUT', '/z1/memory/mem_1', { apiKey });
     assert.equal(memory.headers.get('allow'), 'DELETE, PATCH');
+    const literal = await server.request('DELETE', '/z1/memory/search', { apiKey });
+    assert.equal(literal.status, 405, 'a literal path is not a value of the template beside it');
+    assert.equal(literal.headers.get('allow'), 'POST');
   });
 
   it('validates code execution requests', async () => {

@@ -23,6 +23,11 @@ import {
     ChatCompletionRequestFromJSON,
     ChatCompletionRequestToJSON,
 } from '../models/ChatCompletionRequest.js';
+import {
+    type CreateChatCompletion200Response,
+    CreateChatCompletion200ResponseFromJSON,
+    CreateChatCompletion200ResponseToJSON,
+} from '../models/CreateChatCompletion200Response.js';
 
 export interface CreateChatCompletionRequest {
     /**

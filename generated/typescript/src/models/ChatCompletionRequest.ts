@@ -134,7 +134,7 @@ export interface ChatCompletionRequest {
      */
     topP?: number;
     /**
-     * 
+     * For reproducible sampling; within ±(2^53 − 1), the integers JSON numbers carry exactly.
      */
     seed?: number;
     /**

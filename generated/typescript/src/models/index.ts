@@ -18,6 +18,7 @@ export * from './ChatMessage.js';
 export * from './Citation.js';
 export * from './CodeExecutionRequest.js';
 export * from './CodeExecutionResult.js';
+export * from './CreateChatCompletion200Response.js';
 export * from './CreditsAddRequest.js';
 export * from './DeletedCount.js';
 export * from './DeletedObject.js';
