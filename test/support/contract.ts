@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import addFormats from 'ajv-formats';
 import { type Document, OpenAPIBackend, SetMatchType } from 'openapi-backend';
 import { loadContract } from '../../src/http/document.js';
+import { IndexedOpenAPIRouter } from '../../src/http/indexed-router.js';
 
 let api: OpenAPIBackend | undefined;
 
@@ -17,6 +18,8 @@ async function contractApi(): Promise<OpenAPIBackend> {
       },
     });
     await api.init();
+    // Route as the server does (literal paths before templates).
+    api.router = new IndexedOpenAPIRouter({ definition: api.definition, apiRoot: '/' });
   }
   return api;
 }
