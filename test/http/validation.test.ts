@@ -27,6 +27,7 @@ describe('request validation against the contract', () => {
     ['model of the wrong type', { model: 7 }, 'INVALID_MODEL', 'model'],
     ['no messages', { messages: [] }, 'INVALID_PARAMETER', 'messages'],
     ['messages not an array', { messages: 'hi' }, 'INVALID_PARAMETER', 'messages'],
+    ['a message that is not an object', { messages: [[null, null]] }, 'INVALID_PARAMETER', 'messages[0]'],
     ['unknown role', { messages: [{ role: 'robot', content: 'x' }] }, 'INVALID_PARAMETER', 'messages[0].role'],
     [
       'tool_calls on a user message',
