@@ -25,7 +25,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const accounts = new AccountService(new SqlAccountStore(db), clock);
+  const accounts = new AccountService(new SqlAccountStore(db), clock, { authCacheTtlMs: config.authCacheTtlMs });
   const chat = await createChatEngine({ config, db, accounts, clock, logger });
   return {
     config,

@@ -13,15 +13,33 @@ export interface CreatedKey {
 
 /** Last-used times are written at most this often per key, so authentication stays a read. */
 const TOUCH_INTERVAL_MS = 60_000;
+const MAX_CACHED_PRINCIPALS = 10_000;
+
+export interface AccountServiceOptions {
+  /**
+   * How long a resolved key may be reused without asking the database (0: never). Changes made in this
+   * process (revoke, rotate, tier) take effect at once; those made by another replica or the CLI within
+   * this time.
+   */
+  authCacheTtlMs?: number;
+}
 
 /** Accounts, keys and credits: what the CLI, the admin API and authentication share. */
 export class AccountService {
   readonly #store: AccountStore;
   readonly #clock: Clock;
+  readonly #cacheTtlMs: number;
+  readonly #principals = new Map<string, { principal: Principal; until: number }>();
 
-  constructor(store: AccountStore, clock: Clock) {
+  constructor(store: AccountStore, clock: Clock, options: AccountServiceOptions = {}) {
     this.#store = store;
     this.#clock = clock;
+    this.#cacheTtlMs = options.authCacheTtlMs ?? 0;
+  }
+
+  /** Forgets every cached key resolution (after a change to keys or accounts). */
+  #invalidate(): void {
+    this.#principals.clear();
   }
 
   get store(): AccountStore {
@@ -66,6 +84,7 @@ export class AccountService {
   }
 
   async revokeKey(keyId: string): Promise<ApiKeyRecord> {
+    this.#invalidate();
     const key = await this.#store.revokeKey(keyId, this.#clock());
     if (!key) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
     return key;
@@ -77,6 +96,7 @@ export class AccountService {
     if (!old) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
     const created = await this.createKey(old.accountId, old.name);
     await this.#store.revokeKey(keyId, this.#clock());
+    this.#invalidate();
     return created;
   }
 
@@ -86,6 +106,7 @@ export class AccountService {
   }
 
   async setTier(accountId: string, tier: Tier): Promise<Account> {
+    this.#invalidate();
     const account = await this.#store.setTier(accountId, tier);
     if (!account) throw new AppError('NOT_FOUND', `No account ${accountId}`, { account_id: accountId });
     return account;
@@ -100,9 +121,17 @@ export class AccountService {
   /** The principal for a presented key, or undefined for a malformed, unknown or revoked one. */
   async authenticate(secret: string): Promise<Principal | undefined> {
     if (!isWellFormedApiKey(secret)) return undefined;
-    const principal = await this.#store.findActiveKeyByHash(hashApiKey(secret));
-    if (!principal) return undefined;
+    const hash = hashApiKey(secret);
     const now = this.#clock();
+    const cached = this.#principals.get(hash);
+    if (cached && cached.until > now) return cached.principal;
+    const principal = await this.#store.findActiveKeyByHash(hash);
+    if (!principal) return undefined;
+    if (this.#cacheTtlMs > 0) {
+      // Bounded: a flood of distinct valid keys cannot grow it without end.
+      if (this.#principals.size >= MAX_CACHED_PRINCIPALS) this.#principals.clear();
+      this.#principals.set(hash, { principal, until: now + this.#cacheTtlMs });
+    }
     if (principal.key.lastUsedAt === null || now - principal.key.lastUsedAt > TOUCH_INTERVAL_MS) {
       principal.key.lastUsedAt = now;
       await this.#store.touchKey(principal.key.id, now);

@@ -1,13 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Completion, FinishReason, StreamPart, Usage } from '../providers/index.js';
 import type { Citation } from './context-hooks.js';
 
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
+/** `chatcmpl-` + 32 hex digits; randomUUID draws from a pooled entropy buffer, unlike randomBytes per call. */
 export function newCompletionId(): string {
-  let id = 'chatcmpl-';
-  for (const byte of randomBytes(24)) id += ALPHABET[byte % ALPHABET.length];
-  return id;
+  return `chatcmpl-${randomUUID().replaceAll('-', '')}`;
 }
 
 export interface ResponseMeta {

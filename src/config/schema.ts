@@ -35,6 +35,8 @@ export const configSchema = z
       .default(1024 * 1024),
     /** Failed authentications allowed per client address per minute before 429. */
     authFailuresPerMinute: z.number().int().positive().default(30),
+    /** How long a resolved API key is reused before asking the database again; 0 disables. */
+    authCacheTtlMs: z.number().int().min(0).max(60_000).default(1000),
     tiers: z
       .object(Object.fromEntries(TIERS.map((t) => [t, tierOverride.optional()])))
       .strict()

@@ -2,8 +2,8 @@ import type { Db, Row } from '../storage/db.js';
 import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
 
 const DAY_MS = 86_400_000;
-/** 12 parameters a row; stays well under SQLite's and PostgreSQL's parameter limits. */
-const INSERT_CHUNK = 500;
+/** Rows per INSERT, largest first: 12 parameters a row stays well under both databases' parameter limits. */
+const INSERT_CHUNKS = [256, 64, 16, 4, 1];
 
 const SUMS = `count(*) AS requests, coalesce(sum(credits), 0) AS credits,
   coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
@@ -47,8 +47,11 @@ export class SqlUsageStore implements UsageStore {
 
   /** One multi-row INSERT: a single statement (and, on SQLite, a single WAL commit) per batch. */
   async recordMany(rows: UsageRecord[]): Promise<void> {
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      const chunk = rows.slice(i, i + INSERT_CHUNK);
+    // Chunks of a few fixed sizes, so the statements are prepared once and then reused.
+    for (let i = 0; i < rows.length; ) {
+      const size = INSERT_CHUNKS.find((n) => rows.length - i >= n) ?? 1;
+      const chunk = rows.slice(i, i + size);
+      i += size;
       const params: unknown[] = [];
       const tuples = chunk.map((r) => {
         const base = params.length;

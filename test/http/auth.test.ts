@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../support/databases.js';
-import { type Response, startTestServer, type TestServer } from '../support/server.js';
+import { manualClock, type Response, startTestServer, type TestServer } from '../support/server.js';
 
 for (const backend of backends()) {
   describe(`authentication (${backend})`, () => {
@@ -100,3 +100,29 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('resolved keys are reused for authCacheTtlMs', () => {
+  it('sees a revocation made elsewhere (another replica, the CLI) within that time', async () => {
+    const clock = manualClock(Date.UTC(2026, 10, 21, 8, 0, 0));
+    const server = await startTestServer('sqlite', { clock, config: { authCacheTtlMs: 1000 } });
+    try {
+      const { apiKey, accountId } = await server.createAccount('startup');
+      assert.equal((await server.request('GET', '/z1/models', { apiKey })).status, 200);
+      // Revoked behind this process's back, as another replica would.
+      await server.running.services.db.query('UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2', [
+        clock(),
+        accountId,
+      ]);
+      clock.advance(500);
+      assert.equal((await server.request('GET', '/z1/models', { apiKey })).status, 200, 'still cached');
+      clock.advance(501);
+      assert.equal(
+        (await server.request('GET', '/z1/models', { apiKey })).status,
+        401,
+        'refused once the entry expires',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
