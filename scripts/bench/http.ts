@@ -10,7 +10,7 @@ import { ADMIN_TOKEN, freshStorage, load, probeLatency, startBenchServer, table 
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 32;
-const ACCOUNTS = 200;
+const ACCOUNTS = 1000;
 const PROBES = 3000;
 const CONFIG = {
   tiers: { enterprise: { rpm: 1_000_000, rpd: 100_000_000, monthly: 1_000_000_000 } },
