@@ -24,7 +24,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const logger =
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
-  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const db = await openDb({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    onGroupCommitError: (err) => logger.error({ err }, 'committing rate-limit admissions failed'),
+  });
   const accounts = new AccountService(new SqlAccountStore(db), clock, { authCacheTtlMs: config.authCacheTtlMs });
   const chat = await createChatEngine({ config, db, accounts, clock, logger });
   return {

@@ -8,5 +8,7 @@ export { decide, RateLimiter, rateLimitError, rateLimitHeaders } from './rate-li
 export type { Limits, RateLimitDecision, RateLimitStore, WindowName, WindowState } from './types.js';
 
 export function createRateLimitStore(db: Db): RateLimitStore {
-  return db.dialect === 'sqlite' ? new SqliteRateLimitStore(db.sqlite) : new PostgresRateLimitStore(db.pool);
+  return db.dialect === 'sqlite'
+    ? new SqliteRateLimitStore(db.sqlite, db.groupCommit)
+    : new PostgresRateLimitStore(db.pool);
 }

@@ -4,6 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { type Db, type Row, toSqliteParams, toSqlitePlaceholders } from './db.js';
+import { GroupCommit } from './group-commit.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
 
 // BIGINT (int8) and COUNT(*) come back from node-postgres as strings; every value we store fits in 2^53.
@@ -20,6 +21,8 @@ export interface StorageOptions {
   dataDir: string;
   /** Pool size for PostgreSQL. */
   poolSize?: number;
+  /** A failed group commit (SQLite): logged by the service. */
+  onGroupCommitError?: (err: unknown) => void;
 }
 
 export function sqlitePath(dataDir: string): string {
@@ -81,6 +84,7 @@ export async function openDb(options: StorageOptions): Promise<Db> {
     };
   }
   const sqlite = (dataSource.driver as unknown as { databaseConnection: BetterSqlite3.Database }).databaseConnection;
+  const groupCommit = new GroupCommit(sqlite, options.onGroupCommitError);
   const checkpoints = setInterval(() => {
     try {
       sqlite.pragma('wal_checkpoint(PASSIVE)');
@@ -103,6 +107,7 @@ export async function openDb(options: StorageOptions): Promise<Db> {
   return {
     dialect: 'sqlite',
     sqlite,
+    groupCommit,
     describe: `sqlite ${sqlitePath(options.dataDir)}`,
     async query<T = Row>(sql: string, params: readonly unknown[] = []) {
       const stmt = prepare(sql);
@@ -113,6 +118,7 @@ export async function openDb(options: StorageOptions): Promise<Db> {
     },
     async close() {
       clearInterval(checkpoints);
+      groupCommit.commit();
       sqlite.pragma('wal_checkpoint(TRUNCATE)');
       await close();
     },

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
+import type { GroupCommit } from './group-commit.js';
 
 export type Row = Record<string, unknown>;
 
@@ -17,7 +18,11 @@ interface DbCommon {
  * a synchronous better-sqlite3 transaction, or a PostgreSQL function holding an advisory lock.
  */
 export type Db =
-  | (DbCommon & { readonly dialect: 'sqlite'; readonly sqlite: BetterSqlite3.Database })
+  | (DbCommon & {
+      readonly dialect: 'sqlite';
+      readonly sqlite: BetterSqlite3.Database;
+      readonly groupCommit: GroupCommit;
+    })
   | (DbCommon & { readonly dialect: 'postgres'; readonly pool: pg.Pool });
 
 /**

@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import type { GroupCommit } from '../../storage/group-commit.js';
 import type { AdmissionCounts, Limits, RateLimitStore } from '../types.js';
 import { MINUTE_MS, utcDayStart, utcMonthStart } from '../windows.js';
 
@@ -10,7 +11,7 @@ import { MINUTE_MS, utcDayStart, utcMonthStart } from '../windows.js';
 export class SqliteRateLimitStore implements RateLimitStore {
   readonly #admit: (accountId: string, limits: Limits, now: number, consume: boolean) => AdmissionCounts;
 
-  constructor(db: BetterSqlite3.Database) {
+  constructor(db: BetterSqlite3.Database, groupCommit?: GroupCommit) {
     const prune = db.prepare('DELETE FROM rate_limit_events WHERE account_id = ? AND at_ms <= ?');
     const hasExpired = db.prepare('SELECT 1 FROM rate_limit_events WHERE account_id = ? AND at_ms <= ? LIMIT 1');
     const minute = db.prepare(
@@ -50,8 +51,12 @@ export class SqliteRateLimitStore implements RateLimitStore {
       return { admitted, minuteCount: m.n, minuteOldest: m.oldest, dayCount, monthCount };
     };
     const transaction = db.transaction(run);
-    this.#admit = (accountId, limits, now, consume) =>
-      consume ? transaction.immediate(accountId, limits, now, consume) : run(accountId, limits, now, consume);
+    this.#admit = (accountId, limits, now, consume) => {
+      if (!consume) return run(accountId, limits, now, consume);
+      // Inside the shared transaction this is a savepoint: all or nothing, committed with the turn's others.
+      groupCommit?.enter();
+      return transaction.immediate(accountId, limits, now, consume);
+    };
   }
 
   async admit(accountId: string, limits: Limits, now: number, consume: boolean): Promise<AdmissionCounts> {

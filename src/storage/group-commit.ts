@@ -1,0 +1,47 @@
+import type BetterSqlite3 from 'better-sqlite3';
+
+/**
+ * Group commit for SQLite bookkeeping writes. On SQLite every commit is a WAL write of each page
+ * the transaction touched; rate-limit admissions touch the same few pages on every request. Writers
+ * that opt in share one IMMEDIATE transaction per event-loop turn, committed right after it
+ * (setImmediate), so N admissions handled in one turn cost one commit instead of N.
+ *
+ * Admissions stay exact: better-sqlite3 is synchronous, so they still run one after another inside
+ * the shared transaction (each in its own savepoint). What a crash can lose is the admissions of
+ * the last turn (less than a millisecond): they were counted, not recorded. Money (credits) and
+ * accounts do not use this: they commit on their own.
+ */
+export class GroupCommit {
+  readonly #db: BetterSqlite3.Database;
+  readonly #onError: (err: unknown) => void;
+  #open = false;
+
+  constructor(db: BetterSqlite3.Database, onError: (err: unknown) => void = () => undefined) {
+    this.#db = db;
+    this.#onError = onError;
+  }
+
+  /** Joins the shared transaction, opening it (and scheduling its commit) when there is none. */
+  enter(): void {
+    if (this.#open || this.#db.inTransaction) return;
+    this.#db.exec('BEGIN IMMEDIATE');
+    this.#open = true;
+    setImmediate(() => this.commit());
+  }
+
+  /** Commits the shared transaction now (also called before closing the database). */
+  commit(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    try {
+      if (this.#db.inTransaction) this.#db.exec('COMMIT');
+    } catch (err) {
+      try {
+        if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+      } catch {
+        // nothing left to roll back
+      }
+      this.#onError(err);
+    }
+  }
+}
