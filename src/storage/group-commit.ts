@@ -7,9 +7,10 @@ import type BetterSqlite3 from 'better-sqlite3';
  * (setImmediate), so N admissions handled in one turn cost one commit instead of N.
  *
  * Admissions stay exact: better-sqlite3 is synchronous, so they still run one after another inside
- * the shared transaction (each in its own savepoint). What a crash can lose is the admissions of
- * the last turn (less than a millisecond): they were counted, not recorded. Money (credits) and
- * accounts do not use this: they commit on their own.
+ * the shared transaction (each in its own savepoint). Other writes issued on the same connection
+ * while it is open (in the same turn) join it and commit with it, at the end of that turn. What a
+ * crash can lose is the last turn's writes (well under a millisecond of work); writes made when no
+ * shared transaction is open commit on their own, as before.
  */
 export class GroupCommit {
   readonly #db: BetterSqlite3.Database;
