@@ -170,7 +170,11 @@ try {
   const cachedBody = chatBody('PV-TURBO', { user_id: 'bench' });
   // Warm the cache first, one request per account: otherwise all connections miss on the same key at once.
   for (const [i] of keys.entries()) {
-    const res = await fetch(`${server.url}/z1/chat/completions`, { method: 'POST', headers: pvHeaders(i), body: cachedBody });
+    const res = await fetch(`${server.url}/z1/chat/completions`, {
+      method: 'POST',
+      headers: pvHeaders(i),
+      body: cachedBody,
+    });
     await res.arrayBuffer();
   }
   const cacheLoad = await load({
