@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sandboxHostSkip } from '../support/sandbox-host.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 interface Result {
@@ -8,7 +9,7 @@ interface Result {
   execution_time_ms: number;
 }
 
-describe('POST /z1/code/execute', () => {
+describe('POST /z1/code/execute', { skip: sandboxHostSkip() }, () => {
   let server: TestServer;
   let apiKey: string;
 

@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { AppError } from '../../src/errors/index.js';
 import { createSandbox } from '../../src/sandbox/index.js';
+import { sandboxHostSkip } from '../support/sandbox-host.js';
 
 function hostProcessesMentioning(marker: string): number[] {
   const found: number[] = [];
@@ -22,7 +23,7 @@ function isAppError(code: string): (error: unknown) => boolean {
   return (error) => error instanceof AppError && error.code === code;
 }
 
-describe('sandbox: concurrency, queueing and availability', () => {
+describe('sandbox: concurrency, queueing and availability', { skip: sandboxHostSkip() }, () => {
   it('runs 20 concurrent executions, each with its own output', async () => {
     const sandbox = createSandbox({ poolSize: 2, maxConcurrent: 4, maxQueue: 32 });
     try {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type CodeRunner, createSandbox, type ExecutionOutcome } from '../../src/sandbox/index.js';
+import { sandboxHostSkip } from '../support/sandbox-host.js';
 
 /** Narrows to the completed outcome, failing the test with the whole outcome otherwise. */
 function completed(outcome: ExecutionOutcome): Extract<ExecutionOutcome, { kind: 'completed' }> {
@@ -9,7 +10,7 @@ function completed(outcome: ExecutionOutcome): Extract<ExecutionOutcome, { kind:
   return outcome;
 }
 
-describe('sandbox: executing Python', () => {
+describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
   let sandbox: CodeRunner;
   before(() => {
     sandbox = createSandbox({ poolSize: 2 });

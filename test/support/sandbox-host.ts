@@ -1,0 +1,23 @@
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+function onPath(command: string): boolean {
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, command), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Suites that run real sandboxes need bubblewrap and Debian's python3. On a developer's machine without
+ * them they are skipped with the install command; in CI (CI=true) they must run, so they are never skipped.
+ */
+export function sandboxHostSkip(): string | false {
+  if (process.env.CI === 'true') return false;
+  if (onPath('bwrap') && onPath('python3')) return false;
+  return 'bubblewrap or python3 is not installed here (apt-get install bubblewrap python3)';
+}
