@@ -1,23 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { AppError } from '../../src/errors/index.js';
 import { createSandbox } from '../../src/sandbox/index.js';
-import { sandboxHostSkip } from '../support/sandbox-host.js';
-
-function hostProcessesMentioning(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
-    } catch {
-      // exited while we looked
-    }
-  }
-  return found;
-}
+import { hostProcessesMentioning, sandboxHostSkip } from '../support/sandbox-host.js';
 
 function isAppError(code: string): (error: unknown) => boolean {
   return (error) => error instanceof AppError && error.code === code;

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type CodeRunner, createSandbox, type ExecutionOutcome } from '../../src/sandbox/index.js';
-import { sandboxHostSkip } from '../support/sandbox-host.js';
+import { hostProcessesMentioning, sandboxHostSkip } from '../support/sandbox-host.js';
 
 /** The repository on the host (wherever it is checked out): invisible from inside. */
 const REPO = join(import.meta.dirname, '..', '..');
@@ -17,18 +17,6 @@ const REPO = join(import.meta.dirname, '..', '..');
  */
 
 /** Host pids whose command line mentions `marker` (scans the host's /proc, which sees every sandbox). */
-function hostProcessesMentioning(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
-    } catch {
-      // exited while we looked
-    }
-  }
-  return found;
-}
 
 function outputOf(outcome: ExecutionOutcome): string {
   return outcome.output + (outcome.kind === 'completed' ? (outcome.error ?? '') : '');

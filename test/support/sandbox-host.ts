@@ -1,4 +1,4 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 function onPath(command: string): boolean {
@@ -20,4 +20,18 @@ export function sandboxHostSkip(): string | false {
   if (process.env.CI === 'true') return false;
   if (onPath('bwrap') && onPath('python3')) return false;
   return 'bubblewrap or python3 is not installed here (apt-get install bubblewrap python3)';
+}
+
+/** Host processes whose command line contains `marker` (to prove a sandbox left nothing behind). */
+export function hostProcessesMentioning(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found;
 }
