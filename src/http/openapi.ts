@@ -22,21 +22,16 @@ export function operationHandlers(services: Services): OperationHandlers {
     ...systemHandlers(services),
     ...modelHandlers(services),
     ...usageHandlers(services),
-    ...chatHandlers(services, () => services.chat.chat),
+    ...chatHandlers(services),
     ...codeHandlers(services),
     ...adminHandlers(services),
     ...unavailableHandlers(services),
   };
 }
 
-/**
- * The contract as router and validator: openapi-backend matches each request to an operation,
- * runs the security handlers, then (after the rate limiter in postSecurityHandler) validates
- * the request with ajv before the operation's handler runs.
- */
-export async function createOpenApi(services: Services): Promise<OpenAPIBackend> {
-  const handlers = operationHandlers(services);
-  const api = new OpenAPIBackend({
+/** openapi-backend over the contract with the server's ajv settings; the tests validate responses with it too. */
+export function contractBackend(): OpenAPIBackend {
+  return new OpenAPIBackend({
     definition: loadContract().forValidation() as unknown as Document,
     strict: true,
     quick: false,
@@ -47,6 +42,23 @@ export async function createOpenApi(services: Services): Promise<OpenAPIBackend>
       return ajv;
     },
   });
+}
+
+/** After init(): routes with the indexed router (see IndexedOpenAPIRouter), for matching and validation alike. */
+export function useIndexedRouter(api: OpenAPIBackend): void {
+  const router = new IndexedOpenAPIRouter({ definition: api.definition, apiRoot: '/' });
+  api.router = router;
+  if (api.validator) api.validator.router = router;
+}
+
+/**
+ * The contract as router and validator: openapi-backend matches each request to an operation,
+ * runs the security handlers, then (after the rate limiter in postSecurityHandler) validates
+ * the request with ajv before the operation's handler runs.
+ */
+export async function createOpenApi(services: Services): Promise<OpenAPIBackend> {
+  const handlers = operationHandlers(services);
+  const api = contractBackend();
   api.register({
     ...handlers,
     notFound: () => {
@@ -82,8 +94,6 @@ export async function createOpenApi(services: Services): Promise<OpenAPIBackend>
     .map((op) => op.operationId)
     .filter((id): id is string => Boolean(id) && !(id && id in handlers));
   if (missing.length > 0) throw new Error(`operations without a handler: ${missing.join(', ')}`);
-  const router = new IndexedOpenAPIRouter({ definition: api.definition, apiRoot: '/' });
-  api.router = router;
-  if (api.validator) api.validator.router = router;
+  useIndexedRouter(api);
   return api;
 }

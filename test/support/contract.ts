@@ -1,25 +1,15 @@
 import assert from 'node:assert/strict';
-import addFormats from 'ajv-formats';
-import { type Document, OpenAPIBackend, SetMatchType } from 'openapi-backend';
-import { loadContract } from '../../src/http/document.js';
-import { IndexedOpenAPIRouter } from '../../src/http/indexed-router.js';
+import { type OpenAPIBackend, SetMatchType } from 'openapi-backend';
+import { contractBackend, useIndexedRouter } from '../../src/http/openapi.js';
 
 let api: OpenAPIBackend | undefined;
 
 async function contractApi(): Promise<OpenAPIBackend> {
   if (!api) {
-    api = new OpenAPIBackend({
-      definition: loadContract().forValidation() as unknown as Document,
-      strict: true,
-      ajvOpts: { strict: false, discriminator: true },
-      customizeAjv: (ajv) => {
-        addFormats.default(ajv, ['email', 'date-time', 'date']);
-        return ajv;
-      },
-    });
+    // Validate and route exactly as the server does.
+    api = contractBackend();
     await api.init();
-    // Route as the server does (literal paths before templates).
-    api.router = new IndexedOpenAPIRouter({ definition: api.definition, apiRoot: '/' });
+    useIndexedRouter(api);
   }
   return api;
 }
