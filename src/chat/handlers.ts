@@ -4,8 +4,8 @@ import { toAppError } from '../http/error-middleware.js';
 import { bodyOf, clientDisconnectSignal, type OperationHandlers, requirePrincipal } from '../http/handler.js';
 import type { Services } from '../http/services.js';
 import type { AppContext } from '../http/state.js';
-import { ProviderError } from '../providers/index.js';
-import type { ChatService, PreparedChat } from './chat-service.js';
+import { ProviderError, type StreamPart } from '../providers/index.js';
+import type { PreparedChat } from './chat-service.js';
 import { checkTierAllowsChat } from './policy.js';
 import type { ChatCompletionRequest } from './request.js';
 import { pipeAsSse } from './sse.js';
@@ -57,16 +57,17 @@ async function respondJson(ctx: AppContext, prepared: PreparedChat, signal: Abor
 async function respondStream(ctx: AppContext, prepared: PreparedChat, signal: AbortSignal, bodyLimit: number) {
   const parts = prepared.cached ? toAsyncIterator(replayAsParts(prepared.cached)) : prepared.stream(signal);
   // Failures before the first part still get a JSON error response and cost nothing.
-  let first: IteratorResult<Awaited<ReturnType<typeof parts.next>>['value']>;
+  let first: IteratorResult<StreamPart>;
   try {
     first = await parts.next();
   } catch (err) {
     await prepared.refund();
     throw providerFailure(err, bodyLimit);
   }
-  if (first.done || first.value.type === 'error') {
+  const firstPart = first.done ? undefined : first.value;
+  if (!firstPart || firstPart.type === 'error') {
     await prepared.refund();
-    throw providerFailure(first.done ? new Error('empty stream') : first.value.error, bodyLimit);
+    throw providerFailure(firstPart ? firstPart.error : new Error('empty stream'), bodyLimit);
   }
   setResponseHeaders(ctx, prepared);
   ctx.status = 200;
@@ -75,16 +76,16 @@ async function respondStream(ctx: AppContext, prepared: PreparedChat, signal: Ab
   ctx.set('X-Accel-Buffering', 'no');
   const out = new PassThrough();
   ctx.body = out;
-  ctx.state.streamDone = pipeAsSse(first.value, parts, prepared.meta, out, (err) =>
-    providerFailure(err, bodyLimit),
-  ).then(async (outcome) => {
-    if (outcome.completion) {
-      noteTokens(ctx, prepared, outcome.completion.usage);
-      if (!prepared.cached) await prepared.remember(outcome.completion);
-    }
-    if (outcome.error) ctx.state.log.warn({ code: outcome.error.code }, 'stream ended with an error');
-    await parts.return?.();
-  });
+  ctx.state.streamDone = pipeAsSse(firstPart, parts, prepared.meta, out, (err) => providerFailure(err, bodyLimit)).then(
+    async (outcome) => {
+      if (outcome.completion) {
+        noteTokens(ctx, prepared, outcome.completion.usage);
+        if (!prepared.cached) await prepared.remember(outcome.completion);
+      }
+      if (outcome.error) ctx.state.log.warn({ code: outcome.error.code }, 'stream ended with an error');
+      await parts.return?.();
+    },
+  );
 }
 
 function toAsyncIterator<T>(items: Iterable<T>): AsyncIterator<T> {
@@ -92,7 +93,7 @@ function toAsyncIterator<T>(items: Iterable<T>): AsyncIterator<T> {
   return { next: async () => it.next() };
 }
 
-export function chatHandlers(services: Services, chat: () => ChatService): OperationHandlers {
+export function chatHandlers(services: Services): OperationHandlers {
   return {
     createChatCompletion: async (c, ctx) => {
       const principal = requirePrincipal(ctx);
@@ -100,7 +101,7 @@ export function chatHandlers(services: Services, chat: () => ChatService): Opera
       checkTierAllowsChat(request, principal.account, services.config.tiers[principal.account.tier]);
       ctx.state.usage.model = request.model;
       const signal = clientDisconnectSignal(ctx);
-      const prepared = await chat().prepare(principal, request);
+      const prepared = await services.chat.chat.prepare(principal, request);
       if (request.stream) await respondStream(ctx, prepared, signal, services.config.bodyLimitBytes);
       else await respondJson(ctx, prepared, signal, services.config.bodyLimitBytes);
     },

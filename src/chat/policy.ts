@@ -1,22 +1,14 @@
 import type { Account } from '../accounts/index.js';
 import type { TierRules } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-
-/** The parts of a chat request the tier rules and message rules look at (the schema checked the rest). */
-export interface ChatRequestShape {
-  model: string;
-  rag_k?: number;
-  messages: Array<{
-    role: string;
-    content?: string | null;
-    name?: string;
-    tool_call_id?: string;
-    tool_calls?: unknown[];
-  }>;
-}
+import type { ChatCompletionRequest } from './request.js';
 
 /** Tier rules of decisions.md: the model must be in the tier, rag_k at most the tier's maximum. */
-export function checkTierAllowsChat(request: ChatRequestShape, account: Account, rules: TierRules): void {
+export function checkTierAllowsChat(
+  request: Pick<ChatCompletionRequest, 'model' | 'rag_k'>,
+  account: Account,
+  rules: TierRules,
+): void {
   if (!rules.models.includes(request.model)) {
     throw new AppError('MODEL_NOT_ALLOWED', `The ${account.tier} tier cannot use ${request.model}`, {
       model: request.model,

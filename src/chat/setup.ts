@@ -50,19 +50,20 @@ export async function createChatEngine(deps: {
     Object.entries(config.routing).map(([model, list]) => [model, list.map((t) => toTarget(t, process.env))]),
   );
   const router = createRouter(targets, factories);
+  const { db } = deps;
   const cache =
-    deps.db.dialect === 'postgres'
-      ? createPostgresCache((sql, params) => (deps.db as Extract<Db, { dialect: 'postgres' }>).pool.query(sql, params))
+    db.dialect === 'postgres'
+      ? createPostgresCache((sql, params) => db.pool.query(sql, params), { now: deps.clock })
       : createMemoryCache({ maxBytes: config.cache.maxBytes, now: deps.clock });
-  const usesLocal = (model: string) =>
-    (config.routing[model] ?? []).some((t) => t.provider === 'local' && !t.modelPath);
-  const onlyLocal = (model: string) =>
-    (config.routing[model] ?? []).every((t) => t.provider === 'local' && !t.modelPath);
+  // Targets without a modelPath run on the service's own local model.
+  const onServiceModel = (t: TargetConfig) => t.provider === 'local' && !t.modelPath;
+  const onlyLocal = (model: string) => (config.routing[model] ?? []).every(onServiceModel);
+  const localIsUsed = Object.values(config.routing).some((targets) => targets.some(onServiceModel));
   let loaded: LocalChatProvider | undefined;
   let loadError: string | undefined;
 
   const warmUp = async () => {
-    if (!location.path || !Object.keys(config.routing).some(usesLocal)) return;
+    if (!location.path || !localIsUsed) return;
     try {
       const provider = factories.local({ provider: 'local', model: 'local' }) as LocalChatProvider;
       await provider.load();
@@ -103,8 +104,7 @@ export async function createChatEngine(deps: {
     router,
     cache,
     localModelStatus() {
-      if (!Object.keys(config.routing).some(usesLocal))
-        return { ok: true, detail: 'no model routes to the local engine' };
+      if (!localIsUsed) return { ok: true, detail: 'no model routes to the local engine' };
       if (location.problem) return { ok: false, detail: location.problem };
       if (loadError) return { ok: false, detail: loadError };
       return { ok: true, detail: loaded ? `loaded ${location.path}` : `available ${location.path}` };
