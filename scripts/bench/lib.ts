@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { Agent, request } from 'undici';
+import { createTestDatabase } from '../../test/support/databases.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -29,27 +29,10 @@ export interface BenchServer {
 export async function freshStorage(
   postgresUrl?: string,
 ): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'pvai-bench-'));
-  if (!postgresUrl) {
-    return { env: { PVAI_DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  }
-  const name = `pvai_bench_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: postgresUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(postgresUrl);
-  url.pathname = `/${name}`;
-  return {
-    env: { PVAI_DATA_DIR: dataDir, DATABASE_URL: url.toString() },
-    drop: async () => {
-      const client = new pg.Client({ connectionString: postgresUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  const database = await createTestDatabase(postgresUrl ? 'postgres' : 'sqlite', postgresUrl);
+  const env: Record<string, string> = { PVAI_DATA_DIR: database.dataDir };
+  if (database.databaseUrl) env.DATABASE_URL = database.databaseUrl;
+  return { env, drop: database.drop };
 }
 
 /** `pvai serve` in its own process (so the load generator does not share its event loop). */

@@ -24,12 +24,15 @@ export function backends(): Backend[] {
   return ['sqlite'];
 }
 
-export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
+/** `adminUrl`: the PostgreSQL server to create the database on (default DATABASE_URL). */
+export async function createTestDatabase(
+  backend: Backend,
+  adminUrl: string | undefined = process.env.DATABASE_URL,
+): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pvai-test-'));
   if (backend === 'sqlite') {
     return { backend, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
-  const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) throw new Error('DATABASE_URL is required for the PostgreSQL backend');
   const name = `pvai_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
