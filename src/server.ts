@@ -27,7 +27,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const db = await openDb({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
-    onGroupCommitError: (err) => logger.error({ err }, 'committing rate-limit admissions failed'),
+    onGroupCommitError: (err) => logger.error({ err }, 'committing credit charges failed'),
   });
   const accounts = new AccountService(new SqlAccountStore(db), clock, { authCacheTtlMs: config.authCacheTtlMs });
   const chat = await createChatEngine({ config, db, accounts, clock, logger });
@@ -39,7 +39,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
     chat,
     sandbox: createSandbox(config.sandbox),
     accounts,
-    limiter: new RateLimiter(createRateLimitStore(db), clock),
+    limiter: new RateLimiter(
+      createRateLimitStore(db, { onError: (err) => logger.error({ err }, 'writing rate-limit windows failed') }),
+      clock,
+    ),
     authFailures: new AuthFailureLimiter(config.authFailuresPerMinute, clock),
     usage: new BufferedUsageStore(new SqlUsageStore(db), {
       onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
@@ -80,6 +83,7 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
       await services.chat.close();
       await services.sandbox.close();
       await services.usage.flush();
+      await services.limiter.close();
       await services.db.close();
     },
   };

@@ -87,8 +87,17 @@ export class SqlAccountStore implements AccountStore {
     return rows[0] ? toAccount(rows[0]) : undefined;
   }
 
+  /**
+   * On SQLite, charges and refunds join the event-loop turn's group commit: they sit on the chat path of
+   * every request, and the answer they pay for is sent turns later, after that commit.
+   */
+  #joinGroupCommit(): void {
+    if (this.#db.dialect === 'sqlite') this.#db.groupCommit.enter();
+  }
+
   async chargeCredits(id: string, amount: number): Promise<ChargeResult> {
     // One conditional statement: the database, not the application, decides who gets the last credits.
+    this.#joinGroupCommit();
     const rows = await this.#db.query(
       'UPDATE accounts SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits',
       [id, amount],
@@ -99,6 +108,7 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async refundCredits(id: string, amount: number): Promise<void> {
+    this.#joinGroupCommit();
     await this.#db.query('UPDATE accounts SET credits = credits + $2 WHERE id = $1', [id, amount]);
   }
 

@@ -26,6 +26,11 @@ export class RateLimiter {
     return decide(counts, limits, now);
   }
 
+  /** Writes what the store has pending (the embedded store writes behind). */
+  close(): Promise<void> {
+    return this.#store.close();
+  }
+
   /** The windows as they stand, without counting a request. */
   async peek(accountId: string, limits: Limits): Promise<RateLimitDecision> {
     const now = this.#clock();

@@ -24,6 +24,8 @@ export interface AdmissionCounts {
  */
 export interface RateLimitStore {
   admit(accountId: string, limits: Limits, now: number, consume: boolean): Promise<AdmissionCounts>;
+  /** Writes what is pending; the store is not used afterwards. */
+  close(): Promise<void>;
 }
 
 export interface WindowState {

@@ -2,7 +2,7 @@ import type { Db, Row } from '../storage/db.js';
 import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
 
 const DAY_MS = 86_400_000;
-/** Rows per INSERT, largest first: 12 parameters a row stays well under both databases' parameter limits. */
+/** Rows per PostgreSQL INSERT, largest first: 12 parameters a row stays well under the parameter limit. */
 const INSERT_CHUNKS = [256, 64, 16, 4, 1];
 
 const SUMS = `count(*) AS requests, coalesce(sum(credits), 0) AS credits,
@@ -34,19 +34,48 @@ function toRecord(row: Row): UsageRecord {
   };
 }
 
+const COLUMNS = `account_id, key_id, request_id, endpoint, model, status, prompt_tokens, completion_tokens, credits,
+  latency_ms, cached, created_at`;
+
+function values(r: UsageRecord): unknown[] {
+  return [
+    r.accountId,
+    r.keyId,
+    r.requestId,
+    r.endpoint,
+    r.model,
+    r.status,
+    r.promptTokens,
+    r.completionTokens,
+    r.credits,
+    Math.round(r.latencyMs),
+    r.cached,
+    r.createdAt,
+  ];
+}
+
 export class SqlUsageStore implements UsageStore {
   readonly #db: Db;
+  /** SQLite: one prepared single-row INSERT run per row inside one transaction (no SQL built per batch). */
+  readonly #insertSqlite: ((rows: readonly UsageRecord[]) => void) | undefined;
 
   constructor(db: Db) {
     this.#db = db;
+    if (db.dialect === 'sqlite') {
+      const insert = db.sqlite.prepare(`INSERT INTO usage_records (${COLUMNS}) VALUES (${'?, '.repeat(11)}?)`);
+      this.#insertSqlite = db.sqlite.transaction((rows: readonly UsageRecord[]) => {
+        for (const r of rows) insert.run(...values(r).map((v) => (v === true ? 1 : v === false ? 0 : v)));
+      });
+    }
   }
 
   async record(r: UsageRecord): Promise<void> {
     await this.recordMany([r]);
   }
 
-  /** One multi-row INSERT: a single statement (and, on SQLite, a single WAL commit) per batch. */
+  /** One transaction per batch: on SQLite a single WAL commit, on PostgreSQL multi-row INSERTs. */
   async recordMany(rows: UsageRecord[]): Promise<void> {
+    if (this.#insertSqlite) return this.#insertSqlite(rows);
     // Chunks of a few fixed sizes, so the statements are prepared once and then reused.
     for (let i = 0; i < rows.length; ) {
       const size = INSERT_CHUNKS.find((n) => rows.length - i >= n) ?? 1;
@@ -55,28 +84,10 @@ export class SqlUsageStore implements UsageStore {
       const params: unknown[] = [];
       const tuples = chunk.map((r) => {
         const base = params.length;
-        params.push(
-          r.accountId,
-          r.keyId,
-          r.requestId,
-          r.endpoint,
-          r.model,
-          r.status,
-          r.promptTokens,
-          r.completionTokens,
-          r.credits,
-          Math.round(r.latencyMs),
-          r.cached,
-          r.createdAt,
-        );
+        params.push(...values(r));
         return `(${Array.from({ length: 12 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
       });
-      await this.#db.query(
-        `INSERT INTO usage_records (account_id, key_id, request_id, endpoint, model, status, prompt_tokens,
-           completion_tokens, credits, latency_ms, cached, created_at)
-         VALUES ${tuples.join(', ')}`,
-        params,
-      );
+      await this.#db.query(`INSERT INTO usage_records (${COLUMNS}) VALUES ${tuples.join(', ')}`, params);
     }
   }
 

@@ -38,3 +38,36 @@ describe('two server processes on one PostgreSQL', { skip: !backends().includes(
     assert.equal(statuses.filter((s) => s === 429).length, 40);
   });
 });
+
+/** Embedded SQLite has one owner: the limiter decides in memory, so a second server must not share the file. */
+describe('two server processes on one embedded SQLite database', () => {
+  let database: TestDatabase;
+  let first: ServerProcess | undefined;
+
+  before(async () => {
+    database = await createTestDatabase('sqlite');
+  });
+  after(async () => {
+    await first?.stop();
+    await database.drop();
+  });
+
+  it('refuses to start the second one and names the way to run replicas', { timeout: 60_000 }, async () => {
+    // DATABASE_URL emptied: the suite may run with one set for the PostgreSQL backends.
+    const env = { PVAI_DATA_DIR: database.dataDir, PVAI_LOCAL_MODEL: TEST_MODEL, DATABASE_URL: '' };
+    first = await startServerProcess(env);
+    const second = await pvai(['serve'], {
+      ...env,
+      PVAI_HOST: '127.0.0.1',
+      PVAI_PORT: '0',
+      PVAI_LOG_LEVEL: 'warn',
+    }).then(
+      () => assert.fail('the second server started'),
+      (err: { code?: number; stderr?: string }) => err,
+    );
+    assert.notEqual(second.code, 0);
+    assert.match(second.stderr ?? '', /another pvai server is already using .*pvai\.sqlite.*DATABASE_URL/s);
+    const res = await fetch(`${first.url}/z1/health`);
+    assert.equal(res.status, 200, 'the first server keeps serving');
+  });
+});

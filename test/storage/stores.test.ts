@@ -27,6 +27,7 @@ for (const backend of backends()) {
       usage = new SqlUsageStore(db);
     });
     after(async () => {
+      await limits.close();
       await db.close();
       await database.drop();
     });
@@ -139,7 +140,45 @@ for (const backend of backends()) {
         assert.equal(dec1.dayCount, 0);
         assert.equal(dec1.monthCount, 0);
       });
+
+      it('keeps every window across a restart of the store', async () => {
+        const id = (await newAccount()).id;
+        for (let i = 0; i < 3; i++) await limits.admit(id, rules, NOW + i * 1000, true);
+        await limits.close();
+        limits = createRateLimitStore(db);
+        const after = await limits.admit(id, rules, NOW + 3000, false);
+        assert.deepEqual(
+          { minute: after.minuteCount, oldest: after.minuteOldest, day: after.dayCount, month: after.monthCount },
+          { minute: 3, oldest: NOW, day: 3, month: 3 },
+        );
+        // The sliding minute still slides after the restart: the first admission leaves it at NOW + 60 s.
+        const slid = await limits.admit(id, rules, NOW + 60_500, true);
+        assert.equal(slid.minuteCount, 2);
+        assert.equal(slid.dayCount, 3);
+        await limits.close();
+        limits = createRateLimitStore(db);
+        const again = await limits.admit(id, rules, NOW + 60_600, false);
+        assert.equal(again.minuteCount, 3, 'two survivors plus the admission made before the second restart');
+        assert.equal(again.dayCount, 4);
+      });
+
+      it('counts a clock that moved back and keeps it across a restart', async () => {
+        const id = (await newAccount()).id;
+        await limits.admit(id, rules, NOW + 5000, true);
+        await limits.admit(id, rules, NOW + 1000, true);
+        await limits.close();
+        limits = createRateLimitStore(db);
+        const after = await limits.admit(id, rules, NOW + 6000, false);
+        assert.equal(after.minuteCount, 2);
+        assert.equal(after.minuteOldest, NOW + 1000);
+      });
     });
+
+    if (backend === 'sqlite') {
+      it('lets one process own an embedded database: a second rate-limit store on it is refused', () => {
+        assert.throws(() => createRateLimitStore(db), /another pvai server is already using/);
+      });
+    }
 
     describe('BufferedUsageStore', () => {
       it('writes rows in batches and shows every recorded row to readers', async () => {

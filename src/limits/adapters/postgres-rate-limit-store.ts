@@ -10,6 +10,10 @@ export class PostgresRateLimitStore implements RateLimitStore {
     this.#pool = pool;
   }
 
+  async close(): Promise<void> {
+    // Nothing pending: every admission was committed by its own round trip.
+  }
+
   async admit(accountId: string, limits: Limits, now: number, consume: boolean): Promise<AdmissionCounts> {
     const result = await this.#pool.query({
       name: 'pvai_admit',

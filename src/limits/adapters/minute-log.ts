@@ -1,0 +1,68 @@
+/**
+ * The admission times of one account's sliding minute, ascending. Appends are at the end (time moves
+ * forward); pruning drops from the front by moving a head index, compacting only when half the array
+ * is dead, so a busy account costs no per-request allocation.
+ */
+export class MinuteLog {
+  #times: number[];
+  #head = 0;
+
+  constructor(times: readonly number[] = []) {
+    this.#times = [...times].sort((a, b) => a - b);
+  }
+
+  get size(): number {
+    return this.#times.length - this.#head;
+  }
+
+  /** Adds a time; returns false when it landed before the newest one (a clock that moved back). */
+  append(time: number): boolean {
+    const times = this.#times;
+    const last = times.length > this.#head ? (times[times.length - 1] as number) : -Infinity;
+    if (time >= last) {
+      times.push(time);
+      return true;
+    }
+    times.splice(this.#firstAfter(time), 0, time);
+    return false;
+  }
+
+  /** Drops every time ≤ `cutoff`; returns how many went. */
+  pruneThrough(cutoff: number): number {
+    const start = this.#head;
+    this.#head = this.#firstAfter(cutoff);
+    const pruned = this.#head - start;
+    if (this.#head > 64 && this.#head * 2 > this.#times.length) {
+      this.#times = this.#times.slice(this.#head);
+      this.#head = 0;
+    }
+    return pruned;
+  }
+
+  /** How many times are > `cutoff`. */
+  countAfter(cutoff: number): number {
+    return this.#times.length - this.#firstAfter(cutoff);
+  }
+
+  /** The oldest time > `cutoff`, or null. */
+  oldestAfter(cutoff: number): number | null {
+    return this.#times[this.#firstAfter(cutoff)] ?? null;
+  }
+
+  /** The live times from the `from`-th on. */
+  toArray(from = 0): number[] {
+    return this.#times.slice(this.#head + from);
+  }
+
+  /** Index of the first live time > `value` (binary search). */
+  #firstAfter(value: number): number {
+    let lo = this.#head;
+    let hi = this.#times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.#times[mid] as number) <= value) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
