@@ -5,6 +5,8 @@
  * pvai vs node-llama-cpp called directly.
  * Targets: added p50 ≤ 0.3 ms and p99 ≤ 1 ms at 1,000 req/s; ≥ 5× Portkey's throughput; cache hits ≥ 10,000 req/s;
  * local tokens/s ≥ 0.95× direct.
+ * A bare Node proxy (node:http + undici, nothing else) runs beside them: the floor any Node gateway pays on
+ * this machine, so pvai's own cost can be read off the difference.
  * pvai's load is spread over 1,000 accounts: tier limits cap one account at 300 requests a minute, so real
  * traffic at these rates comes from many accounts (and each account's sliding-minute log stays small).
  */
@@ -22,8 +24,9 @@ const CONNECTIONS = 32;
 const ACCOUNTS = 1000;
 const MODEL_PATH = join(ROOT, '..', 'shared', 'models', 'stories260K.gguf');
 
-async function startMock(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/mock-upstream-server.ts')], {
+/** A bench helper script in its own process; it prints its URL as its first line. */
+async function startScript(script: string, ...args: string[]): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench', script), ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -104,7 +107,8 @@ async function pvaiTokensPerSecond(url: string, key: string, tokens: number): Pr
   return rates.sort((a, b) => a - b)[2] ?? 0;
 }
 
-const mock = await startMock();
+const mock = await startScript('mock-upstream-server.ts');
+const bareProxy = await startScript('bare-proxy-server.ts', new URL(mock.url).origin);
 const storage = await freshStorage();
 const upstream = { provider: 'openai-compatible', baseUrl: mock.url, model: 'mock-model', maxRetries: 0 };
 const server = await startBenchServer(
@@ -137,6 +141,14 @@ try {
 
   const directLoad = await load({
     url: `${mock.url}/chat/completions`,
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    method: 'POST',
+    headers: json,
+    body: chatBody('mock-model'),
+  });
+  const bareLoad = await load({
+    url: `${bareProxy.url}/v1/chat/completions`,
     connections: CONNECTIONS,
     seconds: SECONDS,
     method: 'POST',
@@ -196,6 +208,14 @@ try {
     headers: () => json,
     body: chatBody('mock-model'),
   });
+  const bareRate = await latencyAtRate({
+    origin: bareProxy.url,
+    path: '/v1/chat/completions',
+    rps: 1000,
+    seconds: 5,
+    headers: () => json,
+    body: chatBody('mock-model'),
+  });
   const pvaiRate = await latencyAtRate({
     origin: server.url,
     path: '/z1/chat/completions',
@@ -230,6 +250,7 @@ try {
       ['path', 'req/s', 'p50 ms', 'p99 ms'],
       [
         ['mock upstream directly', directLoad.rps, directLoad.p50, directLoad.p99],
+        ['bare Node proxy (node:http + undici, no work: the floor)', bareLoad.rps, bareLoad.p50, bareLoad.p99],
         ['through pvai (auth, limits, credits, usage, routing)', pvaiLoad.rps, pvaiLoad.p50, pvaiLoad.p99],
         ['through Portkey gateway 1.15.2', portkeyLoad.rps, portkeyLoad.p50, portkeyLoad.p99],
         ['pvai cache hits', cacheLoad.rps, cacheLoad.p50, cacheLoad.p99],
@@ -237,7 +258,8 @@ try {
     ),
   );
   console.log(
-    `\npvai / Portkey throughput: ${(pvaiLoad.rps / portkeyLoad.rps).toFixed(1)}×` +
+    `\npvai / Portkey throughput: ${(pvaiLoad.rps / portkeyLoad.rps).toFixed(1)}×;` +
+      ` pvai / bare proxy: ${(pvaiLoad.rps / bareLoad.rps).toFixed(2)}×` +
       `  (non-2xx: pvai ${pvaiLoad.non2xx}, Portkey ${portkeyLoad.non2xx}, cache ${cacheLoad.non2xx})\n`,
   );
   console.log('Fixed rate 1,000 req/s, 5 s, open loop (µs resolution)\n');
@@ -246,7 +268,9 @@ try {
       ['path', 'p50 ms', 'p99 ms', 'failed'],
       [
         ['mock upstream directly', directRate.p50, directRate.p99, directRate.failed],
+        ['bare Node proxy', bareRate.p50, bareRate.p99, bareRate.failed],
         ['through pvai', pvaiRate.p50, pvaiRate.p99, pvaiRate.failed],
+        ['added by the bare proxy', bareRate.p50 - directRate.p50, bareRate.p99 - directRate.p99, '-'],
         ['added by pvai', pvaiRate.p50 - directRate.p50, pvaiRate.p99 - directRate.p99, '-'],
       ],
     ),
@@ -273,6 +297,7 @@ try {
   );
 } finally {
   await stop(portkey.child);
+  await stop(bareProxy.child);
   await server.stop();
   await stop(mock.child);
   await storage.drop();
