@@ -18,8 +18,9 @@ const MAX_CACHED_PRINCIPALS = 10_000;
 export interface AccountServiceOptions {
   /**
    * How long a resolved key may be reused without asking the database (0: never). Changes made in this
-   * process (revoke, rotate, tier) take effect at once; those made by another replica or the CLI within
-   * this time.
+   * process (revoke, rotate, tier) take effect at once; those made by another replica within this time.
+   * When the store detects changes made elsewhere (embedded SQLite: the CLI), a resolution is reused
+   * until such a change, whatever its age: the CLI's revocations then take effect at once too.
    */
   authCacheTtlMs?: number;
 }
@@ -123,18 +124,24 @@ export class AccountService {
     if (!isWellFormedApiKey(secret)) return undefined;
     const hash = hashApiKey(secret);
     const now = this.#clock();
+    const watched = this.#store.detectsExternalChanges;
+    if (watched && this.#store.changedElsewhere()) this.#invalidate();
     const cached = this.#principals.get(hash);
-    if (cached && cached.until > now) return cached.principal;
-    const principal = await this.#store.findActiveKeyByHash(hash);
+    const principal = cached && (watched || cached.until > now) ? cached.principal : await this.#lookUp(hash, now);
     if (!principal) return undefined;
-    if (this.#cacheTtlMs > 0) {
-      // Bounded: a flood of distinct valid keys cannot grow it without end.
-      if (this.#principals.size >= MAX_CACHED_PRINCIPALS) this.#principals.clear();
-      this.#principals.set(hash, { principal, until: now + this.#cacheTtlMs });
-    }
     if (principal.key.lastUsedAt === null || now - principal.key.lastUsedAt > TOUCH_INTERVAL_MS) {
       principal.key.lastUsedAt = now;
       await this.#store.touchKey(principal.key.id, now);
+    }
+    return principal;
+  }
+
+  async #lookUp(hash: string, now: number): Promise<Principal | undefined> {
+    const principal = await this.#store.findActiveKeyByHash(hash);
+    if (principal && this.#cacheTtlMs > 0) {
+      // Bounded: a flood of distinct valid keys cannot grow it without end.
+      if (this.#principals.size >= MAX_CACHED_PRINCIPALS) this.#principals.clear();
+      this.#principals.set(hash, { principal, until: now + this.#cacheTtlMs });
     }
     return principal;
   }

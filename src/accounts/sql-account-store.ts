@@ -40,9 +40,27 @@ function isUniqueViolation(err: unknown): boolean {
 /** One adapter for both dialects: every statement here is portable SQL with `$n` placeholders. */
 export class SqlAccountStore implements AccountStore {
   readonly #db: Db;
+  readonly detectsExternalChanges: boolean;
+  /** SQLite's data_version: changes when another connection commits, never for this one's own writes. */
+  readonly #dataVersion: (() => number) | undefined;
+  #lastDataVersion = 0;
 
   constructor(db: Db) {
     this.#db = db;
+    this.detectsExternalChanges = db.dialect === 'sqlite';
+    if (db.dialect === 'sqlite') {
+      const statement = db.sqlite.prepare('PRAGMA data_version').pluck();
+      this.#dataVersion = () => statement.get() as number;
+      this.#lastDataVersion = this.#dataVersion();
+    }
+  }
+
+  changedElsewhere(): boolean {
+    if (!this.#dataVersion) return false;
+    const version = this.#dataVersion();
+    if (version === this.#lastDataVersion) return false;
+    this.#lastDataVersion = version;
+    return true;
   }
 
   async createAccount(input: NewAccount, now: number): Promise<Account> {

@@ -50,4 +50,11 @@ export interface AccountStore {
   /** The active (not revoked) key with this hash and its account. */
   findActiveKeyByHash(hash: string): Promise<Principal | undefined>;
   touchKey(id: string, now: number): Promise<void>;
+  /**
+   * Whether changedElsewhere() can tell. Embedded SQLite can (its file has one server, and the CLI
+   * writes through another connection); a database shared by replicas cannot, cheaply.
+   */
+  readonly detectsExternalChanges: boolean;
+  /** True when another connection (the CLI, another process) committed a change since the last call. */
+  changedElsewhere(): boolean;
 }

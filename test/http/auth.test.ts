@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { sqlitePath } from '../../src/storage/data-source.js';
 import { backends } from '../support/databases.js';
 import { manualClock, type Response, startTestServer, type TestServer } from '../support/server.js';
 
@@ -101,10 +103,10 @@ for (const backend of backends()) {
   });
 }
 
-describe('resolved keys are reused for authCacheTtlMs', () => {
-  it('sees a revocation made elsewhere (another replica, the CLI) within that time', async () => {
+describe('resolved keys are reused for authCacheTtlMs', { skip: !backends().includes('postgres') }, () => {
+  it('sees a revocation made by another replica within that time (PostgreSQL)', async () => {
     const clock = manualClock(Date.UTC(2026, 10, 21, 8, 0, 0));
-    const server = await startTestServer('sqlite', { clock, config: { authCacheTtlMs: 1000 } });
+    const server = await startTestServer('postgres', { clock, config: { authCacheTtlMs: 1000 } });
     try {
       const { apiKey, accountId } = await server.createAccount('startup');
       assert.equal((await server.request('GET', '/z1/models', { apiKey })).status, 200);
@@ -126,3 +128,36 @@ describe('resolved keys are reused for authCacheTtlMs', () => {
     }
   });
 });
+
+describe('resolved keys on embedded SQLite', () => {
+  it('are reused past authCacheTtlMs, and a revocation by another connection (the CLI) applies at once', async () => {
+    const clock = manualClock(Date.UTC(2026, 10, 21, 8, 0, 0));
+    const server = await startTestServer('sqlite', { clock, config: { authCacheTtlMs: 1000 } });
+    const cli = new Database(sqlitePath(server.running.services.config.dataDir));
+    try {
+      const { apiKey, accountId } = await server.createAccount('startup');
+      const lookups = countKeyLookups(server);
+      assert.equal((await server.request('GET', '/z1/models', { apiKey })).status, 200);
+      clock.advance(5000);
+      assert.equal((await server.request('GET', '/z1/models', { apiKey })).status, 200);
+      assert.equal(lookups.count, 1, 'the second request, 5 s later, was answered from the cache');
+      cli.prepare('UPDATE api_keys SET revoked_at = ? WHERE account_id = ?').run(clock(), accountId);
+      assert.equal((await server.request('GET', '/z1/models', { apiKey })).status, 401, 'refused at once');
+    } finally {
+      cli.close();
+      await server.close();
+    }
+  });
+});
+
+/** Counts the server's key lookups in its store (the store still answers them). */
+function countKeyLookups(server: TestServer): { count: number } {
+  const store = server.running.services.accounts.store;
+  const lookUp = store.findActiveKeyByHash.bind(store);
+  const counter = { count: 0 };
+  store.findActiveKeyByHash = (hash) => {
+    counter.count += 1;
+    return lookUp(hash);
+  };
+  return counter;
+}
