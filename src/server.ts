@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Logger, pino } from 'pino';
-import { AccountService, SqlAccountStore } from './accounts/index.js';
+import { AccountService, createAccountStore } from './accounts/index.js';
 import { createChatEngine } from './chat/setup.js';
 import { type Clock, systemClock } from './clock/clock.js';
 import type { Config } from './config/index.js';
@@ -27,9 +27,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const db = await openDb({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
-    onGroupCommitError: (err) => logger.error({ err }, 'committing credit charges failed'),
+    owner: true,
   });
-  const accounts = new AccountService(new SqlAccountStore(db), clock, { authCacheTtlMs: config.authCacheTtlMs });
+  const accountStore = createAccountStore(db, {
+    onError: (err) => logger.error({ err }, 'writing credit charges failed'),
+  });
+  const accounts = new AccountService(accountStore, clock, { authCacheTtlMs: config.authCacheTtlMs });
   const chat = await createChatEngine({ config, db, accounts, clock, logger });
   return {
     config,
@@ -84,6 +87,7 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
       await services.sandbox.close();
       await services.usage.flush();
       await services.limiter.close();
+      await services.accounts.store.close();
       await services.db.close();
     },
   };

@@ -31,6 +31,7 @@ export class AccountService {
   readonly #clock: Clock;
   readonly #cacheTtlMs: number;
   readonly #principals = new Map<string, { principal: Principal; until: number }>();
+  #seenEpoch = 0;
 
   constructor(store: AccountStore, clock: Clock, options: AccountServiceOptions = {}) {
     this.#store = store;
@@ -125,7 +126,13 @@ export class AccountService {
     const hash = hashApiKey(secret);
     const now = this.#clock();
     const watched = this.#store.detectsExternalChanges;
-    if (watched && this.#store.changedElsewhere()) this.#invalidate();
+    if (watched) {
+      const epoch = this.#store.externalChangeEpoch();
+      if (epoch !== this.#seenEpoch) {
+        this.#seenEpoch = epoch;
+        this.#invalidate();
+      }
+    }
     const cached = this.#principals.get(hash);
     const principal = cached && (watched || cached.until > now) ? cached.principal : await this.#lookUp(hash, now);
     if (!principal) return undefined;

@@ -44,6 +44,8 @@ export class SqlAccountStore implements AccountStore {
   /** SQLite's data_version: changes when another connection commits, never for this one's own writes. */
   readonly #dataVersion: (() => number) | undefined;
   #lastDataVersion = 0;
+  #epoch = 0;
+  #applyDeltas: ((rows: ReadonlyArray<{ accountId: string; delta: number }>) => void) | undefined;
 
   constructor(db: Db) {
     this.#db = db;
@@ -55,12 +57,32 @@ export class SqlAccountStore implements AccountStore {
     }
   }
 
-  changedElsewhere(): boolean {
-    if (!this.#dataVersion) return false;
-    const version = this.#dataVersion();
-    if (version === this.#lastDataVersion) return false;
-    this.#lastDataVersion = version;
-    return true;
+  externalChangeEpoch(): number {
+    if (this.#dataVersion) {
+      const version = this.#dataVersion();
+      if (version !== this.#lastDataVersion) {
+        this.#lastDataVersion = version;
+        this.#epoch += 1;
+      }
+    }
+    return this.#epoch;
+  }
+
+  /** SQLite only: adds each delta to its account's balance, all in one transaction. */
+  applyCreditDeltas(deltas: ReadonlyArray<{ accountId: string; delta: number }>): void {
+    if (this.#db.dialect !== 'sqlite') throw new Error('applyCreditDeltas is for the embedded database');
+    this.#applyDeltas ??= (() => {
+      const sqlite = this.#db.sqlite;
+      const update = sqlite.prepare('UPDATE accounts SET credits = credits + ? WHERE id = ?');
+      return sqlite.transaction((rows: ReadonlyArray<{ accountId: string; delta: number }>) => {
+        for (const row of rows) update.run(row.delta, row.accountId);
+      });
+    })();
+    this.#applyDeltas(deltas);
+  }
+
+  async close(): Promise<void> {
+    // Every write was made by its own statement.
   }
 
   async createAccount(input: NewAccount, now: number): Promise<Account> {
@@ -105,17 +127,8 @@ export class SqlAccountStore implements AccountStore {
     return rows[0] ? toAccount(rows[0]) : undefined;
   }
 
-  /**
-   * On SQLite, charges and refunds join the event-loop turn's group commit: they sit on the chat path of
-   * every request, and the answer they pay for is sent turns later, after that commit.
-   */
-  #joinGroupCommit(): void {
-    if (this.#db.dialect === 'sqlite') this.#db.groupCommit.enter();
-  }
-
   async chargeCredits(id: string, amount: number): Promise<ChargeResult> {
     // One conditional statement: the database, not the application, decides who gets the last credits.
-    this.#joinGroupCommit();
     const rows = await this.#db.query(
       'UPDATE accounts SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits',
       [id, amount],
@@ -126,7 +139,6 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async refundCredits(id: string, amount: number): Promise<void> {
-    this.#joinGroupCommit();
     await this.#db.query('UPDATE accounts SET credits = credits + $2 WHERE id = $1', [id, amount]);
   }
 

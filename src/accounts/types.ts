@@ -51,10 +51,12 @@ export interface AccountStore {
   findActiveKeyByHash(hash: string): Promise<Principal | undefined>;
   touchKey(id: string, now: number): Promise<void>;
   /**
-   * Whether changedElsewhere() can tell. Embedded SQLite can (its file has one server, and the CLI
+   * Whether externalChangeEpoch() can tell. Embedded SQLite can (its file has one server, and the CLI
    * writes through another connection); a database shared by replicas cannot, cheaply.
    */
   readonly detectsExternalChanges: boolean;
-  /** True when another connection (the CLI, another process) committed a change since the last call. */
-  changedElsewhere(): boolean;
+  /** A number that moves whenever another connection (the CLI, another process) has committed a change. */
+  externalChangeEpoch(): number;
+  /** Writes what the store holds back (the embedded credit ledger); the store is not used afterwards. */
+  close(): Promise<void>;
 }

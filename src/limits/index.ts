@@ -1,5 +1,4 @@
 import type { Db } from '../storage/db.js';
-import { acquireProcessLock } from '../storage/process-lock.js';
 import { InProcessRateLimitStore } from './adapters/in-process-rate-limit-store.js';
 import { PostgresRateLimitStore } from './adapters/postgres-rate-limit-store.js';
 import { SqliteWindowsPersistence } from './adapters/sqlite-windows-persistence.js';
@@ -15,21 +14,11 @@ export interface RateLimitStoreOptions {
 }
 
 /**
- * PostgreSQL: every admission is one round trip, exact across replicas. Embedded SQLite: this process
- * takes ownership of the database file (a second server on it refuses to start) and decides in memory.
+ * PostgreSQL: every admission is one round trip, exact across replicas. Embedded SQLite: the server owns
+ * the database file (openDb's `owner`; a second server on it refuses to start) and decides in memory.
  */
 export function createRateLimitStore(db: Db, options: RateLimitStoreOptions = {}): RateLimitStore {
   if (db.dialect === 'postgres') return new PostgresRateLimitStore(db.pool);
-  const lock = acquireProcessLock(db.sqlite.name);
-  const store = new InProcessRateLimitStore(new SqliteWindowsPersistence(db.sqlite), options);
-  return {
-    admit: (accountId, limits, now, consume) => store.admit(accountId, limits, now, consume),
-    async close() {
-      try {
-        await store.close();
-      } finally {
-        lock.release();
-      }
-    },
-  };
+  if (!db.owned) throw new Error('rate limiting on SQLite needs the database opened with owner: true');
+  return new InProcessRateLimitStore(new SqliteWindowsPersistence(db.sqlite), options);
 }

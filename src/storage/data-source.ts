@@ -4,8 +4,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { type Db, type Row, toSqliteParams, toSqlitePlaceholders } from './db.js';
-import { GroupCommit } from './group-commit.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
+import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 
 // BIGINT (int8) and COUNT(*) come back from node-postgres as strings; every value we store fits in 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -21,8 +21,11 @@ export interface StorageOptions {
   dataDir: string;
   /** Pool size for PostgreSQL. */
   poolSize?: number;
-  /** A failed group commit (SQLite): logged by the service. */
-  onGroupCommitError?: (err: unknown) => void;
+  /**
+   * SQLite: this process is the server that owns the file (it holds its ProcessLock until close), so
+   * limits and credits may be kept in memory. A second owner is refused. The CLI opens without it.
+   */
+  owner?: boolean;
 }
 
 export function sqlitePath(dataDir: string): string {
@@ -63,6 +66,16 @@ function createDataSource(options: StorageOptions): DataSource {
 
 /** Opens the database, applies pending migrations and returns the storage port. */
 export async function openDb(options: StorageOptions): Promise<Db> {
+  const lock = options.owner && !options.databaseUrl ? acquireProcessLock(sqlitePath(options.dataDir)) : undefined;
+  try {
+    return await openDataSource(options, lock);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+}
+
+async function openDataSource(options: StorageOptions, lock: ProcessLock | undefined): Promise<Db> {
   const dataSource = createDataSource(options);
   await dataSource.initialize();
   await dataSource.runMigrations({ transaction: 'each' });
@@ -84,7 +97,6 @@ export async function openDb(options: StorageOptions): Promise<Db> {
     };
   }
   const sqlite = (dataSource.driver as unknown as { databaseConnection: BetterSqlite3.Database }).databaseConnection;
-  const groupCommit = new GroupCommit(sqlite, options.onGroupCommitError);
   const checkpoints = setInterval(() => {
     try {
       sqlite.pragma('wal_checkpoint(PASSIVE)');
@@ -107,7 +119,7 @@ export async function openDb(options: StorageOptions): Promise<Db> {
   return {
     dialect: 'sqlite',
     sqlite,
-    groupCommit,
+    owned: lock !== undefined,
     describe: `sqlite ${sqlitePath(options.dataDir)}`,
     async query<T = Row>(sql: string, params: readonly unknown[] = []) {
       const stmt = prepare(sql);
@@ -118,9 +130,9 @@ export async function openDb(options: StorageOptions): Promise<Db> {
     },
     async close() {
       clearInterval(checkpoints);
-      groupCommit.commit();
       sqlite.pragma('wal_checkpoint(TRUNCATE)');
       await close();
+      lock?.release();
     },
   };
 }

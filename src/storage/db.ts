@@ -1,6 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
-import type { GroupCommit } from './group-commit.js';
 
 export type Row = Record<string, unknown>;
 
@@ -14,14 +13,16 @@ interface DbCommon {
 
 /**
  * The storage port every repository is written against. Adapters that need more than single
- * statements (the rate limiter's admission) branch on `dialect` and use the engine's own atomicity:
- * a synchronous better-sqlite3 transaction, or a PostgreSQL function holding an advisory lock.
+ * statements branch on `dialect`: on SQLite a server that `owns` the file (see ProcessLock) keeps
+ * limits and credits in memory and writes them behind; on PostgreSQL the rate limiter's admission is a
+ * function holding an advisory lock.
  */
 export type Db =
   | (DbCommon & {
       readonly dialect: 'sqlite';
       readonly sqlite: BetterSqlite3.Database;
-      readonly groupCommit: GroupCommit;
+      /** This process holds the file's ProcessLock: no other server writes limits or credits to it. */
+      readonly owned: boolean;
     })
   | (DbCommon & { readonly dialect: 'postgres'; readonly pool: pg.Pool });
 

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SqlAccountStore } from '../../src/accounts/index.js';
+import Database from 'better-sqlite3';
+import { type AccountStore, createAccountStore } from '../../src/accounts/index.js';
 import { createRateLimitStore } from '../../src/limits/index.js';
 import type { RateLimitStore } from '../../src/limits/types.js';
-import { openDb } from '../../src/storage/data-source.js';
+import { openDb, sqlitePath } from '../../src/storage/data-source.js';
 import type { Db } from '../../src/storage/db.js';
 import { BufferedUsageStore, SqlUsageStore } from '../../src/usage/index.js';
 import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
@@ -15,19 +16,21 @@ for (const backend of backends()) {
   describe(`storage contracts (${backend})`, () => {
     let database: TestDatabase;
     let db: Db;
-    let accounts: SqlAccountStore;
+    let accounts: AccountStore;
     let limits: RateLimitStore;
     let usage: SqlUsageStore;
 
     before(async () => {
       database = await createTestDatabase(backend);
-      db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir });
-      accounts = new SqlAccountStore(db);
+      // Opened as the server opens it: on SQLite the owner keeps limits and credits in memory.
+      db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, owner: true });
+      accounts = createAccountStore(db);
       limits = createRateLimitStore(db);
       usage = new SqlUsageStore(db);
     });
     after(async () => {
       await limits.close();
+      await accounts.close();
       await db.close();
       await database.drop();
     });
@@ -175,8 +178,34 @@ for (const backend of backends()) {
     });
 
     if (backend === 'sqlite') {
-      it('lets one process own an embedded database: a second rate-limit store on it is refused', () => {
-        assert.throws(() => createRateLimitStore(db), /another pvai server is already using/);
+      describe('embedded ownership', () => {
+        it('refuses a second owner of the database while the first holds it', async () => {
+          await assert.rejects(
+            openDb({ dataDir: database.dataDir, owner: true }),
+            /another pvai server is already using .*pvai\.sqlite/,
+          );
+        });
+
+        it('writes credit charges behind, and uses credits another connection (the CLI) added at once', async () => {
+          const a = await newAccount(3);
+          const cli = new Database(sqlitePath(database.dataDir));
+          const stored = () =>
+            (cli.prepare('SELECT credits FROM accounts WHERE id = ?').pluck().get(a.id) as number | undefined) ?? -1;
+          try {
+            assert.equal((await accounts.chargeCredits(a.id, 2)).ok, true);
+            assert.equal((await accounts.getAccount(a.id))?.credits, 1, 'this process sees the charge at once');
+            await accounts.close();
+            assert.equal(stored(), 1, 'written to the database by the flush');
+            assert.equal((await accounts.chargeCredits(a.id, 2)).ok, false, 'never below zero');
+            cli.prepare('UPDATE accounts SET credits = credits + 10 WHERE id = ?').run(a.id);
+            const charge = await accounts.chargeCredits(a.id, 2);
+            assert.deepEqual(charge, { ok: true, balance: 9 }, "the CLI's credits count at once");
+            await accounts.close();
+            assert.equal(stored(), 9);
+          } finally {
+            cli.close();
+          }
+        });
       });
     }
 
