@@ -20,7 +20,7 @@ export interface AccountServiceOptions {
    * How long a resolved key may be reused without asking the database (0: never). Changes made in this
    * process (revoke, rotate, tier) take effect at once; those made by another replica within this time.
    * When the store detects changes made elsewhere (embedded SQLite: the CLI), a resolution is reused
-   * until such a change, whatever its age: the CLI's revocations then take effect at once too.
+   * until such a change, whatever its age: the CLI's revocations then take effect within 50 ms.
    */
   authCacheTtlMs?: number;
 }

@@ -102,6 +102,7 @@ export class CreditLedgerAccountStore implements AccountStore {
 
   async close(): Promise<void> {
     this.flush();
+    await this.#inner.close();
   }
 
   /** Another process wrote (the CLI added credits, say): write ours, then reread balances when needed. */

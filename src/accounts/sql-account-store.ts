@@ -37,34 +37,41 @@ function isUniqueViolation(err: unknown): boolean {
   return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint/.test(e.message ?? '');
 }
 
+/** How soon the owner of an embedded database notices another connection's commit (the CLI's). */
+export const EXTERNAL_CHANGE_POLL_MS = 50;
+
 /** One adapter for both dialects: every statement here is portable SQL with `$n` placeholders. */
 export class SqlAccountStore implements AccountStore {
   readonly #db: Db;
   readonly detectsExternalChanges: boolean;
-  /** SQLite's data_version: changes when another connection commits, never for this one's own writes. */
-  readonly #dataVersion: (() => number) | undefined;
-  #lastDataVersion = 0;
+  readonly #watch: NodeJS.Timeout | undefined;
   #epoch = 0;
   #applyDeltas: ((rows: ReadonlyArray<{ accountId: string; delta: number }>) => void) | undefined;
 
   constructor(db: Db) {
     this.#db = db;
-    this.detectsExternalChanges = db.dialect === 'sqlite';
-    if (db.dialect === 'sqlite') {
-      const statement = db.sqlite.prepare('PRAGMA data_version').pluck();
-      this.#dataVersion = () => statement.get() as number;
-      this.#lastDataVersion = this.#dataVersion();
+    this.detectsExternalChanges = db.dialect === 'sqlite' && db.owned;
+    if (db.dialect === 'sqlite' && db.owned) {
+      // SQLite's data_version changes when another connection commits, never for this one's own writes.
+      // Reading it takes the WAL's read lock (~10 µs), so it is polled rather than read per request.
+      const dataVersion = db.sqlite.prepare('PRAGMA data_version').pluck();
+      let last = dataVersion.get();
+      this.#watch = setInterval(() => {
+        try {
+          const version = dataVersion.get();
+          if (version !== last) {
+            last = version;
+            this.#epoch += 1;
+          }
+        } catch {
+          // closing: nothing left to watch
+        }
+      }, EXTERNAL_CHANGE_POLL_MS);
+      this.#watch.unref();
     }
   }
 
   externalChangeEpoch(): number {
-    if (this.#dataVersion) {
-      const version = this.#dataVersion();
-      if (version !== this.#lastDataVersion) {
-        this.#lastDataVersion = version;
-        this.#epoch += 1;
-      }
-    }
     return this.#epoch;
   }
 
@@ -82,7 +89,8 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async close(): Promise<void> {
-    // Every write was made by its own statement.
+    // Every write was made by its own statement; only the watch is left to stop.
+    clearInterval(this.#watch);
   }
 
   async createAccount(input: NewAccount, now: number): Promise<Account> {

@@ -51,11 +51,11 @@ export interface AccountStore {
   findActiveKeyByHash(hash: string): Promise<Principal | undefined>;
   touchKey(id: string, now: number): Promise<void>;
   /**
-   * Whether externalChangeEpoch() can tell. Embedded SQLite can (its file has one server, and the CLI
-   * writes through another connection); a database shared by replicas cannot, cheaply.
+   * Whether externalChangeEpoch() can tell. The owner of an embedded SQLite file can (the CLI writes
+   * through another connection, noticed within EXTERNAL_CHANGE_POLL_MS); replicas sharing PostgreSQL cannot, cheaply.
    */
   readonly detectsExternalChanges: boolean;
-  /** A number that moves whenever another connection (the CLI, another process) has committed a change. */
+  /** A number that moves when another connection (the CLI) has committed a change. */
   externalChangeEpoch(): number;
   /** Writes what the store holds back (the embedded credit ledger); the store is not used afterwards. */
   close(): Promise<void>;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { type AccountStore, createAccountStore } from '../../src/accounts/index.js';
+import { type AccountStore, CreditLedgerAccountStore, createAccountStore } from '../../src/accounts/index.js';
+import { EXTERNAL_CHANGE_POLL_MS } from '../../src/accounts/sql-account-store.js';
 import { createRateLimitStore } from '../../src/limits/index.js';
 import type { RateLimitStore } from '../../src/limits/types.js';
 import { openDb, sqlitePath } from '../../src/storage/data-source.js';
@@ -186,21 +187,24 @@ for (const backend of backends()) {
           );
         });
 
-        it('writes credit charges behind, and uses credits another connection (the CLI) added at once', async () => {
+        it('writes credit charges behind, and uses credits another connection (the CLI) added once noticed', async () => {
           const a = await newAccount(3);
+          assert.ok(accounts instanceof CreditLedgerAccountStore, 'the owner of an embedded database keeps a ledger');
+          const ledger = accounts;
           const cli = new Database(sqlitePath(database.dataDir));
           const stored = () =>
             (cli.prepare('SELECT credits FROM accounts WHERE id = ?').pluck().get(a.id) as number | undefined) ?? -1;
           try {
             assert.equal((await accounts.chargeCredits(a.id, 2)).ok, true);
             assert.equal((await accounts.getAccount(a.id))?.credits, 1, 'this process sees the charge at once');
-            await accounts.close();
+            ledger.flush();
             assert.equal(stored(), 1, 'written to the database by the flush');
             assert.equal((await accounts.chargeCredits(a.id, 2)).ok, false, 'never below zero');
             cli.prepare('UPDATE accounts SET credits = credits + 10 WHERE id = ?').run(a.id);
+            await new Promise((resolve) => setTimeout(resolve, 3 * EXTERNAL_CHANGE_POLL_MS));
             const charge = await accounts.chargeCredits(a.id, 2);
-            assert.deepEqual(charge, { ok: true, balance: 9 }, "the CLI's credits count at once");
-            await accounts.close();
+            assert.deepEqual(charge, { ok: true, balance: 9 }, "the CLI's credits count once noticed");
+            ledger.flush();
             assert.equal(stored(), 9);
           } finally {
             cli.close();
