@@ -23,27 +23,44 @@ export function canonicalJson(value: unknown): string {
 /** undefined means "no JSON representation" (the property is then omitted). */
 function writeValue(value: unknown): string | undefined {
   const resolved = resolveToJson(value);
-  if (resolved === undefined || typeof resolved === 'function' || typeof resolved === 'symbol') {
-    return undefined;
+  switch (typeof resolved) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return JSON.stringify(resolved);
+    case 'object':
+      break;
+    case 'bigint':
+      return JSON.stringify(resolved); // throws, as JSON.stringify does
+    default:
+      return undefined; // undefined, functions, symbols
   }
-  if (resolved === null || typeof resolved !== 'object') {
-    return JSON.stringify(resolved);
-  }
+  if (resolved === null) return 'null';
+  // One string built by concatenation (V8 ropes) rather than arrays joined per level: this runs on
+  // every cached chat request.
   if (Array.isArray(resolved)) {
-    return `[${resolved.map((item: unknown) => writeValue(item) ?? 'null').join(',')}]`;
+    let out = '[';
+    for (let i = 0; i < resolved.length; i++) {
+      if (i > 0) out += ',';
+      out += writeValue(resolved[i]) ?? 'null';
+    }
+    return `${out}]`;
   }
   const record = resolved as Record<string, unknown>;
-  const members: string[] = [];
+  let out = '{';
+  let first = true;
   for (const key of Object.keys(record).sort()) {
     const written = writeValue(record[key]);
-    if (written !== undefined) members.push(`${JSON.stringify(key)}:${written}`);
+    if (written === undefined) continue;
+    out += `${first ? '' : ','}${JSON.stringify(key)}:${written}`;
+    first = false;
   }
-  return `{${members.join(',')}}`;
+  return `${out}}`;
 }
 
 function resolveToJson(value: unknown): unknown {
-  if (typeof value === 'object' && value !== null && 'toJSON' in value && typeof value.toJSON === 'function') {
-    return (value.toJSON as () => unknown).call(value);
+  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    return (value as { toJSON: () => unknown }).toJSON();
   }
   return value;
 }
