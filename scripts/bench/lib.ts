@@ -30,8 +30,8 @@ export async function freshStorage(
   postgresUrl?: string,
 ): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   const database = await createTestDatabase(postgresUrl ? 'postgres' : 'sqlite', postgresUrl);
-  const env: Record<string, string> = { PVAI_DATA_DIR: database.dataDir };
-  if (database.databaseUrl) env.DATABASE_URL = database.databaseUrl;
+  // DATABASE_URL is always set, empty for SQLite (= unset), so one in the caller's environment cannot leak in.
+  const env: Record<string, string> = { PVAI_DATA_DIR: database.dataDir, DATABASE_URL: database.databaseUrl ?? '' };
   return { env, drop: database.drop };
 }
 
