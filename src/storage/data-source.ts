@@ -66,6 +66,8 @@ function createDataSource(options: StorageOptions): DataSource {
 
 /** Opens the database, applies pending migrations and returns the storage port. */
 export async function openDb(options: StorageOptions): Promise<Db> {
+  // The lock file lives beside the database: the directory must exist first (a fresh machine has none).
+  if (!options.databaseUrl) mkdirSync(resolve(options.dataDir), { recursive: true });
   const lock = options.owner && !options.databaseUrl ? acquireProcessLock(sqlitePath(options.dataDir)) : undefined;
   try {
     return await openDataSource(options, lock);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { pvai, type ServerProcess, startServerProcess } from '../support/processes.js';
@@ -53,8 +54,10 @@ describe('two server processes on one embedded SQLite database', () => {
   });
 
   it('refuses to start the second one and names the way to run replicas', { timeout: 60_000 }, async () => {
-    // DATABASE_URL emptied: the suite may run with one set for the PostgreSQL backends.
-    const env = { PVAI_DATA_DIR: database.dataDir, PVAI_LOCAL_MODEL: TEST_MODEL, DATABASE_URL: '' };
+    // A data directory that does not exist yet, as on a fresh machine. DATABASE_URL emptied: the suite
+    // may run with one set for the PostgreSQL backends.
+    const dataDir = join(database.dataDir, 'not-yet-created');
+    const env = { PVAI_DATA_DIR: dataDir, PVAI_LOCAL_MODEL: TEST_MODEL, DATABASE_URL: '' };
     first = await startServerProcess(env);
     const second = await pvai(['serve'], {
       ...env,
