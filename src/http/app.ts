@@ -6,6 +6,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import Router from 'koa-router';
 import type { OpenAPIBackend } from 'openapi-backend';
+import type { Logger } from 'pino';
 import { AppError } from '../errors/index.js';
 import { errorMiddleware } from './error-middleware.js';
 import type { Services } from './services.js';
@@ -35,22 +36,30 @@ function referenceAssets(): Router {
 
 /** Request id, timing and a child logger. Keys are never logged: only the operation and status. */
 function requestContext(services: Services): Koa.Middleware {
+  const logRequests = services.logger.isLevelEnabled('debug');
   return async (ctx: AppContext, next) => {
     const given = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
+    let log: Logger | undefined;
     const state: RequestState = {
       requestId,
       startedAt: performance.now(),
-      log: services.logger.child({ request_id: requestId }),
+      // Made on first use: most requests log nothing, and a pino child per request is not free.
+      get log() {
+        log ??= services.logger.child({ request_id: requestId });
+        return log;
+      },
       usage: { model: null, promptTokens: 0, completionTokens: 0, credits: 0, cached: false },
     };
     ctx.state = state;
     ctx.set('X-Request-Id', requestId);
     await next();
-    state.log.debug(
-      { method: ctx.method, path: ctx.path, status: ctx.status, ms: performance.now() - state.startedAt },
-      'request',
-    );
+    if (logRequests) {
+      state.log.debug(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: performance.now() - state.startedAt },
+        'request',
+      );
+    }
   };
 }
 

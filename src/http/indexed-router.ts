@@ -1,4 +1,4 @@
-import { OpenAPIRouter, type Operation, type Request } from 'openapi-backend';
+import { OpenAPIRouter, type Operation, type ParsedRequest, type Request } from 'openapi-backend';
 
 type Document = ConstructorParameters<typeof OpenAPIRouter>[0]['definition'];
 
@@ -19,6 +19,8 @@ export class IndexedOpenAPIRouter extends OpenAPIRouter {
   #operations: Operation[] | undefined;
   #exact = new Map<string, Map<string, Operation>>();
   #templates: TemplateRoute[] = [];
+  /** The operation-independent parse of each request, reused by the later parses of the same request. */
+  #parsed = new WeakMap<Request, ParsedRequest>();
 
   constructor(opts: { definition: Document; apiRoot?: string; ignoreTrailingSlashes?: boolean }) {
     super(opts);
@@ -56,6 +58,25 @@ export class IndexedOpenAPIRouter extends OpenAPIRouter {
     throw new Error('404-notFound: no route matches request');
   }
 
+  /**
+   * openapi-backend parses each request three times: before routing, after it, and in validation. What
+   * the operation changes is path parameters and query parameters declared by it; for an operation
+   * with neither (a literal path, no query parameters: the chat endpoint, say) the first parse is the
+   * answer, with empty path params, so it is reused instead of redone.
+   */
+  override parseRequest(req: Request, operation?: Operation): ParsedRequest {
+    if (!operation) {
+      const parsed = super.parseRequest(req);
+      this.#parsed.set(req, parsed);
+      return parsed;
+    }
+    const first = this.#parsed.get(req);
+    if (!first || operation.path.includes('{') || declaresQueryParameters(operation)) {
+      return super.parseRequest(req, operation);
+    }
+    return { ...first, params: {} };
+  }
+
   /** The methods the contract defines for a path (for the Allow header of a 405). */
   allowedMethods(rawPath: string): string[] {
     const path = this.normalizePath(rawPath);
@@ -89,4 +110,8 @@ export class IndexedOpenAPIRouter extends OpenAPIRouter {
     }
     this.#templates = [...templates.values()].sort((a, b) => b.specificity - a.specificity);
   }
+}
+
+function declaresQueryParameters(operation: Operation): boolean {
+  return (operation.parameters ?? []).some((p) => !('$ref' in p) && p.in === 'query');
 }

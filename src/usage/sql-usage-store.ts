@@ -64,7 +64,23 @@ export class SqlUsageStore implements UsageStore {
     if (db.dialect === 'sqlite') {
       const insert = db.sqlite.prepare(`INSERT INTO usage_records (${COLUMNS}) VALUES (${'?, '.repeat(11)}?)`);
       this.#insertSqlite = db.sqlite.transaction((rows: readonly UsageRecord[]) => {
-        for (const r of rows) insert.run(...values(r).map((v) => (v === true ? 1 : v === false ? 0 : v)));
+        for (const r of rows) {
+          // Positional, in COLUMNS order; SQLite stores the boolean as 0/1.
+          insert.run(
+            r.accountId,
+            r.keyId,
+            r.requestId,
+            r.endpoint,
+            r.model,
+            r.status,
+            r.promptTokens,
+            r.completionTokens,
+            r.credits,
+            Math.round(r.latencyMs),
+            r.cached ? 1 : 0,
+            r.createdAt,
+          );
+        }
       });
     }
   }
