@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { type AccountStore, CreditLedgerAccountStore, createAccountStore } from '../../src/accounts/index.js';
+import {
+  type AccountStore,
+  CreditLedgerAccountStore,
+  createAccountStore,
+  SqlAccountStore,
+} from '../../src/accounts/index.js';
 import { EXTERNAL_CHANGE_POLL_MS } from '../../src/accounts/sql-account-store.js';
 import { createRateLimitStore } from '../../src/limits/index.js';
 import type { RateLimitStore } from '../../src/limits/types.js';
@@ -42,66 +48,86 @@ for (const backend of backends()) {
         NOW,
       );
 
-    describe('AccountStore', () => {
-      it('creates, reads, lists and changes accounts', async () => {
-        const a = await newAccount(5);
-        assert.deepEqual(await accounts.getAccount(a.id), a);
-        assert.ok((await accounts.listAccounts()).some((x) => x.id === a.id));
-        assert.equal((await accounts.setTier(a.id, 'business'))?.tier, 'business');
-        assert.equal((await accounts.addCredits(a.id, 7))?.credits, 12);
-        assert.equal(await accounts.getAccount('acct_missing'), undefined);
-        assert.equal(await accounts.setTier('acct_missing', 'free'), undefined);
-      });
+    // On SQLite the server's ledger and the plain SQL store the CLI uses must both keep the contract.
+    const accountStores: Array<[string, () => AccountStore]> =
+      backend === 'sqlite'
+        ? [
+            ["the owner's credit ledger", () => accounts],
+            ['plain SQL, as the CLI opens it', () => new SqlAccountStore(db)],
+          ]
+        : [['SQL', () => accounts]];
+    for (const [variant, makeStore] of accountStores) {
+      let current: AccountStore | undefined;
+      const store = () => {
+        current ??= makeStore();
+        return current;
+      };
+      describe(`AccountStore (${variant})`, () => {
+        after(async () => {
+          if (current !== accounts) await current?.close();
+        });
+        it('creates, reads, lists and changes accounts', async () => {
+          const a = await newAccount(5);
+          assert.deepEqual(await store().getAccount(a.id), a);
+          assert.ok((await store().listAccounts()).some((x) => x.id === a.id));
+          assert.equal((await store().setTier(a.id, 'business'))?.tier, 'business');
+          assert.equal((await store().addCredits(a.id, 7))?.credits, 12);
+          assert.equal(await store().getAccount('acct_missing'), undefined);
+          assert.equal(await store().setTier('acct_missing', 'free'), undefined);
+        });
 
-      it('refuses a second account with the same email with CONFLICT', async () => {
-        const a = await newAccount();
-        await assert.rejects(
-          accounts.createAccount({ email: a.email, tier: 'free', credits: 0, passwordHash: null }, NOW),
-          (err: { code?: string }) => err.code === 'CONFLICT',
-        );
-      });
+        it('refuses a second account with the same email with CONFLICT', async () => {
+          const a = await newAccount();
+          await assert.rejects(
+            store().createAccount({ email: a.email, tier: 'free', credits: 0, passwordHash: null }, NOW),
+            (err: { code?: string }) => err.code === 'CONFLICT',
+          );
+        });
 
-      it('never lets the balance go negative under 50 concurrent charges', async () => {
-        const a = await newAccount(10);
-        const results = await Promise.all(Array.from({ length: 50 }, () => accounts.chargeCredits(a.id, 1)));
-        assert.equal(results.filter((r) => r.ok).length, 10);
-        assert.equal((await accounts.getAccount(a.id))?.credits, 0);
-        const refused = await accounts.chargeCredits(a.id, 1);
-        assert.deepEqual(refused, { ok: false, balance: 0 });
-      });
+        it('never lets the balance go negative under 50 concurrent charges', async () => {
+          const a = await newAccount(10);
+          const results = await Promise.all(Array.from({ length: 50 }, () => store().chargeCredits(a.id, 1)));
+          assert.equal(results.filter((r) => r.ok).length, 10);
+          assert.equal((await store().getAccount(a.id))?.credits, 0);
+          const refused = await store().chargeCredits(a.id, 1);
+          assert.deepEqual(refused, { ok: false, balance: 0 });
+        });
 
-      it('charges in multiples without overdrawing and refunds', async () => {
-        const a = await newAccount(12);
-        const results = await Promise.all(Array.from({ length: 10 }, () => accounts.chargeCredits(a.id, 5)));
-        assert.equal(results.filter((r) => r.ok).length, 2);
-        assert.equal((await accounts.getAccount(a.id))?.credits, 2);
-        await accounts.refundCredits(a.id, 5);
-        assert.equal((await accounts.getAccount(a.id))?.credits, 7);
-      });
+        it('charges in multiples without overdrawing and refunds', async () => {
+          const a = await newAccount(12);
+          const results = await Promise.all(Array.from({ length: 10 }, () => store().chargeCredits(a.id, 5)));
+          assert.equal(results.filter((r) => r.ok).length, 2);
+          assert.equal((await store().getAccount(a.id))?.credits, 2);
+          await store().refundCredits(a.id, 5);
+          assert.equal((await store().getAccount(a.id))?.credits, 7);
+        });
 
-      it('finds active keys by hash only, and not once revoked', async () => {
-        const a = await newAccount();
-        const key = {
-          id: `key_${Math.random().toString(36).slice(2)}`,
-          accountId: a.id,
-          prefix: 'pv_sk_abcdef',
-          name: 'k',
-          createdAt: NOW,
-          lastUsedAt: null,
-          revokedAt: null,
-        };
-        await accounts.insertKey(key, 'f'.repeat(64));
-        const found = await accounts.findActiveKeyByHash('f'.repeat(64));
-        assert.equal(found?.key.id, key.id);
-        assert.equal(found?.account.id, a.id);
-        await accounts.touchKey(key.id, NOW + 5);
-        assert.equal((await accounts.getKey(key.id))?.lastUsedAt, NOW + 5);
-        assert.equal((await accounts.revokeKey(key.id, NOW + 10))?.revokedAt, NOW + 10);
-        assert.equal((await accounts.revokeKey(key.id, NOW + 20))?.revokedAt, NOW + 10, 'first revocation time kept');
-        assert.equal(await accounts.findActiveKeyByHash('f'.repeat(64)), undefined);
-        assert.equal((await accounts.listKeys(a.id)).length, 1);
+        it('finds active keys by hash only, and not once revoked', async () => {
+          const a = await newAccount();
+          const key = {
+            id: `key_${Math.random().toString(36).slice(2)}`,
+            accountId: a.id,
+            prefix: 'pv_sk_abcdef',
+            name: 'k',
+            createdAt: NOW,
+            lastUsedAt: null,
+            revokedAt: null,
+          };
+          // A hash of its own: every store variant runs this test on the same database.
+          const hash = randomBytes(32).toString('hex');
+          await store().insertKey(key, hash);
+          const found = await store().findActiveKeyByHash(hash);
+          assert.equal(found?.key.id, key.id);
+          assert.equal(found?.account.id, a.id);
+          await store().touchKey(key.id, NOW + 5);
+          assert.equal((await store().getKey(key.id))?.lastUsedAt, NOW + 5);
+          assert.equal((await store().revokeKey(key.id, NOW + 10))?.revokedAt, NOW + 10);
+          assert.equal((await store().revokeKey(key.id, NOW + 20))?.revokedAt, NOW + 10, 'first revocation time kept');
+          assert.equal(await store().findActiveKeyByHash(hash), undefined);
+          assert.equal((await store().listKeys(a.id)).length, 1);
+        });
       });
-    });
+    }
 
     describe('RateLimitStore', () => {
       const rules = { rpm: 10, rpd: 15, monthly: 20 };
