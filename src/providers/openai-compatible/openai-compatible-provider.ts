@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher, request } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import { newToolCallId } from '../completion-collector.js';
 import {
   abortReason,
@@ -55,7 +55,9 @@ const MAX_ERROR_BODY_CHARS = 2_000;
 export class OpenAICompatibleProvider implements ChatProvider {
   readonly id: string;
   private readonly url: string;
-  private readonly agent: Agent;
+  /** One keep-alive pool for the one origin this provider talks to (no per-request origin routing). */
+  private readonly pool: Pool;
+  private readonly path: string;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly retry: RetryPolicy;
@@ -64,7 +66,9 @@ export class OpenAICompatibleProvider implements ChatProvider {
     const base = settings.baseUrl.replace(/\/+$/, '');
     this.url = base.endsWith('/chat/completions') ? base : `${base}/chat/completions`;
     this.id = settings.id ?? `openai-compatible:${new URL(this.url).host}/${settings.model}`;
-    this.agent = new Agent({ keepAliveTimeout: 30_000 });
+    const url = new URL(this.url);
+    this.pool = new Pool(url.origin, { keepAliveTimeout: 30_000 });
+    this.path = `${url.pathname}${url.search}`;
     this.headers = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
@@ -151,16 +155,16 @@ export class OpenAICompatibleProvider implements ChatProvider {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.pool.close();
   }
 
   private async post(body: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-    const response = await request(this.url, {
+    const response = await this.pool.request({
+      path: this.path,
       method: 'POST',
       headers: this.headers,
       body,
       signal,
-      dispatcher: this.agent,
       // Backstops only: AttemptDeadline is the precise timeout.
       headersTimeout: this.timeoutMs + 1_000,
       bodyTimeout: this.timeoutMs + 1_000,
