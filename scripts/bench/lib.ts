@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -35,12 +35,27 @@ export async function freshStorage(
   return { env, drop: database.drop };
 }
 
-/** `pvai serve` in its own process (so the load generator does not share its event loop). */
+let built = false;
+
+/** The production artifact, as `npm start` runs it: tsc's output, not tsx's on-the-fly transpilation. */
+function buildOnce(): string {
+  if (!built) {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
+    built = true;
+  }
+  return join(ROOT, 'dist/src/cli/pvai.js');
+}
+
+/** `pvai serve` from the built output, in its own process (so the load generator does not share its event loop). */
 export async function startBenchServer(env: Record<string, string>, config: object = {}): Promise<BenchServer> {
+  const entry = buildOnce();
   const port = await freePort();
   const configFile = join(mkdtempSync(join(tmpdir(), 'pvai-bench-config-')), 'pvai.json');
   writeFileSync(configFile, JSON.stringify(config));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/pvai.ts'), 'serve'], {
+  const child = spawn(process.execPath, [entry, 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,
