@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJsonOrUndefined } from './canonical-json.js';
 
 /**
  * The parts of a chat completion request the key is built from. Any request
@@ -73,8 +73,15 @@ const KEY_SCHEMA_VERSION = 1;
  * them can't be served a wrong answer; when absent they leave the key as is.
  */
 export function responseCacheKey(accountId: string, request: CacheKeyInput): string {
+  return createHash('sha256')
+    .update(canonicalObject(cacheKeyMaterial(accountId, request)), 'utf8')
+    .digest('hex');
+}
+
+/** The object whose canonical JSON is hashed (see responseCacheKey). */
+export function cacheKeyMaterial(accountId: string, request: CacheKeyInput): KeyMaterial {
   const personalised = request.memory_version !== undefined || request.documents_version !== undefined;
-  const material = {
+  return {
     v: KEY_SCHEMA_VERSION,
     account: accountId,
     model: request.model,
@@ -104,7 +111,43 @@ export function responseCacheKey(accountId: string, request: CacheKeyInput): str
     documents_version: request.documents_version,
     user_id: personalised ? presentOrUndefined(request.user_id) : undefined,
   };
-  return createHash('sha256').update(canonicalJson(material), 'utf8').digest('hex');
+}
+
+type KeyMaterial = Record<string, unknown> & { sampling: Record<string, unknown> };
+
+/** Each level's keys, sorted once (the material's shape is fixed), with their JSON-quoted form. */
+const MATERIAL_KEYS = sortedKeys(cacheKeyMaterial('', { model: '', messages: [] }));
+const SAMPLING_KEYS = sortedKeys(cacheKeyMaterial('', { model: '', messages: [] }).sampling);
+
+function sortedKeys(o: object): ReadonlyArray<readonly [string, string]> {
+  return Object.keys(o)
+    .sort()
+    .map((key) => [key, `${JSON.stringify(key)}:`] as const);
+}
+
+/**
+ * canonicalJson(material), written without sorting its two fixed levels on every request; nested
+ * values (messages, tools, …) go through canonicalJson as before. A test holds the two equal.
+ */
+function canonicalObject(material: KeyMaterial): string {
+  let out = '{';
+  for (const [key, quoted] of MATERIAL_KEYS) {
+    const written =
+      key === 'sampling' ? writeFixed(material.sampling, SAMPLING_KEYS) : canonicalJsonOrUndefined(material[key]);
+    if (written === undefined) continue;
+    out += `${out.length > 1 ? ',' : ''}${quoted}${written}`;
+  }
+  return `${out}}`;
+}
+
+function writeFixed(o: Record<string, unknown>, keys: ReadonlyArray<readonly [string, string]>): string {
+  let out = '{';
+  for (const [key, quoted] of keys) {
+    const written = canonicalJsonOrUndefined(o[key]);
+    if (written === undefined) continue;
+    out += `${out.length > 1 ? ',' : ''}${quoted}${written}`;
+  }
+  return `${out}}`;
 }
 
 function presentOrUndefined<T>(value: T | null | undefined): T | undefined {

@@ -20,6 +20,14 @@ export function canonicalJson(value: unknown): string {
   return writeValue(value) ?? 'null';
 }
 
+/**
+ * The canonical JSON of `value`, or undefined when it has no JSON representation (undefined, a
+ * function, a symbol): what an object property with that value becomes, omitted.
+ */
+export function canonicalJsonOrUndefined(value: unknown): string | undefined {
+  return writeValue(value);
+}
+
 /** undefined means "no JSON representation" (the property is then omitted). */
 function writeValue(value: unknown): string | undefined {
   const resolved = resolveToJson(value);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { cacheKeyMaterial } from '../../src/cache/cache-key.js';
 import { canonicalJson } from '../../src/cache/canonical-json.js';
 import { type CacheKeyInput, responseCacheKey } from '../../src/cache/index.js';
 
@@ -112,6 +113,29 @@ describe('responseCacheKey', () => {
       model: 'llama-3.1-8b-instruct',
     };
     assert.equal(keyOf(reordered), keyOf(baseRequest));
+  });
+
+  test('equals the hash of canonicalJson(material) for every shape of request', () => {
+    const requests: CacheKeyInput[] = [
+      baseRequest,
+      { model: 'm', messages: [] },
+      { ...baseRequest, temperature: null, stop: ['a', 'b'], seed: 7, logit_bias: { '10': 1, '9': -1 }, n: 2 },
+      { ...baseRequest, response_format: { type: 'json_object' }, tool_choice: 'auto', parallel_tool_calls: false },
+      { ...baseRequest, memory_version: 'm1', documents_version: 'd1', user_id: 'u', use_web_search: true },
+      { model: 'm', messages: [{ role: 'user', content: 'x', extra: undefined }], top_p: 0.5, top_logprobs: 3 },
+      {
+        model: 'm',
+        messages: [],
+        max_completion_tokens: 10,
+        presence_penalty: 0,
+        frequency_penalty: -1,
+        logprobs: true,
+      },
+    ];
+    for (const request of requests) {
+      const canonical = canonicalJson(cacheKeyMaterial('acct', request));
+      assert.equal(responseCacheKey('acct', request), createHash('sha256').update(canonical).digest('hex'));
+    }
   });
 
   test('hashes the documented canonical form', () => {
