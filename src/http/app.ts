@@ -108,7 +108,10 @@ export function createApp(services: Services, api: OpenAPIBackend): Koa<RequestS
   app.use(requestContext(services));
   app.use(usageRecorder(services));
   app.use(errorMiddleware(limit));
-  app.use(referenceAssets().routes());
+  // Only the reference page's assets go through koa-router: matching its routes for every API request
+  // would be work for nothing.
+  const assets = referenceAssets().routes() as unknown as Koa.Middleware<RequestState>;
+  app.use((ctx, next) => (ctx.path.startsWith('/docs/assets/') ? assets(ctx, next) : next()));
   app.use(requireJsonBody);
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: limit, encoding: 'utf-8' }));
   app.use(async (ctx: AppContext) => {
