@@ -1,4 +1,5 @@
 import type { Tier } from '../config/index.js';
+import { WriteBehindTimer } from '../storage/write-behind.js';
 import type { SqlAccountStore } from './sql-account-store.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
 
@@ -26,15 +27,15 @@ export interface CreditLedgerOptions {
 export class CreditLedgerAccountStore implements AccountStore {
   readonly #inner: SqlAccountStore;
   readonly #balances = new Map<string, Balance>();
-  readonly #interval: number;
   readonly #onError: (err: unknown) => void;
+  readonly #writes: WriteBehindTimer;
   #epoch: number;
-  #timer: NodeJS.Timeout | undefined;
 
   constructor(inner: SqlAccountStore, options: CreditLedgerOptions = {}) {
     this.#inner = inner;
-    this.#interval = options.flushIntervalMs ?? 200;
     this.#onError = options.onError ?? (() => undefined);
+    // A failed write keeps the deltas pending; they go with the next one.
+    this.#writes = new WriteBehindTimer(() => this.flush(), options.flushIntervalMs ?? 200, this.#onError);
     this.#epoch = inner.externalChangeEpoch();
   }
 
@@ -52,7 +53,7 @@ export class CreditLedgerAccountStore implements AccountStore {
     if (entry.balance < amount) return { ok: false, balance: entry.balance };
     entry.balance -= amount;
     entry.pending -= amount;
-    this.#scheduleFlush();
+    this.#writes.schedule();
     return { ok: true, balance: entry.balance };
   }
 
@@ -62,7 +63,7 @@ export class CreditLedgerAccountStore implements AccountStore {
     if (!entry) return this.#inner.refundCredits(id, amount);
     entry.balance += amount;
     entry.pending += amount;
-    this.#scheduleFlush();
+    this.#writes.schedule();
   }
 
   async addCredits(id: string, amount: number): Promise<Account | undefined> {
@@ -85,10 +86,7 @@ export class CreditLedgerAccountStore implements AccountStore {
 
   /** Writes every pending delta now. */
   flush(): void {
-    if (this.#timer) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#writes.cancel();
     const deltas: Array<{ accountId: string; delta: number }> = [];
     for (const [accountId, entry] of this.#balances)
       if (entry.pending !== 0) deltas.push({ accountId, delta: entry.pending });
@@ -134,18 +132,6 @@ export class CreditLedgerAccountStore implements AccountStore {
   #withKnownBalance(account: Account): Account {
     const entry = this.#balances.get(account.id);
     return entry ? { ...account, credits: entry.balance } : account;
-  }
-
-  #scheduleFlush(): void {
-    this.#timer ??= setTimeout(() => {
-      this.#timer = undefined;
-      try {
-        this.flush();
-      } catch (err) {
-        // The deltas stay pending and go with the next flush.
-        this.#onError(err);
-      }
-    }, this.#interval);
   }
 
   // The rest is the SQL store's own.

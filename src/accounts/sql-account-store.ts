@@ -46,11 +46,17 @@ export class SqlAccountStore implements AccountStore {
   readonly detectsExternalChanges: boolean;
   readonly #watch: NodeJS.Timeout | undefined;
   #epoch = 0;
-  #applyDeltas: ((rows: ReadonlyArray<{ accountId: string; delta: number }>) => void) | undefined;
+  readonly #applyDeltas: ((rows: ReadonlyArray<{ accountId: string; delta: number }>) => void) | undefined;
 
   constructor(db: Db) {
     this.#db = db;
     this.detectsExternalChanges = db.dialect === 'sqlite' && db.owned;
+    if (db.dialect === 'sqlite') {
+      const update = db.sqlite.prepare('UPDATE accounts SET credits = credits + ? WHERE id = ?');
+      this.#applyDeltas = db.sqlite.transaction((rows: ReadonlyArray<{ accountId: string; delta: number }>) => {
+        for (const row of rows) update.run(row.delta, row.accountId);
+      });
+    }
     if (db.dialect === 'sqlite' && db.owned) {
       // SQLite's data_version changes when another connection commits, never for this one's own writes.
       // Reading it takes the WAL's read lock (~10 µs), so it is polled rather than read per request.
@@ -77,14 +83,7 @@ export class SqlAccountStore implements AccountStore {
 
   /** SQLite only: adds each delta to its account's balance, all in one transaction. */
   applyCreditDeltas(deltas: ReadonlyArray<{ accountId: string; delta: number }>): void {
-    if (this.#db.dialect !== 'sqlite') throw new Error('applyCreditDeltas is for the embedded database');
-    this.#applyDeltas ??= (() => {
-      const sqlite = this.#db.sqlite;
-      const update = sqlite.prepare('UPDATE accounts SET credits = credits + ? WHERE id = ?');
-      return sqlite.transaction((rows: ReadonlyArray<{ accountId: string; delta: number }>) => {
-        for (const row of rows) update.run(row.delta, row.accountId);
-      });
-    })();
+    if (!this.#applyDeltas) throw new Error('applyCreditDeltas is for the embedded database');
     this.#applyDeltas(deltas);
   }
 

@@ -43,7 +43,6 @@ function createDataSource(options: StorageOptions): DataSource {
       logging: false,
     });
   }
-  mkdirSync(resolve(options.dataDir), { recursive: true });
   return new DataSource({
     type: 'better-sqlite3',
     database: sqlitePath(options.dataDir),

@@ -1,3 +1,4 @@
+import { WriteBehindTimer } from '../storage/write-behind.js';
 import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
 
 export interface BufferedUsageOptions {
@@ -16,11 +17,10 @@ export interface BufferedUsageOptions {
  */
 export class BufferedUsageStore implements UsageStore {
   readonly #inner: UsageStore & { recordMany(rows: UsageRecord[]): Promise<void> };
-  readonly #interval: number;
   readonly #maxBatch: number;
   readonly #onError: (err: unknown, lost: number) => void;
   #buffer: UsageRecord[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  readonly #writes: WriteBehindTimer;
   #flushing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -28,7 +28,8 @@ export class BufferedUsageStore implements UsageStore {
     options: BufferedUsageOptions = {},
   ) {
     this.#inner = inner;
-    this.#interval = options.flushIntervalMs ?? 50;
+    // flush() reports its own failures to onError.
+    this.#writes = new WriteBehindTimer(() => void this.flush(), options.flushIntervalMs ?? 50);
     this.#maxBatch = options.maxBatch ?? 500;
     this.#onError = options.onError ?? (() => undefined);
   }
@@ -36,15 +37,12 @@ export class BufferedUsageStore implements UsageStore {
   async record(row: UsageRecord): Promise<void> {
     this.#buffer.push(row);
     if (this.#buffer.length >= this.#maxBatch) void this.flush();
-    else this.#timer ??= setTimeout(() => void this.flush(), this.#interval);
+    else this.#writes.schedule();
   }
 
   /** Writes every buffered row; resolves when they (and any write already under way) are stored. */
   flush(): Promise<void> {
-    if (this.#timer) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#writes.cancel();
     const rows = this.#buffer;
     this.#buffer = [];
     const previous = this.#flushing;

@@ -1,3 +1,4 @@
+import { WriteBehindTimer } from '../../storage/write-behind.js';
 import type { AdmissionCounts, Limits, RateLimitStore } from '../types.js';
 import { MINUTE_MS, utcDayStart, utcMonthStart } from '../windows.js';
 import { MinuteLog } from './minute-log.js';
@@ -64,22 +65,23 @@ export interface InProcessOptions {
 export class InProcessRateLimitStore implements RateLimitStore {
   readonly #persistence: WindowsPersistence;
   readonly #accounts = new Map<string, AccountWindows>();
-  readonly #interval: number;
-  readonly #onError: (err: unknown) => void;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #writes: WriteBehindTimer;
 
   constructor(persistence: WindowsPersistence, options: InProcessOptions = {}) {
     this.#persistence = persistence;
-    this.#interval = options.flushIntervalMs ?? 200;
-    this.#onError = options.onError ?? (() => undefined);
+    // A failed write keeps the windows dirty in memory; the next admission's write retries it.
+    this.#writes = new WriteBehindTimer(
+      () => {
+        this.flush();
+        this.#evictIdle();
+      },
+      options.flushIntervalMs ?? 200,
+      options.onError,
+    );
   }
 
+  /** Decided synchronously; async only because the port is. */
   async admit(accountId: string, limits: Limits, now: number, consume: boolean): Promise<AdmissionCounts> {
-    return this.admitNow(accountId, limits, now, consume);
-  }
-
-  /** The synchronous decision (admit() wraps it for the port). */
-  admitNow(accountId: string, limits: Limits, now: number, consume: boolean): AdmissionCounts {
     const w = this.#windows(accountId, now);
     const cutoff = now - MINUTE_MS;
     if (consume) {
@@ -100,17 +102,14 @@ export class InProcessRateLimitStore implements RateLimitStore {
       w.monthCount += 1;
       w.dirty = true;
       w.lastUsed = now;
-      this.#timer ??= setTimeout(() => this.#flushSafely(), this.#interval);
+      this.#writes.schedule();
     }
     return counts;
   }
 
   /** Writes every pending change now. */
   flush(): void {
-    if (this.#timer) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#writes.cancel();
     const changes: WindowsChange[] = [];
     const written: AccountWindows[] = [];
     for (const [accountId, w] of this.#accounts) {
@@ -140,17 +139,6 @@ export class InProcessRateLimitStore implements RateLimitStore {
 
   async close(): Promise<void> {
     this.flush();
-  }
-
-  #flushSafely(): void {
-    this.#timer = undefined;
-    try {
-      this.flush();
-      this.#evictIdle();
-    } catch (err) {
-      // Kept in memory and retried with the next admission's flush.
-      this.#onError(err);
-    }
   }
 
   /** Accounts without an admission in the last minute are reloaded from storage when next seen. */
