@@ -37,7 +37,8 @@ function toRecord(row: Row): UsageRecord {
 const COLUMNS = `account_id, key_id, request_id, endpoint, model, status, prompt_tokens, completion_tokens, credits,
   latency_ms, cached, created_at`;
 
-function values(r: UsageRecord): unknown[] {
+/** A row's values in COLUMNS order; better-sqlite3 binds no booleans, so SQLite gets `cached` as 0/1. */
+function values(r: UsageRecord, options: { sqliteBooleans?: boolean } = {}): unknown[] {
   return [
     r.accountId,
     r.keyId,
@@ -49,10 +50,12 @@ function values(r: UsageRecord): unknown[] {
     r.completionTokens,
     r.credits,
     Math.round(r.latencyMs),
-    r.cached,
+    options.sqliteBooleans ? Number(r.cached) : r.cached,
     r.createdAt,
   ];
 }
+
+const SQLITE_BINDING = { sqliteBooleans: true } as const;
 
 export class SqlUsageStore implements UsageStore {
   readonly #db: Db;
@@ -64,23 +67,7 @@ export class SqlUsageStore implements UsageStore {
     if (db.dialect === 'sqlite') {
       const insert = db.sqlite.prepare(`INSERT INTO usage_records (${COLUMNS}) VALUES (${'?, '.repeat(11)}?)`);
       this.#insertSqlite = db.sqlite.transaction((rows: readonly UsageRecord[]) => {
-        for (const r of rows) {
-          // Positional, in COLUMNS order; SQLite stores the boolean as 0/1.
-          insert.run(
-            r.accountId,
-            r.keyId,
-            r.requestId,
-            r.endpoint,
-            r.model,
-            r.status,
-            r.promptTokens,
-            r.completionTokens,
-            r.credits,
-            Math.round(r.latencyMs),
-            r.cached ? 1 : 0,
-            r.createdAt,
-          );
-        }
+        for (const r of rows) insert.run(values(r, SQLITE_BINDING));
       });
     }
   }
