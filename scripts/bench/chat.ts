@@ -144,47 +144,32 @@ try {
   const pvBody = chatBody('PV-TURBO', { user_id: 'bench', skip_cache: true });
   const mockOrigin = new URL(mock.url).origin;
 
-  const directLoad = await load({
-    url: `${mock.url}/chat/completions`,
-    connections: CONNECTIONS,
-    seconds: SECONDS,
-    method: 'POST',
-    headers: json,
-    body: chatBody('mock-model'),
-  });
-  const bareLoad = await load({
-    url: `${bareProxy.url}/v1/chat/completions`,
-    connections: CONNECTIONS,
-    seconds: SECONDS,
-    method: 'POST',
-    headers: json,
-    body: chatBody('mock-model'),
-  });
-  const pvaiLoad = await load({
-    url: server.url,
-    connections: CONNECTIONS,
-    seconds: SECONDS,
-    requests: keys.map((_, i) => ({
-      method: 'POST',
-      path: '/z1/chat/completions',
-      headers: pvHeaders(i),
-      body: pvBody,
-    })),
-  });
-  const portkeyLoad = await load({
-    url: `${portkey.url}/v1/chat/completions`,
-    connections: CONNECTIONS,
-    seconds: SECONDS,
-    method: 'POST',
-    headers: {
-      ...json,
-      'x-portkey-provider': 'openai',
-      'x-portkey-custom-host': mock.url,
-      Authorization: 'Bearer sk-mock',
-    },
-    body: chatBody('mock-model'),
-  });
+  const mockBody = chatBody('mock-model');
   const cachedBody = chatBody('PV-TURBO', { user_id: 'bench' });
+  // Every throughput row: same connections and duration. A mock-style row posts one body to one URL;
+  // a pvai row spreads the same body over all the accounts' keys.
+  const loadAt = (url: string, headers: Record<string, string> = json) =>
+    load({ url, connections: CONNECTIONS, seconds: SECONDS, method: 'POST', headers, body: mockBody });
+  const loadPvai = (body: string) =>
+    load({
+      url: server.url,
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      requests: keys.map((_, i) => ({ method: 'POST', path: '/z1/chat/completions', headers: pvHeaders(i), body })),
+    });
+  // Every latency row: 1,000 req/s for 5 s.
+  const atFixedRate = (origin: string, path: string, headers: (i: number) => Record<string, string>, body: string) =>
+    latencyAtRate({ origin, path, rps: 1000, seconds: 5, headers, body });
+
+  const directLoad = await loadAt(`${mock.url}/chat/completions`);
+  const bareLoad = await loadAt(`${bareProxy.url}/v1/chat/completions`);
+  const pvaiLoad = await loadPvai(pvBody);
+  const portkeyLoad = await loadAt(`${portkey.url}/v1/chat/completions`, {
+    ...json,
+    'x-portkey-provider': 'openai',
+    'x-portkey-custom-host': mock.url,
+    Authorization: 'Bearer sk-mock',
+  });
   // Warm the cache first, one request per account: otherwise all connections miss on the same key at once.
   for (const [i] of keys.entries()) {
     const res = await fetch(`${server.url}/z1/chat/completions`, {
@@ -194,41 +179,10 @@ try {
     });
     await res.arrayBuffer();
   }
-  const cacheLoad = await load({
-    url: server.url,
-    connections: CONNECTIONS,
-    seconds: SECONDS,
-    requests: keys.map((_, i) => ({
-      method: 'POST',
-      path: '/z1/chat/completions',
-      headers: pvHeaders(i),
-      body: cachedBody,
-    })),
-  });
-  const directRate = await latencyAtRate({
-    origin: mockOrigin,
-    path: '/v1/chat/completions',
-    rps: 1000,
-    seconds: 5,
-    headers: () => json,
-    body: chatBody('mock-model'),
-  });
-  const bareRate = await latencyAtRate({
-    origin: bareProxy.url,
-    path: '/v1/chat/completions',
-    rps: 1000,
-    seconds: 5,
-    headers: () => json,
-    body: chatBody('mock-model'),
-  });
-  const pvaiRate = await latencyAtRate({
-    origin: server.url,
-    path: '/z1/chat/completions',
-    rps: 1000,
-    seconds: 5,
-    headers: pvHeaders,
-    body: pvBody,
-  });
+  const cacheLoad = await loadPvai(cachedBody);
+  const directRate = await atFixedRate(mockOrigin, '/v1/chat/completions', () => json, mockBody);
+  const bareRate = await atFixedRate(bareProxy.url, '/v1/chat/completions', () => json, mockBody);
+  const pvaiRate = await atFixedRate(server.url, '/z1/chat/completions', pvHeaders, pvBody);
   const streamBody = (model: string, extra: object = {}) => chatBody(model, { stream: true, ...extra });
   const directStream = await streamTiming({
     origin: mockOrigin,
