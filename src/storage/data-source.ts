@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { type Db, type Row, toSqliteParams, toSqlitePlaceholders } from './db.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
+import { startWalCheckpointer } from './wal-checkpointer.js';
 
 // BIGINT (int8) and COUNT(*) come back from node-postgres as strings; every value we store fits in 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -98,14 +99,7 @@ async function openDataSource(options: StorageOptions, lock: ProcessLock | undef
     };
   }
   const sqlite = (dataSource.driver as unknown as { databaseConnection: BetterSqlite3.Database }).databaseConnection;
-  const checkpoints = setInterval(() => {
-    try {
-      sqlite.pragma('wal_checkpoint(PASSIVE)');
-    } catch {
-      // a busy database is checkpointed at the next tick
-    }
-  }, CHECKPOINT_INTERVAL_MS);
-  checkpoints.unref();
+  const checkpoints = startWalCheckpointer(sqlite, sqlitePath(options.dataDir), CHECKPOINT_INTERVAL_MS);
   const statements = new Map<string, BetterSqlite3.Statement>();
   const prepare = (sql: string) => {
     let stmt = statements.get(sql);
@@ -130,7 +124,7 @@ async function openDataSource(options: StorageOptions, lock: ProcessLock | undef
       return [];
     },
     async close() {
-      clearInterval(checkpoints);
+      await checkpoints.stop();
       sqlite.pragma('wal_checkpoint(TRUNCATE)');
       await close();
       lock?.release();

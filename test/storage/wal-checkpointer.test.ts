@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { startWalCheckpointer, type WalCheckpointer } from '../../src/storage/wal-checkpointer.js';
+
+const INTERVAL_MS = 50;
+
+/** A WAL database that, like the server's, never checkpoints by itself. */
+function walDatabase() {
+  const file = join(mkdtempSync(join(tmpdir(), 'pvai-wal-')), 'db.sqlite');
+  const sqlite = new Database(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('wal_autocheckpoint = 0');
+  sqlite.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)');
+  const insert = sqlite.prepare('INSERT INTO rows (payload) VALUES (?)');
+  return {
+    file,
+    sqlite,
+    /** Writes ~200 KB, which lands in the WAL, not yet in the database file. */
+    write: sqlite.transaction(() => {
+      for (let i = 0; i < 2000; i++) insert.run('x'.repeat(100));
+    }),
+    fileSize: () => statSync(file).size,
+  };
+}
+
+async function until(condition: () => boolean, timeoutMs = 3000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return condition();
+}
+
+describe('WAL checkpointer', () => {
+  let running: WalCheckpointer | undefined;
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+
+  it('copies the WAL into the database file on its own', async () => {
+    const db = walDatabase();
+    const before = db.fileSize();
+    db.write();
+    assert.equal(db.fileSize(), before, 'the rows are only in the WAL');
+    running = startWalCheckpointer(db.sqlite, db.file, INTERVAL_MS);
+    assert.ok(await until(() => db.fileSize() > before + 100_000), 'the database file received the rows');
+    db.sqlite.close();
+  });
+
+  it('stops checkpointing once stopped', async () => {
+    const db = walDatabase();
+    running = startWalCheckpointer(db.sqlite, db.file, INTERVAL_MS);
+    await running.stop();
+    running = undefined;
+    const before = db.fileSize();
+    db.write();
+    await new Promise((resolve) => setTimeout(resolve, 5 * INTERVAL_MS));
+    assert.equal(db.fileSize(), before);
+    db.sqlite.close();
+  });
+
+  it('checkpoints on this thread when the worker cannot open the file', async () => {
+    const db = walDatabase();
+    const before = db.fileSize();
+    db.write();
+    // A directory cannot be opened as a database: the worker dies and the fallback takes over.
+    running = startWalCheckpointer(db.sqlite, tmpdir(), INTERVAL_MS);
+    assert.ok(await until(() => db.fileSize() > before + 100_000), 'the database file received the rows');
+    await running.stop();
+    running = undefined;
+    db.sqlite.close();
+  });
+});
