@@ -16,8 +16,18 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { GeneralChatWrapper } from 'node-llama-cpp';
 import { getSharedLlama } from '../../src/providers/local/llama-runtime.js';
-import { ADMIN_TOKEN, freePort, freshStorage, load, ROOT, startBenchServer, table, waitForHealthy } from './lib.js';
-import { latencyAtRate, streamTiming } from './rate.js';
+import {
+  ADMIN_TOKEN,
+  cpuStealMeter,
+  freePort,
+  freshStorage,
+  load,
+  ROOT,
+  startBenchServer,
+  table,
+  waitForHealthy,
+} from './lib.js';
+import { latencyAtRate, type RatedLatency, streamTiming } from './rate.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const CONNECTIONS = 32;
@@ -57,6 +67,7 @@ const chatBody = (model: string, extra: object = {}) =>
   JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 16, ...extra });
 
 const LOCAL_ROUNDS = 9;
+const RATE_ROUNDS = 3;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 /**
@@ -109,6 +120,7 @@ async function localTokensPerSecond(url: string, key: string, tokens: number) {
   return { direct: median(direct), through: median(through) };
 }
 
+const stolen = cpuStealMeter();
 const mock = await startScript('mock-upstream-server.ts');
 const bareProxy = await startScript('bare-proxy-server.ts', new URL(mock.url).origin);
 const storage = await freshStorage();
@@ -180,9 +192,22 @@ try {
     await res.arrayBuffer();
   }
   const cacheLoad = await loadPvai(cachedBody);
-  const directRate = await atFixedRate(mockOrigin, '/v1/chat/completions', () => json, mockBody);
-  const bareRate = await atFixedRate(bareProxy.url, '/v1/chat/completions', () => json, mockBody);
-  const pvaiRate = await atFixedRate(server.url, '/z1/chat/completions', pvHeaders, pvBody);
+  // Alternating rounds, median per row: one 5 s window's p99 swings by several ms on this machine
+  // (the direct row alone ran 1.3-17 ms), which would drown a 1 ms difference.
+  const rated: Record<'direct' | 'bare' | 'pvai', RatedLatency[]> = { direct: [], bare: [], pvai: [] };
+  for (let round = 0; round < RATE_ROUNDS; round++) {
+    rated.direct.push(await atFixedRate(mockOrigin, '/v1/chat/completions', () => json, mockBody));
+    rated.bare.push(await atFixedRate(bareProxy.url, '/v1/chat/completions', () => json, mockBody));
+    rated.pvai.push(await atFixedRate(server.url, '/z1/chat/completions', pvHeaders, pvBody));
+  }
+  const medianRate = (runs: RatedLatency[]) => ({
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    failed: runs.reduce((sum, r) => sum + r.failed, 0),
+  });
+  const directRate = medianRate(rated.direct);
+  const bareRate = medianRate(rated.bare);
+  const pvaiRate = medianRate(rated.pvai);
   const streamBody = (model: string, extra: object = {}) => chatBody(model, { stream: true, ...extra });
   const directStream = await streamTiming({
     origin: mockOrigin,
@@ -199,9 +224,13 @@ try {
     body: streamBody('PV-STANDARD', { user_id: 'bench', skip_cache: true }),
   });
 
+  const steal = stolen();
   console.log(
-    `\npvai chat benchmark — mock upstream in its own process; ${CONNECTIONS} connections × ${SECONDS} s (autocannon, whole-ms latencies)\n`,
+    `\npvai chat benchmark — mock upstream in its own process; ${CONNECTIONS} connections × ${SECONDS} s (autocannon, whole-ms latencies)`,
   );
+  if (steal !== undefined)
+    console.log(`CPU time stolen by the hypervisor during this run: ${(steal * 100).toFixed(1)} %`);
+  console.log();
   console.log(
     table(
       ['path', 'req/s', 'p50 ms', 'p99 ms'],
@@ -219,7 +248,7 @@ try {
       ` pvai / bare proxy: ${(pvaiLoad.rps / bareLoad.rps).toFixed(2)}×` +
       `  (non-2xx: pvai ${pvaiLoad.non2xx}, Portkey ${portkeyLoad.non2xx}, cache ${cacheLoad.non2xx})\n`,
   );
-  console.log('Fixed rate 1,000 req/s, 5 s, open loop (µs resolution)\n');
+  console.log(`Fixed rate 1,000 req/s, 5 s, open loop (µs resolution), median of ${RATE_ROUNDS} alternating rounds\n`);
   console.log(
     table(
       ['path', 'p50 ms', 'p99 ms', 'failed'],

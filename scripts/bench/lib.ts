@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -196,4 +196,28 @@ export function table(headers: string[], rows: Array<Array<string | number>>): s
 function formatNumber(n: number): string {
   if (Number.isInteger(n)) return n.toLocaleString('en-US');
   return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(3);
+}
+
+/**
+ * Share of CPU time the hypervisor gave to other guests ("steal", from /proc/stat) between the call and
+ * the returned function's call. On a shared VM this is the noise under every figure: at 50 % steal
+ * the same code runs at half speed and its tail latencies grow by whole time slices.
+ */
+export function cpuStealMeter(): () => number | undefined {
+  const read = () => {
+    try {
+      const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]?.trim().split(/\s+/).slice(1).map(Number);
+      return fields && fields.length >= 8
+        ? { steal: fields[7] ?? 0, total: fields.reduce((a, b) => a + b, 0) }
+        : undefined;
+    } catch {
+      return undefined; // not Linux
+    }
+  };
+  const start = read();
+  return () => {
+    const end = read();
+    if (!start || !end || end.total === start.total) return undefined;
+    return (end.steal - start.steal) / (end.total - start.total);
+  };
 }
