@@ -66,6 +66,9 @@ export function startWalCheckpointer(
     async stop() {
       stopping = true;
       clearInterval(fallback);
+      // Referenced again while it winds down: otherwise nothing keeps the event loop alive while the
+      // caller awaits, and a CLI exits before printing (and 'beforeExit' handlers fire mid-close).
+      worker.ref();
       worker.postMessage('stop');
       await exited;
     },

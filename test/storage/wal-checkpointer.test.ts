@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { startWalCheckpointer, type WalCheckpointer } from '../../src/storage/wal-checkpointer.js';
 
@@ -63,6 +65,24 @@ describe('WAL checkpointer', () => {
     await new Promise((resolve) => setTimeout(resolve, 5 * INTERVAL_MS));
     assert.equal(db.fileSize(), before);
     db.sqlite.close();
+  });
+
+  it('keeps a process that has nothing else to do alive until stopped', () => {
+    // A CLI command awaits stop() as its last step; if that await let the process exit, it printed nothing.
+    const module = pathToFileURL(join(import.meta.dirname, '../../src/storage/wal-checkpointer.ts')).href;
+    const script = `
+      import Database from 'better-sqlite3';
+      import { startWalCheckpointer } from ${JSON.stringify(module)};
+      const file = ${JSON.stringify(walDatabase().file)};
+      const checkpointer = startWalCheckpointer(new Database(file), file, 1000);
+      await checkpointer.stop();
+      console.log('stopped');
+    `;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: join(import.meta.dirname, '../..'),
+      encoding: 'utf8',
+    });
+    assert.equal(out.trim(), 'stopped');
   });
 
   it('checkpoints on this thread when the worker cannot open the file', async () => {
