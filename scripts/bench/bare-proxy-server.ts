@@ -6,6 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
+import { bufferedRequest } from '../../src/providers/openai-compatible/buffered-request.js';
 
 const upstream = process.argv[2];
 if (!upstream) throw new Error('usage: bare-proxy-server.ts <upstream origin>');
@@ -14,15 +15,19 @@ const pool = new Pool(upstream, { connections: 64 });
 const server = createServer(async (req, res) => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const answer = await pool.request({
-    path: '/v1/chat/completions',
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: Buffer.concat(chunks),
-  });
-  const body = await answer.body.text();
+  // The same upstream call as pvai's non-streamed path, so the floor stays a floor.
+  const answer = await bufferedRequest(
+    pool,
+    {
+      path: '/v1/chat/completions',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat(chunks),
+    },
+    new AbortController().signal,
+  );
   res.writeHead(answer.statusCode, { 'content-type': 'application/json' });
-  res.end(body);
+  res.end(answer.body);
 });
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);

@@ -200,6 +200,37 @@ describe('OpenAI-compatible provider', () => {
     );
   });
 
+  it('retries an upstream that drops the connection before answering, then reports a retryable error', async () => {
+    upstream.script({ kind: 'disconnect' });
+    upstream.script({ kind: 'disconnect' });
+    await assert.rejects(
+      provider({ maxRetries: 1 }).generate(request, never()),
+      (err: unknown) => err instanceof ProviderError && err.kind === 'upstream' && err.retryable,
+    );
+    assert.equal(upstream.requests.length, 2);
+  });
+
+  it('aborting a non-streamed request closes the upstream connection (the mock sees the disconnect)', async () => {
+    upstream.script({ kind: 'hang' });
+    const controller = new AbortController();
+    const answer = provider().generate(request, controller.signal);
+    for (let waited = 0; upstream.requests.length === 0 && waited < 2000; waited += 5) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal(upstream.requests.length, 1, 'the request reached the upstream');
+    controller.abort();
+    await assert.rejects(answer, { name: 'AbortError' });
+    await upstream.waitForDisconnects(1);
+    assert.equal(upstream.requests[0]?.clientDisconnected, true);
+  });
+
+  it('sends nothing upstream for a request already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await assert.rejects(provider().generate(request, controller.signal), { name: 'AbortError' });
+    assert.equal(upstream.requests.length, 0);
+  });
+
   it('aborting mid-stream closes the upstream connection (the mock sees the disconnect)', async () => {
     upstream.script({ kind: 'slow', chunks: ['one ', 'two ', 'three ', 'four ', 'five '], delayMs: 100 });
     const controller = new AbortController();

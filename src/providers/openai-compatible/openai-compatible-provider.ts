@@ -11,6 +11,7 @@ import {
   type Usage,
 } from '../types.js';
 import { AttemptDeadline } from './attempt-deadline.js';
+import { type BufferedResponse, bufferedRequest } from './buffered-request.js';
 import { type RetryPolicy, retryDelayFor, sleep, statusError, transportError } from './retry-policy.js';
 import { parseSseData } from './sse-parser.js';
 import { buildRequestBody, estimateUsage, parseChunk, parseCompletion, upstreamErrorMessage } from './wire-format.js';
@@ -90,8 +91,7 @@ export class OpenAICompatibleProvider implements ChatProvider {
     for (let attempt = 0; ; attempt++) {
       const deadline = new AttemptDeadline(signal, this.timeoutMs);
       try {
-        const response = await this.post(body, deadline.signal);
-        const json: unknown = await response.body.json();
+        const json: unknown = JSON.parse(await this.postForText(body, deadline.signal));
         const parsed = parseCompletion(json);
         if (!parsed) {
           throw new ProviderError(
@@ -158,26 +158,41 @@ export class OpenAICompatibleProvider implements ChatProvider {
     await this.pool.close();
   }
 
-  private async post(body: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-    const response = await this.pool.request({
+  /** The request every attempt sends; the timeouts are backstops only (AttemptDeadline is the precise one). */
+  private dispatchOptions(body: string): Dispatcher.DispatchOptions {
+    return {
       path: this.path,
       method: 'POST',
       headers: this.headers,
       body,
-      signal,
-      // Backstops only: AttemptDeadline is the precise timeout.
       headersTimeout: this.timeoutMs + 1_000,
       bodyTimeout: this.timeoutMs + 1_000,
-    });
+    };
+  }
+
+  /** A streamed answer: the response, its body still to be read. */
+  private async post(body: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    const response = await this.pool.request({ ...this.dispatchOptions(body), signal });
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
     const text = await response.body.text().catch(() => '');
+    throw this.statusFailure(response.statusCode, response.headers, text);
+  }
+
+  /** A whole answer's body, read without a stream (see bufferedRequest). */
+  private async postForText(body: string, signal: AbortSignal): Promise<string> {
+    const response = await bufferedRequest(this.pool, this.dispatchOptions(body), signal);
+    if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
+    throw this.statusFailure(response.statusCode, response.headers, response.body);
+  }
+
+  private statusFailure(statusCode: number, headers: BufferedResponse['headers'], text: string): ProviderError {
     let message = text.slice(0, MAX_ERROR_BODY_CHARS);
     try {
       message = upstreamErrorMessage(JSON.parse(text)) ?? message;
     } catch {
       // not JSON: keep the raw text
     }
-    throw statusError(response.statusCode, response.headers['retry-after'], message, this.id);
+    return statusError(statusCode, headers['retry-after'], message, this.id);
   }
 
   /** What an attempt's failure means: the caller's abort reason, a timeout, or a classified ProviderError. */
