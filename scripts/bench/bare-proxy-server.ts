@@ -25,6 +25,7 @@ const server = createServer(async (req, res) => {
       body: Buffer.concat(chunks),
     },
     new AbortController().signal,
+    60_000,
   );
   res.writeHead(answer.statusCode, { 'content-type': 'application/json' });
   res.end(answer.body);

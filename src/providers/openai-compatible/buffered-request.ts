@@ -6,6 +6,14 @@ export interface BufferedResponse {
   body: string;
 }
 
+/** The whole answer did not arrive within the attempt's time limit. */
+export class AttemptTimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`no response within ${timeoutMs} ms`);
+  }
+}
+
 /**
  * One HTTP request whose whole answer is read into a string, through undici's `dispatch` handler API
  * instead of `request()`.
@@ -17,12 +25,14 @@ export interface BufferedResponse {
  * `request()`: they need the stream.
  *
  * Aborting `signal` aborts the request (the upstream sees the connection close); the promise then
- * rejects with undici's error for it, as `request()` does.
+ * rejects with the signal's reason. After `timeoutMs` without the whole answer it is aborted too and
+ * rejects with AttemptTimeoutError. One timer and one listener: no AbortController per attempt.
  */
 export function bufferedRequest(
   dispatcher: Dispatcher,
   options: Dispatcher.DispatchOptions,
   signal: AbortSignal,
+  timeoutMs: number,
 ): Promise<BufferedResponse> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
@@ -30,12 +40,26 @@ export function bufferedRequest(
       return;
     }
     let controller: Dispatcher.DispatchController | undefined;
+    let settled = false;
     let statusCode = 0;
     let headers: BufferedResponse['headers'] = {};
     const chunks: Buffer[] = [];
-    const onAbort = () => controller?.abort(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    const done = () => signal.removeEventListener('abort', onAbort);
+    const abort = (reason: unknown) => {
+      if (!settled) controller?.abort(reason as Error);
+    };
+    // Not removed when settled (a no-op then): the signal lives only as long as the caller's request,
+    // and removing a listener reallocates the signal's listener map, garbage that outlived scavenges.
+    signal.addEventListener('abort', () => abort(signal.reason), { once: true });
+    const timer = setTimeout(() => {
+      const timeout = new AttemptTimeoutError(timeoutMs);
+      abort(timeout);
+      done();
+      reject(timeout);
+    }, timeoutMs);
+    const done = () => {
+      settled = true;
+      clearTimeout(timer);
+    };
     try {
       dispatcher.dispatch(options, {
         onRequestStart(started) {
@@ -50,11 +74,13 @@ export function bufferedRequest(
           chunks.push(chunk);
         },
         onResponseEnd() {
+          if (settled) return;
           done();
           const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
           resolve({ statusCode, headers, body: body.toString('utf8') });
         },
         onResponseError(_, error) {
+          if (settled) return;
           done();
           reject(error);
         },

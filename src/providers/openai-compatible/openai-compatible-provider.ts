@@ -11,7 +11,7 @@ import {
   type Usage,
 } from '../types.js';
 import { AttemptDeadline } from './attempt-deadline.js';
-import { type BufferedResponse, bufferedRequest } from './buffered-request.js';
+import { AttemptTimeoutError, type BufferedResponse, bufferedRequest } from './buffered-request.js';
 import { type RetryPolicy, retryDelayFor, sleep, statusError, transportError } from './retry-policy.js';
 import { parseSseData } from './sse-parser.js';
 import { buildRequestBody, estimateUsage, parseChunk, parseCompletion, upstreamErrorMessage } from './wire-format.js';
@@ -89,9 +89,8 @@ export class OpenAICompatibleProvider implements ChatProvider {
   async generate(req: GenerationRequest, signal: AbortSignal): Promise<Completion> {
     const body = JSON.stringify(buildRequestBody(req, req.model || this.settings.model, false));
     for (let attempt = 0; ; attempt++) {
-      const deadline = new AttemptDeadline(signal, this.timeoutMs);
       try {
-        const json: unknown = JSON.parse(await this.postForText(body, deadline.signal));
+        const json: unknown = JSON.parse(await this.postForText(body, signal));
         const parsed = parseCompletion(json);
         if (!parsed) {
           throw new ProviderError(
@@ -111,10 +110,7 @@ export class OpenAICompatibleProvider implements ChatProvider {
           usage: parsed.usage ?? estimateUsage(req, completionChars),
         };
       } catch (err) {
-        deadline.dispose();
-        await this.backoffOrThrow(this.failureOf(err, deadline, signal), attempt, signal);
-      } finally {
-        deadline.dispose();
+        await this.backoffOrThrow(this.failureOf(err, err instanceof AttemptTimeoutError, signal), attempt, signal);
       }
     }
   }
@@ -138,7 +134,7 @@ export class OpenAICompatibleProvider implements ChatProvider {
         return;
       } catch (err) {
         deadline.dispose();
-        const failure = this.failureOf(err, deadline, signal);
+        const failure = this.failureOf(err, deadline.timedOut, signal);
         if (!yielded) {
           await this.backoffOrThrow(failure, attempt, signal);
           continue;
@@ -180,7 +176,7 @@ export class OpenAICompatibleProvider implements ChatProvider {
 
   /** A whole answer's body, read without a stream (see bufferedRequest). */
   private async postForText(body: string, signal: AbortSignal): Promise<string> {
-    const response = await bufferedRequest(this.pool, this.dispatchOptions(body), signal);
+    const response = await bufferedRequest(this.pool, this.dispatchOptions(body), signal, this.timeoutMs);
     if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
     throw this.statusFailure(response.statusCode, response.headers, response.body);
   }
@@ -196,9 +192,9 @@ export class OpenAICompatibleProvider implements ChatProvider {
   }
 
   /** What an attempt's failure means: the caller's abort reason, a timeout, or a classified ProviderError. */
-  private failureOf(err: unknown, deadline: AttemptDeadline, signal: AbortSignal): unknown {
+  private failureOf(err: unknown, timedOut: boolean, signal: AbortSignal): unknown {
     if (signal.aborted) return abortReason(signal);
-    if (deadline.timedOut)
+    if (timedOut)
       return new ProviderError('timeout', `${this.id} did not answer within ${this.timeoutMs} ms`, { cause: err });
     return transportError(err, this.id);
   }
