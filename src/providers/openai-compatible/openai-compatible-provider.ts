@@ -154,7 +154,7 @@ export class OpenAICompatibleProvider implements ChatProvider {
     await this.pool.close();
   }
 
-  /** The request every attempt sends; the timeouts are backstops only (AttemptDeadline is the precise one). */
+  /** The request every attempt sends; undici's timeouts are backstops only (each attempt keeps its own precise timer). */
   private dispatchOptions(body: string): Dispatcher.DispatchOptions {
     return {
       path: this.path,
