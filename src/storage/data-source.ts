@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { type Db, type Row, toSqliteParams, toSqlitePlaceholders } from './db.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
-import { startWalCheckpointer } from './wal-checkpointer.js';
+import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
 // BIGINT (int8) and COUNT(*) come back from node-postgres as strings; every value we store fits in 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -99,7 +99,11 @@ async function openDataSource(options: StorageOptions, lock: ProcessLock | undef
     };
   }
   const sqlite = (dataSource.driver as unknown as { databaseConnection: BetterSqlite3.Database }).databaseConnection;
-  const checkpoints = startWalCheckpointer(sqlite, sqlitePath(options.dataDir), CHECKPOINT_INTERVAL_MS);
+  // Off the event loop where it serves requests (the owning server); a CLI command keeps it here rather
+  // than start a thread and a second connection for a process that lives a second.
+  const checkpoints = lock
+    ? startWalCheckpointer(sqlite, sqlitePath(options.dataDir), CHECKPOINT_INTERVAL_MS)
+    : checkpointOnThisThread(sqlite, CHECKPOINT_INTERVAL_MS);
   const statements = new Map<string, BetterSqlite3.Statement>();
   const prepare = (sql: string) => {
     let stmt = statements.get(sql);

@@ -31,6 +31,22 @@ parentPort.on('message', () => {
 });
 `;
 
+/** Checkpoints the WAL on this thread: for a connection that serves no requests (the CLI). */
+export function checkpointOnThisThread(sqlite: BetterSqlite3.Database, intervalMs: number): WalCheckpointer {
+  const timer = setInterval(() => {
+    try {
+      sqlite.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // busy: the next tick checkpoints
+    }
+  }, intervalMs).unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+    },
+  };
+}
+
 /**
  * Checkpoints the WAL of `file` every `intervalMs` on a worker thread. If the worker cannot run (or
  * dies), checkpoints fall back to `sqlite` on this thread, so the WAL never grows without bound.
@@ -40,16 +56,7 @@ export function startWalCheckpointer(
   file: string,
   intervalMs: number,
 ): WalCheckpointer {
-  let fallback: NodeJS.Timeout | undefined;
-  const checkpointHere = () => {
-    fallback ??= setInterval(() => {
-      try {
-        sqlite.pragma('wal_checkpoint(PASSIVE)');
-      } catch {
-        // busy: the next tick checkpoints
-      }
-    }, intervalMs).unref();
-  };
+  let fallback: WalCheckpointer | undefined;
   let stopping = false;
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
@@ -60,12 +67,12 @@ export function startWalCheckpointer(
   // A worker that fails (the driver cannot load, the file cannot open) exits: the fallback takes over.
   worker.on('error', () => {});
   void exited.then(() => {
-    if (!stopping) checkpointHere();
+    if (!stopping) fallback = checkpointOnThisThread(sqlite, intervalMs);
   });
   return {
     async stop() {
       stopping = true;
-      clearInterval(fallback);
+      await fallback?.stop();
       // Referenced again while it winds down: otherwise nothing keeps the event loop alive while the
       // caller awaits, and a CLI exits before printing (and 'beforeExit' handlers fire mid-close).
       worker.ref();
