@@ -1,7 +1,13 @@
 import { PassThrough } from 'node:stream';
 import { AppError } from '../errors/index.js';
 import { toAppError } from '../http/error-middleware.js';
-import { bodyOf, clientDisconnectSignal, type OperationHandlers, requirePrincipal } from '../http/handler.js';
+import {
+  bodyOf,
+  ClientDisconnectedError,
+  clientDisconnectSignal,
+  type OperationHandlers,
+  requirePrincipal,
+} from '../http/handler.js';
 import type { Services } from '../http/services.js';
 import type { AppContext } from '../http/state.js';
 import { ProviderError, type StreamPart } from '../providers/index.js';
@@ -11,12 +17,19 @@ import type { ChatCompletionRequest } from './request.js';
 import { pipeAsSse } from './sse.js';
 import { completionBody, replayAsParts } from './wire.js';
 
-function providerFailure(err: unknown, bodyLimit: number): AppError {
+/** The error a failed call becomes; a client that left is passed through untouched (it is no failure). */
+function providerFailure(err: unknown, bodyLimit: number): AppError | ClientDisconnectedError {
+  if (err instanceof ClientDisconnectedError) return err;
   if (err instanceof ProviderError) {
     const code = err.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : err.kind === 'busy' ? 'SERVER_BUSY' : 'UPSTREAM_ERROR';
     return new AppError(code, err.message);
   }
   return toAppError(err, bodyLimit);
+}
+
+function toStreamError(err: unknown, bodyLimit: number): AppError {
+  const failure = providerFailure(err, bodyLimit);
+  return failure instanceof AppError ? failure : toAppError(failure, bodyLimit);
 }
 
 function setResponseHeaders(ctx: AppContext, prepared: PreparedChat): void {
@@ -76,8 +89,9 @@ async function respondStream(ctx: AppContext, prepared: PreparedChat, signal: Ab
   ctx.set('X-Accel-Buffering', 'no');
   const out = new PassThrough();
   ctx.body = out;
-  ctx.state.streamDone = pipeAsSse(firstPart, parts, prepared.meta, out, (err) => providerFailure(err, bodyLimit)).then(
+  ctx.state.streamDone = pipeAsSse(firstPart, parts, prepared.meta, out, (err) => toStreamError(err, bodyLimit)).then(
     async (outcome) => {
+      if (outcome.clientClosed) ctx.state.usage.clientClosed = true;
       if (outcome.completion) {
         noteTokens(ctx, prepared, outcome.completion.usage);
         if (!prepared.cached) await prepared.remember(outcome.completion);

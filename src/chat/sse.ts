@@ -1,5 +1,6 @@
 import type { PassThrough } from 'node:stream';
 import { type AppError, errorBody } from '../errors/index.js';
+import { ClientDisconnectedError } from '../http/handler.js';
 import type { Completion, StreamPart } from '../providers/index.js';
 import { ToolCallAccumulator } from '../providers/index.js';
 import { ChunkEncoder, type ResponseMeta } from './wire.js';
@@ -9,6 +10,8 @@ export interface StreamOutcome {
   completion?: Completion;
   /** The failure that ended the stream after it started (sent as an error event). */
   error?: AppError;
+  /** The client left before the end: nothing failed, and there is nobody to tell. */
+  clientClosed?: true;
 }
 
 function event(data: unknown): string {
@@ -30,13 +33,14 @@ export async function pipeAsSse(
   const calls = new ToolCallAccumulator();
   let text = '';
   const write = async (payload: string) => {
-    if (out.destroyed) throw new Error('client disconnected');
+    if (out.destroyed) throw new ClientDisconnectedError();
     if (!out.write(payload)) await new Promise<void>((resolve) => out.once('drain', resolve));
   };
   let part: StreamPart | undefined = first;
   try {
     while (part) {
       if (part.type === 'error') {
+        if (part.error instanceof ClientDisconnectedError) return { clientClosed: true };
         const error = toAppError(part.error);
         await write(event(errorBody(error)));
         return { error };
@@ -60,6 +64,7 @@ export async function pipeAsSse(
     }
     return {};
   } catch (err) {
+    if (err instanceof ClientDisconnectedError) return { clientClosed: true };
     const error = toAppError(err);
     if (!out.destroyed) await write(event(errorBody(error))).catch(() => undefined);
     return { error };

@@ -9,6 +9,7 @@ import type { OpenAPIBackend } from 'openapi-backend';
 import type { Logger } from 'pino';
 import { AppError } from '../errors/index.js';
 import { errorMiddleware } from './error-middleware.js';
+import { CLIENT_CLOSED_REQUEST } from './handler.js';
 import type { Services } from './services.js';
 import type { AppContext, RequestState } from './state.js';
 
@@ -49,7 +50,7 @@ function requestContext(services: Services): Koa.Middleware {
         log ??= services.logger.child({ request_id: requestId });
         return log;
       },
-      usage: { model: null, promptTokens: 0, completionTokens: 0, credits: 0, cached: false },
+      usage: { model: null, promptTokens: 0, completionTokens: 0, credits: 0, cached: false, clientClosed: false },
     };
     ctx.state = state;
     ctx.set('X-Request-Id', requestId);
@@ -76,7 +77,7 @@ function usageRecorder(services: Services): Koa.Middleware {
         requestId,
         endpoint: operationId ?? ctx.path,
         model: usage.model,
-        status: ctx.status,
+        status: usage.clientClosed ? CLIENT_CLOSED_REQUEST : ctx.status,
         promptTokens: usage.promptTokens,
         completionTokens: usage.completionTokens,
         credits: usage.credits,

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { AppError, errorBody } from '../errors/index.js';
+import { CLIENT_CLOSED_REQUEST, ClientDisconnectedError } from './handler.js';
 import type { AppContext } from './state.js';
 
 /** Errors thrown by Koa's body parser (http-errors) carry `status` and `type`. */
@@ -43,6 +44,12 @@ export function errorMiddleware(bodyLimit: number): Koa.Middleware {
     try {
       await next();
     } catch (err) {
+      if (err instanceof ClientDisconnectedError) {
+        // Nobody is left to read an answer; the status is for the usage row.
+        ctx.status = CLIENT_CLOSED_REQUEST;
+        ctx.state.log.debug('client disconnected');
+        return;
+      }
       const appError = toAppError(err, bodyLimit);
       if (appError.code === 'INTERNAL_ERROR') ctx.state.log.error({ err }, 'unhandled error');
       ctx.status = appError.status;

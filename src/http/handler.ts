@@ -26,11 +26,25 @@ export function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
+/** The status a usage row records for a request whose client left before its answer was complete. */
+export const CLIENT_CLOSED_REQUEST = 499;
+
+/**
+ * The reason work stops when its client has gone: not a failure of the service, so it is neither
+ * answered nor logged as one (the usage row records 499, nginx's "client closed request").
+ */
+export class ClientDisconnectedError extends Error {
+  constructor() {
+    super('client disconnected');
+    this.name = 'ClientDisconnectedError';
+  }
+}
+
 /** Aborted when the client goes away before the response is complete, so the work stops with it. */
 export function clientDisconnectSignal(ctx: AppContext): AbortSignal {
   const controller = new AbortController();
   ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
+    if (!ctx.res.writableFinished) controller.abort(new ClientDisconnectedError());
   });
   return controller.signal;
 }

@@ -10,6 +10,8 @@ export interface UsageNote {
   completionTokens: number;
   credits: number;
   cached: boolean;
+  /** The client left before a streamed answer was complete (its status line said 200). */
+  clientClosed: boolean;
 }
 
 export interface RequestState {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type OpenAI from 'openai';
+import { eventually } from '../support/eventually.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { assemble, collect, openaiClient, type PvParams } from '../support/openai-client.js';
 import { chatBody, startTestServer, type TestServer } from '../support/server.js';
@@ -45,6 +46,13 @@ describe('chat completions routed to OpenAI-compatible upstreams', () => {
 
   const balance = async () =>
     Number((await server.request('GET', `/admin/accounts/${accountId}`, { admin: true })).body.credits);
+  const lastUsageRow = async () =>
+    (
+      await server.usageRows<{ status: number; credits: number }>(
+        'SELECT status, credits FROM usage_records WHERE account_id = $1 ORDER BY id DESC LIMIT 1',
+        [accountId],
+      )
+    )[0];
   const params = (overrides: Partial<Params> = {}): Params =>
     ({
       model: 'PV-TURBO',
@@ -125,11 +133,7 @@ describe('chat completions routed to OpenAI-compatible upstreams', () => {
     assert.equal(res.status, 502);
     assert.equal(res.body.code, 'UPSTREAM_ERROR');
     assert.equal(await balance(), before);
-    const row = await server.usageRows<{ status: number; credits: number }>(
-      'SELECT status, credits FROM usage_records WHERE account_id = $1 ORDER BY id DESC LIMIT 1',
-      [accountId],
-    );
-    assert.deepEqual(row[0], { status: 502, credits: 0 });
+    assert.deepEqual(await lastUsageRow(), { status: 502, credits: 0 });
   });
 
   it('answers 504 UPSTREAM_TIMEOUT when the upstream hangs', async () => {
@@ -182,5 +186,32 @@ describe('chat completions routed to OpenAI-compatible upstreams', () => {
     await upstream.waitForDisconnects(1, 2000);
     assert.equal(upstream.disconnects, 1);
     assert.equal(upstream.requests[0]?.clientDisconnected, true);
+    // The stream had started (and is charged), but the row says the client closed it, not 200.
+    const row = await eventually(lastUsageRow, (r) => r?.status === 499);
+    assert.equal(row?.status, 499);
+  });
+
+  it('records a client that leaves during a non-streamed call as 499, uncharged, and stops the upstream', async () => {
+    const before = await balance();
+    upstream.scriptModel('primary', { kind: 'hang' });
+    const controller = new AbortController();
+    const pending = fetch(`${server.url}/z1/chat/completions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(chatBody({ skip_cache: true })),
+      signal: controller.signal,
+    });
+    // Leave while the upstream holds the request, well before its 400 ms timeout.
+    await eventually(
+      async () => upstream.requests.length,
+      (n) => n === 1,
+    );
+    controller.abort();
+    await assert.rejects(pending, { name: 'AbortError' });
+    await upstream.waitForDisconnects(1, 2000);
+    const row = await eventually(lastUsageRow, (r) => r?.status === 499);
+    assert.deepEqual(row, { status: 499, credits: 0 });
+    assert.equal(await balance(), before);
+    assert.equal(upstream.requests.length, 1, 'no retry and no fallback for a client that left');
   });
 });
