@@ -6,7 +6,8 @@
  * Targets: added p50 ≤ 0.3 ms and p99 ≤ 1 ms at 1,000 req/s; ≥ 5× Portkey's throughput; cache hits ≥ 10,000 req/s;
  * local tokens/s ≥ 0.95× direct.
  * A bare Node proxy (node:http + undici, nothing else) runs beside them: the floor any Node gateway pays on
- * this machine, so pvai's own cost can be read off the difference.
+ * this machine, so pvai's own cost can be read off the difference. A Koa + openapi-backend proxy (the stack
+ * pvai is built on, validating against the contract, with no product work) shows what that stack adds to it.
  * pvai's load is spread over 1,000 accounts: tier limits cap one account at 300 requests a minute, so real
  * traffic at these rates comes from many accounts (and each account's sliding-minute log stays small).
  */
@@ -123,6 +124,7 @@ async function localTokensPerSecond(url: string, key: string, tokens: number) {
 const stolen = cpuStealMeter();
 const mock = await startScript('mock-upstream-server.ts');
 const bareProxy = await startScript('bare-proxy-server.ts', new URL(mock.url).origin);
+const stackProxy = await startScript('stack-proxy-server.ts', new URL(mock.url).origin);
 const storage = await freshStorage();
 const upstream = { provider: 'openai-compatible', baseUrl: mock.url, model: 'mock-model', maxRetries: 0 };
 const server = await startBenchServer(
@@ -175,6 +177,14 @@ try {
 
   const directLoad = await loadAt(`${mock.url}/chat/completions`);
   const bareLoad = await loadAt(`${bareProxy.url}/v1/chat/completions`);
+  const stackLoad = await load({
+    url: `${stackProxy.url}/z1/chat/completions`,
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    method: 'POST',
+    headers: pvHeaders(0),
+    body: pvBody,
+  });
   const pvaiLoad = await loadPvai(pvBody);
   const portkeyLoad = await loadAt(`${portkey.url}/v1/chat/completions`, {
     ...json,
@@ -194,10 +204,16 @@ try {
   const cacheLoad = await loadPvai(cachedBody);
   // Alternating rounds, median per row: one 5 s window's p99 swings by several ms on this machine
   // (the direct row alone ran 1.3-17 ms), which would drown a 1 ms difference.
-  const rated: Record<'direct' | 'bare' | 'pvai', RatedLatency[]> = { direct: [], bare: [], pvai: [] };
+  const rated: Record<'direct' | 'bare' | 'stack' | 'pvai', RatedLatency[]> = {
+    direct: [],
+    bare: [],
+    stack: [],
+    pvai: [],
+  };
   for (let round = 0; round < RATE_ROUNDS; round++) {
     rated.direct.push(await atFixedRate(mockOrigin, '/v1/chat/completions', () => json, mockBody));
     rated.bare.push(await atFixedRate(bareProxy.url, '/v1/chat/completions', () => json, mockBody));
+    rated.stack.push(await atFixedRate(stackProxy.url, '/z1/chat/completions', pvHeaders, pvBody));
     rated.pvai.push(await atFixedRate(server.url, '/z1/chat/completions', pvHeaders, pvBody));
   }
   const medianRate = (runs: RatedLatency[]) => ({
@@ -207,6 +223,7 @@ try {
   });
   const directRate = medianRate(rated.direct);
   const bareRate = medianRate(rated.bare);
+  const stackRate = medianRate(rated.stack);
   const pvaiRate = medianRate(rated.pvai);
   const streamBody = (model: string, extra: object = {}) => chatBody(model, { stream: true, ...extra });
   const directStream = await streamTiming({
@@ -237,6 +254,7 @@ try {
       [
         ['mock upstream directly', directLoad.rps, directLoad.p50, directLoad.p99],
         ['bare Node proxy (node:http + undici, no work: the floor)', bareLoad.rps, bareLoad.p50, bareLoad.p99],
+        ["Koa + openapi-backend proxy (pvai's stack, no product work)", stackLoad.rps, stackLoad.p50, stackLoad.p99],
         ['through pvai (auth, limits, credits, usage, routing)', pvaiLoad.rps, pvaiLoad.p50, pvaiLoad.p99],
         ['through Portkey gateway 1.15.2', portkeyLoad.rps, portkeyLoad.p50, portkeyLoad.p99],
         ['pvai cache hits', cacheLoad.rps, cacheLoad.p50, cacheLoad.p99],
@@ -245,8 +263,9 @@ try {
   );
   console.log(
     `\npvai / Portkey throughput: ${(pvaiLoad.rps / portkeyLoad.rps).toFixed(1)}×;` +
-      ` pvai / bare proxy: ${(pvaiLoad.rps / bareLoad.rps).toFixed(2)}×` +
-      `  (non-2xx: pvai ${pvaiLoad.non2xx}, Portkey ${portkeyLoad.non2xx}, cache ${cacheLoad.non2xx})\n`,
+      ` pvai / bare proxy: ${(pvaiLoad.rps / bareLoad.rps).toFixed(2)}×;` +
+      ` Koa + openapi-backend proxy / Portkey: ${(stackLoad.rps / portkeyLoad.rps).toFixed(1)}×` +
+      `  (non-2xx: stack ${stackLoad.non2xx}, pvai ${pvaiLoad.non2xx}, Portkey ${portkeyLoad.non2xx}, cache ${cacheLoad.non2xx})\n`,
   );
   console.log(`Fixed rate 1,000 req/s, 5 s, open loop (µs resolution), median of ${RATE_ROUNDS} alternating rounds\n`);
   console.log(
@@ -255,8 +274,15 @@ try {
       [
         ['mock upstream directly', directRate.p50, directRate.p99, directRate.failed],
         ['bare Node proxy', bareRate.p50, bareRate.p99, bareRate.failed],
+        ['Koa + openapi-backend proxy', stackRate.p50, stackRate.p99, stackRate.failed],
         ['through pvai', pvaiRate.p50, pvaiRate.p99, pvaiRate.failed],
         ['added by the bare proxy', bareRate.p50 - directRate.p50, bareRate.p99 - directRate.p99, '-'],
+        [
+          'added by the Koa + openapi-backend proxy',
+          stackRate.p50 - directRate.p50,
+          stackRate.p99 - directRate.p99,
+          '-',
+        ],
         ['added by pvai', pvaiRate.p50 - directRate.p50, pvaiRate.p99 - directRate.p99, '-'],
       ],
     ),
@@ -286,6 +312,7 @@ try {
 } finally {
   await stop(portkey.child);
   await stop(bareProxy.child);
+  await stop(stackProxy.child);
   await server.stop();
   await stop(mock.child);
   await storage.drop();
