@@ -17,9 +17,7 @@ import type { ChatCompletionRequest } from './request.js';
 import { pipeAsSse } from './sse.js';
 import { completionBody, replayAsParts } from './wire.js';
 
-/** The error a failed call becomes; a client that left is passed through untouched (it is no failure). */
-function providerFailure(err: unknown, bodyLimit: number): AppError | ClientDisconnectedError {
-  if (err instanceof ClientDisconnectedError) return err;
+function providerFailure(err: unknown, bodyLimit: number): AppError {
   if (err instanceof ProviderError) {
     const code = err.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : err.kind === 'busy' ? 'SERVER_BUSY' : 'UPSTREAM_ERROR';
     return new AppError(code, err.message);
@@ -27,9 +25,9 @@ function providerFailure(err: unknown, bodyLimit: number): AppError | ClientDisc
   return toAppError(err, bodyLimit);
 }
 
-function toStreamError(err: unknown, bodyLimit: number): AppError {
-  const failure = providerFailure(err, bodyLimit);
-  return failure instanceof AppError ? failure : toAppError(failure, bodyLimit);
+/** What a call that failed before the response started throws: a client that left is no failure. */
+function failureToThrow(err: unknown, bodyLimit: number): Error {
+  return err instanceof ClientDisconnectedError ? err : providerFailure(err, bodyLimit);
 }
 
 function setResponseHeaders(ctx: AppContext, prepared: PreparedChat): void {
@@ -57,7 +55,7 @@ async function respondJson(ctx: AppContext, prepared: PreparedChat, signal: Abor
       completion = await prepared.generate(signal);
     } catch (err) {
       await prepared.refund();
-      throw providerFailure(err, bodyLimit);
+      throw failureToThrow(err, bodyLimit);
     }
     await prepared.remember(completion);
   }
@@ -75,7 +73,7 @@ async function respondStream(ctx: AppContext, prepared: PreparedChat, signal: Ab
     first = await parts.next();
   } catch (err) {
     await prepared.refund();
-    throw providerFailure(err, bodyLimit);
+    throw failureToThrow(err, bodyLimit);
   }
   const firstPart = first.done ? undefined : first.value;
   if (!firstPart || firstPart.type === 'error') {
@@ -89,7 +87,7 @@ async function respondStream(ctx: AppContext, prepared: PreparedChat, signal: Ab
   ctx.set('X-Accel-Buffering', 'no');
   const out = new PassThrough();
   ctx.body = out;
-  ctx.state.streamDone = pipeAsSse(firstPart, parts, prepared.meta, out, (err) => toStreamError(err, bodyLimit)).then(
+  ctx.state.streamDone = pipeAsSse(firstPart, parts, prepared.meta, out, (err) => providerFailure(err, bodyLimit)).then(
     async (outcome) => {
       if (outcome.clientClosed) ctx.state.usage.clientClosed = true;
       if (outcome.completion) {

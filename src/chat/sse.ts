@@ -40,7 +40,6 @@ export async function pipeAsSse(
   try {
     while (part) {
       if (part.type === 'error') {
-        if (part.error instanceof ClientDisconnectedError) return { clientClosed: true };
         const error = toAppError(part.error);
         await write(event(errorBody(error)));
         return { error };
