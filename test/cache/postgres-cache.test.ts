@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { createPostgresCache, RESPONSE_CACHE_POSTGRES_DDL, type SqlQuery } from '../../src/cache/index.js';
+import { eventually } from '../support/eventually.js';
 import { completionEntry, createManualClock, runResponseCacheContract, uniqueKey } from './response-cache.contract.js';
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -113,9 +114,5 @@ function registerPostgresTests(connectionString: string): void {
 }
 
 async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) assert.fail(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  if (!(await eventually(condition, Boolean, timeoutMs))) assert.fail(`condition not met within ${timeoutMs} ms`);
 }

@@ -7,6 +7,7 @@ import { afterEach, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { startWalCheckpointer, type WalCheckpointer } from '../../src/storage/wal-checkpointer.js';
+import { eventually } from '../support/eventually.js';
 
 const INTERVAL_MS = 50;
 
@@ -29,14 +30,8 @@ function walDatabase() {
   };
 }
 
-async function until(condition: () => boolean, timeoutMs = 3000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return condition();
-}
+const until = (condition: () => boolean, timeoutMs = 3000): Promise<boolean> =>
+  eventually(async () => condition(), Boolean, timeoutMs);
 
 describe('WAL checkpointer', () => {
   let running: WalCheckpointer | undefined;

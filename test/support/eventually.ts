@@ -13,7 +13,7 @@ export async function eventually<T>(
   const deadline = Date.now() + timeoutMs;
   let value = await probe();
   while (!done(value) && Date.now() < deadline) {
-    await sleep(20);
+    await sleep(10);
     value = await probe();
   }
   return value;
