@@ -10,6 +10,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import type { Context as OpenApiContext } from 'openapi-backend';
 import { Pool } from 'undici';
+import { openApiRequest } from '../../src/http/app.js';
 import { contractBackend, useIndexedRouter } from '../../src/http/openapi.js';
 import { bufferedRequest } from '../../src/providers/openai-compatible/buffered-request.js';
 
@@ -51,16 +52,7 @@ const app = new Koa({ proxy: false });
 app.silent = true;
 app.use(bodyParser({ enableTypes: ['json'], encoding: 'utf-8' }));
 app.use(async (ctx) => {
-  await api.handleRequest(
-    {
-      method: ctx.method,
-      path: ctx.path,
-      query: ctx.querystring,
-      headers: ctx.headers as Record<string, string | string[]>,
-      body: ctx.request.body,
-    },
-    ctx,
-  );
+  await api.handleRequest(openApiRequest(ctx), ctx);
 });
 const server = app.listen(0, '127.0.0.1', () => {
   process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import Router from 'koa-router';
-import type { OpenAPIBackend } from 'openapi-backend';
+import type { OpenAPIBackend, Request } from 'openapi-backend';
 import type { Logger } from 'pino';
 import { AppError } from '../errors/index.js';
 import { errorMiddleware } from './error-middleware.js';
@@ -116,17 +116,19 @@ export function createApp(services: Services, api: OpenAPIBackend): Koa<RequestS
   app.use(requireJsonBody);
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: limit, encoding: 'utf-8' }));
   app.use(async (ctx: AppContext) => {
-    const raw = (ctx.request as { rawBody?: string }).rawBody;
-    await api.handleRequest(
-      {
-        method: ctx.method,
-        path: ctx.path,
-        query: ctx.querystring,
-        headers: ctx.headers as Record<string, string | string[]>,
-        body: raw === undefined || raw === '' ? undefined : ctx.request.body,
-      },
-      ctx,
-    );
+    await api.handleRequest(openApiRequest(ctx), ctx);
   });
   return app;
+}
+
+/** The request as openapi-backend reads it, after the body parser; an empty body is no body. */
+export function openApiRequest(ctx: Koa.Context): Request {
+  const raw = (ctx.request as { rawBody?: string }).rawBody;
+  return {
+    method: ctx.method,
+    path: ctx.path,
+    query: ctx.querystring,
+    headers: ctx.headers as Record<string, string | string[]>,
+    body: raw === undefined || raw === '' ? undefined : ctx.request.body,
+  };
 }
