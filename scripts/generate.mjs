@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Generates the TypeScript models and client in generated/ from openapi/openapi.yaml.
-//   node scripts/generate.mjs           regenerate generated/typescript
+// Generates from openapi/openapi.yaml: the server's operation types (openapi-typescript, generated/contract)
+// and the TypeScript models and client (openapi-generator, generated/typescript).
+//   node scripts/generate.mjs           regenerate generated/contract and generated/typescript
 //   node scripts/generate.mjs --check   regenerate into a temp dir and fail on any difference (CI drift gate)
 //   node scripts/generate.mjs --python DIR   generate the Python client into DIR (CI smoke test; not committed)
 // The generator JAR comes from Maven Central through `mvn dependency:copy` into the wrapper's storage
@@ -16,6 +17,20 @@ const storageDir = join(root, config.storageDir);
 const jar = join(storageDir, `${config.version}.jar`);
 const spec = join(root, 'openapi/openapi.yaml');
 const target = join(root, 'generated/typescript');
+const contractTypes = join(root, 'generated/contract/schema.ts');
+
+/** The types handlers implement, keyed by operationId (see src/http/operation.ts). */
+function generateContractTypes(outFile) {
+  // Defaults do not make request fields required: a client may leave out what has a default.
+  execFileSync(
+    join(root, 'node_modules/.bin/openapi-typescript'),
+    [spec, '-o', outFile, '--default-non-nullable=false', '--silent'],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+}
 
 function ensureJar() {
   if (existsSync(jar)) return;
@@ -74,8 +89,9 @@ if (args[0] === '--python') {
   console.log(`Python client generated in ${out}`);
 } else if (args[0] === '--check') {
   const tmp = mkdtempSync(join(tmpdir(), 'pvai-gen-'));
-  generate('typescript-fetch', tmp, tsProps);
-  const same = diffTrees(target, tmp);
+  generate('typescript-fetch', join(tmp, 'typescript'), tsProps);
+  generateContractTypes(join(tmp, 'schema.ts'));
+  const same = diffTrees(target, join(tmp, 'typescript')) && diffTrees(contractTypes, join(tmp, 'schema.ts'));
   rmSync(tmp, { recursive: true, force: true });
   if (!same) {
     console.error('generated/ is out of date with openapi/openapi.yaml: run `npm run generate` and commit the result');
@@ -85,5 +101,6 @@ if (args[0] === '--python') {
 } else {
   rmSync(target, { recursive: true, force: true });
   generate('typescript-fetch', target, tsProps);
-  console.log(`TypeScript models and client generated in ${target}`);
+  generateContractTypes(contractTypes);
+  console.log(`TypeScript models and client generated in ${target}, operation types in ${contractTypes}`);
 }

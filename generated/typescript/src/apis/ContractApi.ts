@@ -82,7 +82,7 @@ export class ContractApi extends runtime.BaseAPI {
     /**
      * This document, as JSON
      */
-    async getOpenApiJsonRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<object>> {
+    async getOpenApiJsonRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<{ [key: string]: any; }>> {
         const requestOptions = await this.getOpenApiJsonRequestOpts();
         const response = await this.request(requestOptions, initOverrides);
 
@@ -92,7 +92,7 @@ export class ContractApi extends runtime.BaseAPI {
     /**
      * This document, as JSON
      */
-    async getOpenApiJson(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<object> {
+    async getOpenApiJson(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<{ [key: string]: any; }> {
         const response = await this.getOpenApiJsonRaw(initOverrides);
         return await response.value();
     }
