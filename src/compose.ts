@@ -1,94 +1,180 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { type Logger, pino } from 'pino';
-import { AccountService, createAccountStore } from './accounts/index.js';
-import { createChatEngine } from './chat/setup.js';
-import { type Clock, systemClock } from './clock/clock.js';
-import type { Config } from './config/index.js';
-import { createApp } from './http/app.js';
-import { createOpenApi } from './http/openapi.js';
-import type { Services } from './http/services.js';
-import { AuthFailureLimiter, createRateLimitStore, RateLimiter } from './limits/index.js';
-import { createSandbox } from './sandbox/index.js';
-import { openDb } from './storage/data-source.js';
-import { BufferedUsageStore, SqlUsageStore } from './usage/index.js';
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import { AccountService, type AccountStore, adminOperations, createAccountStore } from './accounts/index.js';
+import { createMemoryCache, createPostgresCache, type ResponseCache } from './cache/index.js';
+import { ChatService, ContextRegistry, chatOperations, LocalModelSupervisor, routeBudget } from './chat/index.js';
+import { type Clock, systemClock } from './clock/index.js';
+import { codeOperations } from './code/index.js';
+import type { Config, TargetConfig } from './config/index.js';
+import type { HttpPorts, Operations } from './http/index.js';
+import {
+  AuthFailureLimiter,
+  createRateLimitStore,
+  RateLimiter,
+  rateLimitError,
+  rateLimitHeaders,
+} from './limits/index.js';
+import { creditsPerRequest, modelOperations } from './models/index.js';
+import { plannedOperations } from './planned/index.js';
+import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
+import { type CodeRunner, createSandbox } from './sandbox/index.js';
+import { checkDatabase, type Db, openDb } from './storage/index.js';
+import { systemOperations } from './system/index.js';
+import { TierPolicy } from './tiers/index.js';
+import { BufferedUsageStore, SqlUsageStore, type UsageStore, usageOperations } from './usage/index.js';
 
 export interface ServiceOptions {
   clock?: Clock;
   logger?: Logger;
 }
 
-/** The composition root: storage adapters chosen by configuration, then every capability on top. */
-export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+/** Everything one process runs on, built once; `close()` stops it in dependency order. */
+export interface Runtime {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  db: Db;
+  accounts: AccountService;
+  /** The store behind `accounts` (tests count its look-ups). */
+  accountStore: AccountStore;
+  limiter: RateLimiter;
+  usage: UsageStore;
+  router: Router;
+  cache: ResponseCache;
+  sandbox: CodeRunner;
+  localModel: LocalModelSupervisor;
+  /** Every operation of the contract, by operationId. */
+  operations: Operations;
+  /** What the HTTP layer needs of the product. */
+  ports: HttpPorts;
+  close(): Promise<void>;
+}
+
+/** Config targets → router targets; `apiKeyEnv` reads the upstream key from the environment. */
+function toTarget(target: TargetConfig, env: NodeJS.ProcessEnv): Target {
+  if (target.provider === 'local') return { ...target };
+  const { apiKeyEnv, ...rest } = target;
+  const apiKey = rest.apiKey ?? (apiKeyEnv ? env[apiKeyEnv] : undefined);
+  return { ...rest, ...(apiKey ? { apiKey } : {}) };
+}
+
+/**
+ * The composition root: storage adapters and engines chosen by configuration, then every capability
+ * on top, then their operations. Adding a capability is its folder plus a line in `operations` below.
+ */
+export async function compose(config: Config, options: ServiceOptions = {}): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger =
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
-  const db = await openDb({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    owner: true,
-  });
+  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
   const accountStore = createAccountStore(db, {
     onError: (err) => logger.error({ err }, 'writing credit charges failed'),
   });
   const accounts = new AccountService(accountStore, clock, { authCacheTtlMs: config.authCacheTtlMs });
-  const chat = await createChatEngine({ config, db, accounts, clock, logger });
+  const tiers = new TierPolicy(config.tiers);
+  const limiter = new RateLimiter(
+    createRateLimitStore(db, { onError: (err) => logger.error({ err }, 'writing rate-limit windows failed') }),
+    clock,
+  );
+  const authFailures = new AuthFailureLimiter(config.authFailuresPerMinute, clock);
+  const usage = new BufferedUsageStore(new SqlUsageStore(db), {
+    onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
+  });
+
+  let localModel: LocalModelSupervisor | undefined;
+  const factories = createProviderFactories({
+    localEngine: config.localEngine,
+    resolveLocalModelPath: () => localModel?.modelPath ?? 'missing-local-model.gguf',
+  });
+  localModel = new LocalModelSupervisor(config, factories, logger);
+  const router = createRouter(
+    Object.fromEntries(
+      Object.entries(config.routing).map(([model, list]) => [model, list.map((t) => toTarget(t, process.env))]),
+    ),
+    factories,
+  );
+  await localModel.start();
+  const cache =
+    db.dialect === 'postgres'
+      ? createPostgresCache((sql, params) => db.pool.query(sql, params), { now: clock })
+      : createMemoryCache({ maxBytes: config.cache.maxBytes, now: clock });
+  const supervisor = localModel;
+  const chat = new ChatService({
+    router,
+    cache,
+    credits: {
+      charge: (accountId, amount) => accounts.chargeCredits(accountId, amount),
+      refund: (accountId, amount) => accounts.refundCredits(accountId, amount),
+    },
+    context: new ContextRegistry(),
+    clock,
+    cacheTtlMs: config.cache.ttlSeconds * 1000,
+    price: creditsPerRequest,
+    budget: (request) => routeBudget(config.routing[request.model] ?? [], request, config.localEngine.contextSize),
+    unavailableReason: (model) => supervisor.unavailableReason(model),
+  });
+  const sandbox = createSandbox(config.sandbox);
+
+  const operations: Operations = {
+    ...systemOperations({
+      database: () => checkDatabase(db),
+      localModel: () => supervisor.status(),
+      sandbox: () => sandbox.health(),
+    }),
+    ...modelOperations(tiers),
+    ...usageOperations({
+      clock,
+      usage,
+      balance: (accountId) => accounts.balance(accountId),
+      rateLimits: (account) => limiter.peek(account.id, tiers.rulesFor(account)),
+    }),
+    ...chatOperations({ chat, tiers }),
+    ...codeOperations({ sandbox, tiers }),
+    ...adminOperations(accounts),
+    ...plannedOperations(tiers),
+  };
+
+  const ports: HttpPorts = {
+    clock,
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    adminToken: config.adminToken,
+    authenticate: (secret) => accounts.authenticate(secret),
+    authenticationFailed: (address) => authFailures.recordFailure(address),
+    admit: async (principal) => {
+      const decision = await limiter.admit(principal.account.id, tiers.rulesFor(principal.account));
+      return {
+        headers: rateLimitHeaders(decision),
+        ...(decision.admitted ? {} : { refusal: rateLimitError(decision, clock()) }),
+      };
+    },
+    recordRequest: (record) => usage.record(record),
+  };
+
   return {
     config,
     clock,
     logger,
     db,
-    chat,
-    sandbox: createSandbox(config.sandbox),
     accounts,
-    limiter: new RateLimiter(
-      createRateLimitStore(db, { onError: (err) => logger.error({ err }, 'writing rate-limit windows failed') }),
-      clock,
-    ),
-    authFailures: new AuthFailureLimiter(config.authFailuresPerMinute, clock),
-    usage: new BufferedUsageStore(new SqlUsageStore(db), {
-      onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
-    }),
-  };
-}
-
-export interface RunningServer {
-  url: string;
-  server: Server;
-  services: Services;
-  close(): Promise<void>;
-}
-
-/** Starts the HTTP service on config.host:config.port (port 0 picks a free one). */
-export async function startServer(config: Config, options: ServiceOptions = {}): Promise<RunningServer> {
-  const services = await createServices(config, options);
-  const api = await createOpenApi(services);
-  const app = createApp(services, api);
-  const server = createServer(app.callback());
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  let closed = false;
-  return {
-    url: `http://${host}:${port}`,
-    server,
-    services,
+    accountStore,
+    limiter,
+    usage,
+    router,
+    cache,
+    sandbox,
+    localModel: supervisor,
+    operations,
+    ports,
     async close() {
-      if (closed) return;
-      closed = true;
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await services.chat.close();
-      await services.sandbox.close();
-      await services.usage.flush();
-      await services.limiter.close();
-      await services.accounts.store.close();
-      await services.db.close();
+      await router.close();
+      await cache.close();
+      await sandbox.close();
+      await usage.flush();
+      await limiter.close();
+      await accounts.close();
+      await db.close();
     },
   };
 }

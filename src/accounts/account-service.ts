@@ -1,9 +1,9 @@
-import type { Clock } from '../clock/clock.js';
-import type { Tier } from '../config/index.js';
+import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
+import type { Tier } from '../kernel/index.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
 import { hashPassword } from './password.js';
-import type { Account, AccountStore, ApiKeyRecord, Principal } from './types.js';
+import type { Account, AccountStore, ApiKeyRecord, ChargeResult, Principal } from './types.js';
 
 export interface CreatedKey {
   key: ApiKeyRecord;
@@ -44,8 +44,27 @@ export class AccountService {
     this.#principals.clear();
   }
 
-  get store(): AccountStore {
-    return this.#store;
+  listAccounts(): Promise<Account[]> {
+    return this.#store.listAccounts();
+  }
+
+  /** The account's balance as the store has it now (the principal's copy is from authentication). */
+  async balance(accountId: string): Promise<number | undefined> {
+    return (await this.#store.getAccount(accountId))?.credits;
+  }
+
+  /** Takes `amount` credits if the balance allows it, atomically (never below zero, across replicas too). */
+  chargeCredits(accountId: string, amount: number): Promise<ChargeResult> {
+    return this.#store.chargeCredits(accountId, amount);
+  }
+
+  refundCredits(accountId: string, amount: number): Promise<void> {
+    return this.#store.refundCredits(accountId, amount);
+  }
+
+  /** Writes what the store holds back (the embedded credit ledger); the service is not used afterwards. */
+  close(): Promise<void> {
+    return this.#store.close();
   }
 
   async createAccount(input: {

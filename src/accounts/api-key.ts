@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PREFIX = 'pv_sk_';
@@ -41,11 +41,4 @@ export function hashApiKey(secret: string): string {
 
 export function isWellFormedApiKey(value: string): boolean {
   return KEY_PATTERN.test(value);
-}
-
-/** Constant-time comparison of two secrets of possibly different lengths. */
-export function secretsEqual(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
 }

@@ -1,5 +1,5 @@
-import type { Tier } from '../config/index.js';
-import { WriteBehindTimer } from '../storage/write-behind.js';
+import type { Tier } from '../kernel/index.js';
+import { WriteBehindTimer } from '../storage/index.js';
 import type { SqlAccountStore } from './sql-account-store.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
 

@@ -1,11 +1,13 @@
-import type { Db } from '../storage/db.js';
+import type { Db } from '../storage/index.js';
 import { CreditLedgerAccountStore, type CreditLedgerOptions } from './credit-ledger.js';
 import { SqlAccountStore } from './sql-account-store.js';
 import type { AccountStore } from './types.js';
 
 export { AccountService, type CreatedKey } from './account-service.js';
-export { hashApiKey, isWellFormedApiKey, KEY_PREFIX, secretsEqual } from './api-key.js';
+export { adminOperations } from './admin-operations.js';
+export { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from './api-key.js';
 export { CreditLedgerAccountStore } from './credit-ledger.js';
+export { accountBody, keyBody } from './presenters.js';
 export { SqlAccountStore } from './sql-account-store.js';
 export type { Account, AccountStore, ApiKeyRecord, ChargeResult, Principal } from './types.js';
 

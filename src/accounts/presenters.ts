@@ -1,7 +1,11 @@
-import { iso } from '../http/handler.js';
+import type { Schema } from '../http/index.js';
 import type { Account, ApiKeyRecord } from './types.js';
 
-export function accountBody(a: Account) {
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+export function accountBody(a: Account): Schema<'Account'> {
   return {
     id: a.id,
     email: a.email,
@@ -11,7 +15,7 @@ export function accountBody(a: Account) {
   };
 }
 
-export function keyBody(k: ApiKeyRecord) {
+export function keyBody(k: ApiKeyRecord): Schema<'ApiKey'> {
   return {
     id: k.id,
     prefix: k.prefix,

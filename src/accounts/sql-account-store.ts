@@ -1,6 +1,6 @@
-import { isTier, type Tier } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import type { Db, Row } from '../storage/db.js';
+import { isTier, type Tier } from '../kernel/index.js';
+import type { Db, Row } from '../storage/index.js';
 import { newId } from './api-key.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
 

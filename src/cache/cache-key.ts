@@ -29,11 +29,12 @@ export interface CacheKeyInput {
   use_rag?: boolean | null;
   rag_k?: number | null;
   use_web_search?: boolean | null;
-  /** Set by the pipeline when memory takes part: changes whenever the user's memory does. */
-  memory_version?: string;
-  /** Set by the pipeline when documents take part: changes whenever the documents do. */
-  documents_version?: string;
-  /** Part of the key only when memory or documents take part (their content is per user). */
+  /**
+   * Set by the pipeline: the version of each context source that takes part (memory, documents, web…),
+   * by source name. Each changes whenever what its source would read changes.
+   */
+  context?: Readonly<Record<string, string>>;
+  /** Part of the key only when a context source takes part (their content is per user). */
   user_id?: string | null;
   // Accepted so a whole request can be passed; they never change the answer,
   // so they never change the key (a streamed and a non-streamed request share
@@ -45,26 +46,28 @@ export interface CacheKeyInput {
 }
 
 /** Bump when the key's shape changes, so old entries simply stop matching. */
-const KEY_SCHEMA_VERSION = 1;
+const KEY_SCHEMA_VERSION = 2;
 
 /**
  * The cache key for `request` made by `accountId`: the lowercase hex SHA-256
  * of the canonical JSON (see canonical-json.ts: object keys sorted at every
  * depth, undefined omitted, no whitespace) of
  *
- *   { v: 1, account, model, messages,
+ *   { v: 2, account, model, messages,
  *     sampling: { temperature, top_p, max_tokens, max_completion_tokens, seed,
  *                 stop, presence_penalty, frequency_penalty, n, logit_bias,
  *                 logprobs, top_logprobs, response_format },
  *     tools, tool_choice, parallel_tool_calls, use_rag, rag_k, use_web_search,
- *     memory_version, documents_version, user_id }
+ *     context, user_id }
  *
  * where
  * - `account` scopes entries: two accounts never share a key;
  * - a top-level field given as null counts as absent (OpenAI treats an
  *   explicit null as "use the default"), so it is omitted like undefined;
- * - `user_id` is included only when memory_version or documents_version is
- *   set, because only then can two users of one account get different answers;
+ * - `context` holds the versions of the context sources that take part, by
+ *   name (omitted when none does);
+ * - `user_id` is included only when `context` has an entry, because only then
+ *   can two users of one account get different answers;
  * - stream, stream_options, skip_cache, user and any field not listed above
  *   are left out: they don't change the answer.
  * Besides the fields the product documents, the OpenAI parameters that do
@@ -80,7 +83,8 @@ export function responseCacheKey(accountId: string, request: CacheKeyInput): str
 
 /** The object whose canonical JSON is hashed (see responseCacheKey). */
 export function cacheKeyMaterial(accountId: string, request: CacheKeyInput): KeyMaterial {
-  const personalised = request.memory_version !== undefined || request.documents_version !== undefined;
+  const context = request.context && Object.keys(request.context).length > 0 ? request.context : undefined;
+  const personalised = context !== undefined;
   return {
     v: KEY_SCHEMA_VERSION,
     account: accountId,
@@ -107,8 +111,7 @@ export function cacheKeyMaterial(accountId: string, request: CacheKeyInput): Key
     use_rag: presentOrUndefined(request.use_rag),
     rag_k: presentOrUndefined(request.rag_k),
     use_web_search: presentOrUndefined(request.use_web_search),
-    memory_version: request.memory_version,
-    documents_version: request.documents_version,
+    context,
     user_id: personalised ? presentOrUndefined(request.user_id) : undefined,
   };
 }

@@ -4,6 +4,5 @@ export type { MemoryCacheOptions } from './memory-cache.js';
 export { createMemoryCache, DEFAULT_MEMORY_CACHE_MAX_BYTES } from './memory-cache.js';
 export type { PostgresCacheOptions, PostgresResponseCache, SqlQuery } from './postgres-cache.js';
 export { createPostgresCache, DEFAULT_SWEEP_INTERVAL_MS } from './postgres-cache.js';
-export { RESPONSE_CACHE_POSTGRES_DDL } from './postgres-schema.js';
 export type { CachedResponse, ResponseCache } from './response-cache.js';
 export { DEFAULT_CACHE_TTL_MS, WEB_GROUNDED_CACHE_TTL_MS } from './response-cache.js';

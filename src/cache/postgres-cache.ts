@@ -57,7 +57,7 @@ SELECT count(*)::int AS deleted FROM swept`;
 
 /**
  * Response cache in a PostgreSQL table shared by all replicas. The table
- * (RESPONSE_CACHE_POSTGRES_DDL) must already exist; the adapter resolves it
+ * (RESPONSE_CACHE_POSTGRES_DDL, in the initial migration) must already exist; the adapter resolves it
  * through the connection's search_path.
  */
 export function createPostgresCache(query: SqlQuery, options: PostgresCacheOptions = {}): PostgresResponseCache {

@@ -1,19 +1,41 @@
-import type { AccountService, Principal } from '../accounts/index.js';
-import {
-  DEFAULT_CACHE_TTL_MS,
-  type ResponseCache,
-  responseCacheKey,
-  WEB_GROUNDED_CACHE_TTL_MS,
-} from '../cache/index.js';
-import type { Clock } from '../clock/clock.js';
+import type { ResponseCache } from '../cache/index.js';
+import { responseCacheKey } from '../cache/index.js';
+import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
-import { MODELS, type ModelId } from '../models/catalog.js';
-import type { Completion, Router, StreamPart } from '../providers/index.js';
-import { type ContextHook, contextVersions, gatherContext } from './context-hooks.js';
+import type { Principal } from '../kernel/index.js';
+import {
+  type Completion,
+  CompletionAccumulator,
+  ProviderError,
+  productError,
+  type RoutedRequest,
+  type Router,
+  type StreamPart,
+} from '../providers/index.js';
+import type { ContextRegistry, PromptBudget } from './context/index.js';
 import { type ChatCompletionRequest, toRoutedRequest } from './request.js';
-import { newCompletionId, type ResponseMeta } from './wire.js';
+import { newCompletionId, type ResponseMeta, replayAsParts } from './wire.js';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'BYPASS';
+
+/** A part of an answer as the service hands it on: provider failures after the start are product errors. */
+export type AnswerPart = Exclude<StreamPart, { type: 'error' }> | { type: 'failed'; error: AppError };
+
+interface Admitted {
+  meta: ResponseMeta;
+  cache: CacheStatus;
+  /** Credits taken for this request (0 on a cache hit). */
+  credits: number;
+}
+
+export interface Answer extends Admitted {
+  completion: Completion;
+}
+
+export interface StreamedAnswer extends Admitted {
+  /** The parts, first one already produced; ends after a finish or a failed part. */
+  parts: AsyncGenerator<AnswerPart, void, undefined>;
+}
 
 /** What the response cache keeps of an answer: enough to replay it as JSON or as a stream. */
 interface CachedAnswer {
@@ -22,37 +44,39 @@ interface CachedAnswer {
   memoryContext?: ResponseMeta['memoryContext'];
 }
 
-/** A request that passed limits and credits, ready to produce its answer. */
-export interface PreparedChat {
-  meta: ResponseMeta;
-  cache: CacheStatus;
-  /** Credits taken for this request (0 on a cache hit). */
-  credits: number;
-  /** Set on a cache hit. */
-  cached?: Completion;
-  /** Stores a successful answer in the cache (no-op on BYPASS). */
-  remember(completion: Completion): Promise<void>;
-  /** Gives the credits back: the request failed. Idempotent. */
-  refund(): Promise<void>;
-  generate(signal: AbortSignal): Promise<Completion>;
-  stream(signal: AbortSignal): AsyncIterator<StreamPart>;
-}
-
 export interface ChatServiceDeps {
-  router: Router;
+  router: Pick<Router, 'generate' | 'stream'>;
   cache: ResponseCache;
-  accounts: AccountService;
-  hooks: readonly ContextHook[];
+  credits: {
+    /** Atomic check-and-charge; never lets the balance go below zero. */
+    charge(accountId: string, amount: number): Promise<{ ok: boolean; balance: number }>;
+    refund(accountId: string, amount: number): Promise<void>;
+  };
+  context: ContextRegistry;
   clock: Clock;
-  cacheTtlMs?: number;
+  cacheTtlMs: number;
+  /** Credits a request on this model costs. */
+  price(model: string): number;
+  /** The routed model's context window and the tokens to keep for the answer. */
+  budget(request: ChatCompletionRequest): PromptBudget;
   /** Why a model cannot be served right now (e.g. no local model file), or undefined. */
   unavailableReason(model: string): string | undefined;
 }
 
+interface Ticket extends Admitted {
+  principal: Principal;
+  request: ChatCompletionRequest;
+  key: string | undefined;
+  cached?: Completion;
+  ttlMs: number;
+  refunded: boolean;
+}
+
 /**
- * The chat pipeline after validation and limits: cache lookup → credits → context hooks
- * (memory, RAG, web) → routing to a provider. Credits are taken before generation (so the balance
- * can never go negative, even across replicas) and given back when generation fails.
+ * A chat request's whole life after validation, limits and tier checks: cache lookup → credits →
+ * context sources → routing → generate or stream → refund on failure → cache. Credits are taken
+ * before generation (so the balance never goes negative, across replicas too) and given back when
+ * the answer fails before it started; a stream that started stays charged. Handlers only render.
  */
 export class ChatService {
   readonly #deps: ChatServiceDeps;
@@ -61,11 +85,84 @@ export class ChatService {
     this.#deps = deps;
   }
 
-  async prepare(principal: Principal, request: ChatCompletionRequest): Promise<PreparedChat> {
+  /** A whole answer. Failures are AppErrors (or the signal's reason when the client left), after a refund. */
+  async complete(principal: Principal, request: ChatCompletionRequest, signal: AbortSignal): Promise<Answer> {
+    const ticket = await this.#admit(principal, request);
+    if (ticket.cached) return { ...admitted(ticket), completion: ticket.cached };
+    let completion: Completion;
+    try {
+      completion = await this.#deps.router.generate(request.model, await this.#route(ticket, signal), signal);
+    } catch (err) {
+      await this.#refund(ticket);
+      throw failure(err, signal);
+    }
+    await this.#remember(ticket, completion);
+    return { ...admitted(ticket), completion };
+  }
+
+  /**
+   * A streamed answer. Everything that can fail before the first part fails here, refunded, as for
+   * complete(); after that, a failure is a `failed` part and the request stays charged.
+   */
+  async stream(principal: Principal, request: ChatCompletionRequest, signal: AbortSignal): Promise<StreamedAnswer> {
+    const ticket = await this.#admit(principal, request);
+    if (ticket.cached) return { ...admitted(ticket), parts: replay(ticket.cached) };
+    let inner: AsyncIterator<StreamPart> | undefined;
+    let first: StreamPart;
+    try {
+      inner = this.#deps.router
+        .stream(request.model, await this.#route(ticket, signal), signal)
+        [Symbol.asyncIterator]();
+      const next = await inner.next();
+      if (next.done) throw new ProviderError('upstream', 'the stream ended before its first part');
+      if (next.value.type === 'error') throw next.value.error;
+      first = next.value;
+    } catch (err) {
+      await inner?.return?.();
+      await this.#refund(ticket);
+      throw failure(err, signal);
+    }
+    return { ...admitted(ticket), parts: this.#relay(ticket, first, inner, signal) };
+  }
+
+  async *#relay(
+    ticket: Ticket,
+    first: Exclude<StreamPart, { type: 'error' }>,
+    inner: AsyncIterator<StreamPart>,
+    signal: AbortSignal,
+  ): AsyncGenerator<AnswerPart, void, undefined> {
+    const answer = new CompletionAccumulator();
+    try {
+      let part: StreamPart = first;
+      for (;;) {
+        if (part.type === 'error') {
+          yield { type: 'failed', error: productError(part.error) };
+          return;
+        }
+        answer.add(part);
+        yield part;
+        if (part.type === 'finish') break;
+        const next = await inner.next();
+        if (next.done) throw new ProviderError('upstream', 'the stream ended without a finish part');
+        part = next.value;
+      }
+    } catch (err) {
+      const error = failure(err, signal);
+      if (!(error instanceof AppError)) throw error;
+      yield { type: 'failed', error };
+      return;
+    } finally {
+      await inner.return?.();
+    }
+    const completion = answer.result();
+    if (completion) await this.#remember(ticket, completion);
+  }
+
+  /** Tier-independent admission: is the model servable, is the answer cached, can the account pay. */
+  async #admit(principal: Principal, request: ChatCompletionRequest): Promise<Ticket> {
     const deps = this.#deps;
     const unavailable = deps.unavailableReason(request.model);
     if (unavailable) throw new AppError('SERVICE_UNAVAILABLE', unavailable, { model: request.model });
-
     const meta: ResponseMeta = {
       id: newCompletionId(),
       created: Math.floor(deps.clock() / 1000),
@@ -73,12 +170,13 @@ export class ChatService {
       memoryContext: { items_retrieved: 0, retrieval_time_ms: 0 },
       citations: request.use_rag || request.use_web_search ? [] : undefined,
     };
+    const base = { principal, request, meta, refunded: false, ttlMs: deps.cacheTtlMs };
     const bypass = request.skip_cache === true;
     const key = bypass
       ? undefined
       : responseCacheKey(principal.account.id, {
           ...request,
-          ...(await contextVersions(deps.hooks, principal, request)),
+          context: await deps.context.versions(principal, request),
         });
     if (key) {
       const hit = await deps.cache.get(key);
@@ -86,79 +184,68 @@ export class ChatService {
         const cached = hit.body as CachedAnswer;
         if (cached.citations) meta.citations = cached.citations;
         if (cached.memoryContext) meta.memoryContext = cached.memoryContext;
-        return this.#prepared({ meta, principal, request, cache: 'HIT', credits: 0, key, cached: cached.completion });
+        return { ...base, cache: 'HIT', credits: 0, key, cached: cached.completion };
       }
     }
-
-    const price = MODELS[request.model as ModelId]?.creditsPerRequest ?? 0;
+    const price = deps.price(request.model);
     if (price > 0) {
-      const charge = await deps.accounts.store.chargeCredits(principal.account.id, price);
+      const charge = await deps.credits.charge(principal.account.id, price);
       if (!charge.ok) {
         throw new AppError(
           'INSUFFICIENT_CREDITS',
           `${request.model} costs ${price} credits; the balance is ${charge.balance}`,
-          {
-            required: price,
-            balance: charge.balance,
-          },
+          { required: price, balance: charge.balance },
         );
       }
     }
-    return this.#prepared({ meta, principal, request, cache: bypass ? 'BYPASS' : 'MISS', credits: price, key });
+    return { ...base, cache: bypass ? 'BYPASS' : 'MISS', credits: price, key };
   }
 
-  #prepared(p: {
-    meta: ResponseMeta;
-    principal: Principal;
-    request: ChatCompletionRequest;
-    cache: CacheStatus;
-    credits: number;
-    key: string | undefined;
-    cached?: Completion;
-  }): PreparedChat {
-    const { meta, principal, request, cache, credits, key, cached } = p;
-    const deps = this.#deps;
-    let refunded = false;
-    let webGrounded = false;
-    const routed = async (s: AbortSignal) => {
-      const context = await gatherContext(deps.hooks, principal, request, s);
-      meta.memoryContext = context.memoryContext;
-      if (context.citations) meta.citations = context.citations;
-      webGrounded = context.webGrounded;
-      return toRoutedRequest(request, context.system);
-    };
-    return {
-      meta,
-      cache,
-      credits,
-      ...(cached ? { cached } : {}),
-      async remember(completion) {
-        if (!key) return;
-        const ttl = webGrounded ? WEB_GROUNDED_CACHE_TTL_MS : (deps.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS);
-        const answer: CachedAnswer = { completion, citations: meta.citations, memoryContext: meta.memoryContext };
-        await deps.cache.set(key, { body: answer, createdAt: deps.clock() }, ttl);
-      },
-      async refund() {
-        if (refunded || credits === 0) return;
-        refunded = true;
-        await deps.accounts.store.refundCredits(principal.account.id, credits);
-      },
-      async generate(s) {
-        return deps.router.generate(request.model, await routed(s), s);
-      },
-      stream(s) {
-        let inner: AsyncIterator<StreamPart> | undefined;
-        return {
-          async next() {
-            if (!inner) inner = deps.router.stream(request.model, await routed(s), s)[Symbol.asyncIterator]();
-            return inner.next();
-          },
-          async return(value?: unknown) {
-            await inner?.return?.(value);
-            return { done: true, value: undefined };
-          },
-        };
-      },
-    };
+  /** The context sources' contributions, then the request as the router takes it. */
+  async #route(ticket: Ticket, signal: AbortSignal): Promise<RoutedRequest> {
+    const { principal, request, meta } = ticket;
+    const context = await this.#deps.context.gather(
+      principal,
+      request,
+      toRoutedRequest(request, []).messages,
+      this.#deps.budget(request),
+      signal,
+    );
+    meta.memoryContext = context.memoryContext;
+    if (meta.citations) meta.citations = context.citations;
+    if (context.cacheTtlMs !== undefined) ticket.ttlMs = Math.min(ticket.ttlMs, context.cacheTtlMs);
+    return toRoutedRequest(request, context.system);
   }
+
+  async #remember(ticket: Ticket, completion: Completion): Promise<void> {
+    if (!ticket.key) return;
+    const { meta } = ticket;
+    const answer: CachedAnswer = { completion, citations: meta.citations, memoryContext: meta.memoryContext };
+    await this.#deps.cache.set(ticket.key, { body: answer, createdAt: this.#deps.clock() }, ticket.ttlMs);
+  }
+
+  async #refund(ticket: Ticket): Promise<void> {
+    if (ticket.refunded || ticket.credits === 0) return;
+    ticket.refunded = true;
+    await this.#deps.credits.refund(ticket.principal.account.id, ticket.credits);
+  }
+}
+
+function admitted(ticket: Ticket): Admitted {
+  return { meta: ticket.meta, cache: ticket.cache, credits: ticket.credits };
+}
+
+async function* replay(completion: Completion): AsyncGenerator<AnswerPart, void, undefined> {
+  yield* replayAsParts(completion);
+}
+
+/**
+ * What a failed call throws: the signal's reason when the caller aborted (a client that left is no
+ * failure), the product error of a provider failure, an AppError as it is; anything else is a defect
+ * and goes up unchanged, to be logged with its stack and answered 500.
+ */
+function failure(err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason;
+  if (err instanceof ProviderError) return productError(err);
+  return err;
 }

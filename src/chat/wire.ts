@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { Schema } from '../http/index.js';
+import type { ModelId } from '../kernel/index.js';
 import type { Completion, FinishReason, StreamPart, Usage } from '../providers/index.js';
-import type { Citation } from './context-hooks.js';
+import type { Citation } from './context/index.js';
 
 /** `chatcmpl-` + 32 hex digits; randomUUID draws from a pooled entropy buffer, unlike randomBytes per call. */
 export function newCompletionId(): string {
@@ -10,7 +12,7 @@ export function newCompletionId(): string {
 export interface ResponseMeta {
   id: string;
   created: number;
-  model: string;
+  model: ModelId;
   memoryContext: { items_retrieved: number; retrieval_time_ms: number };
   citations: Citation[] | undefined;
 }
@@ -24,17 +26,17 @@ function usageBody(usage: Usage) {
 }
 
 /** The `chat.completion` object of a non-streamed answer. */
-export function completionBody(meta: ResponseMeta, completion: Completion) {
+export function completionBody(meta: ResponseMeta, completion: Completion): Schema<'ChatCompletion'> {
   return {
     id: meta.id,
-    object: 'chat.completion' as const,
+    object: 'chat.completion',
     created: meta.created,
     model: meta.model,
     choices: [
       {
         index: 0,
         message: {
-          role: 'assistant' as const,
+          role: 'assistant',
           content: completion.text,
           ...(completion.toolCalls.length > 0 ? { tool_calls: completion.toolCalls } : {}),
         },

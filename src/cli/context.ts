@@ -1,8 +1,8 @@
 import { AccountService, SqlAccountStore } from '../accounts/index.js';
-import { systemClock } from '../clock/clock.js';
+import { systemClock } from '../clock/index.js';
 import { type Config, loadConfig } from '../config/index.js';
-import { openDb } from '../storage/data-source.js';
-import type { Db } from '../storage/db.js';
+import type { Db } from '../storage/index.js';
+import { openDb } from '../storage/index.js';
 
 export interface CliContext {
   config: Config;

@@ -1,8 +1,8 @@
-import { locateLocalModel } from '../chat/local-model.js';
+import { locateLocalModel } from '../chat/index.js';
 import { loadConfig } from '../config/index.js';
-import { checkDatabase, type DependencyCheck } from '../http/system-handlers.js';
 import { createSandbox } from '../sandbox/index.js';
-import { openDb } from '../storage/data-source.js';
+import { checkDatabase, openDb } from '../storage/index.js';
+import type { DependencyCheck } from '../system/index.js';
 
 /** Checks every dependency and says what is missing; exit code 1 when a required one fails. */
 export async function runDoctor(json: boolean): Promise<number> {
@@ -27,7 +27,7 @@ export async function runDoctor(json: boolean): Promise<number> {
     };
     try {
       const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
-      checks.database = await checkDatabase({ db });
+      checks.database = await checkDatabase(db);
       await db.close();
     } catch (err) {
       checks.database = { ok: false, detail: (err as Error).message };

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { downloadPath, modelsDir } from '../chat/local-model.js';
+import { downloadPath, modelsDir } from '../chat/index.js';
 import { loadConfig } from '../config/index.js';
 import { createProgressPrinter, downloadModel } from '../providers/index.js';
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { accountBody, keyBody } from '../accounts/presenters.js';
-import { ConfigError, isTier, loadConfig, TIERS, type Tier } from '../config/index.js';
+import { accountBody, keyBody } from '../accounts/index.js';
+import { ConfigError, loadConfig } from '../config/index.js';
 import { AppError } from '../errors/index.js';
+import { isTier, TIERS, type Tier } from '../kernel/index.js';
 import { startServer } from '../server.js';
 import { withStorage } from './context.js';
 import { runDoctor } from './doctor.js';
@@ -29,7 +30,7 @@ program
   .description('start the HTTP service (PVAI_HOST:PVAI_PORT, default 127.0.0.1:8080)')
   .action(async () => {
     const running = await startServer(loadConfig());
-    running.services.logger.info({ url: running.url, storage: running.services.db.describe }, 'pvai listening');
+    running.runtime.logger.info({ url: running.url, storage: running.runtime.db.describe }, 'pvai listening');
     const stop = async () => {
       await running.close();
       process.exit(0);

@@ -1,46 +1,34 @@
 import { AppError } from '../errors/index.js';
-import { bodyOf, clientDisconnectSignal, json, type OperationHandlers, requirePrincipal } from '../http/handler.js';
-import type { Services } from '../http/services.js';
+import { type Operations, requirePrincipal } from '../http/index.js';
+import type { CodeRunner } from '../sandbox/index.js';
+import type { TierPolicy } from '../tiers/index.js';
 
-interface CodeRequest {
-  code: string;
-  user_id: string;
-  timeout?: number;
-}
+const FREE = { 'X-Credits-Charged': '0' };
 
-/** The tier's timeout rules of decisions.md: omitted → the default; above the maximum → 400. */
-export function resolveTimeout(request: CodeRequest, max: number, fallback: number): number {
-  if (request.timeout === undefined) return fallback;
-  if (request.timeout > max) {
-    throw new AppError('TIMEOUT_EXCEEDS_TIER', `timeout is at most ${max} s on this tier`, { field: 'timeout', max });
-  }
-  return request.timeout;
-}
-
-export function codeHandlers(services: Services): OperationHandlers {
+/** POST /z1/code/execute: Python in the sandbox, with the tier's timeout rules. Costs 0 credits (decisions). */
+export function codeOperations(deps: { sandbox: CodeRunner; tiers: TierPolicy }): Operations<'executeCode'> {
   return {
-    executeCode: async (c, ctx) => {
-      const { account } = requirePrincipal(ctx);
-      const rules = services.config.tiers[account.tier];
-      const request = bodyOf<CodeRequest>(c);
-      const timeout = resolveTimeout(request, rules.codeTimeoutMaxSeconds, rules.codeTimeoutDefaultSeconds);
-      // Code execution costs 0 credits (decisions.md).
-      ctx.set('X-Credits-Charged', '0');
-      const outcome = await services.sandbox.execute(
-        { code: request.code, timeoutSeconds: timeout },
-        clientDisconnectSignal(ctx),
-      );
+    executeCode: async ({ body }, call) => {
+      const { account } = requirePrincipal(call);
+      const timeout = deps.tiers.codeTimeout(account, body.timeout);
+      const outcome = await deps.sandbox.execute({ code: body.code, timeoutSeconds: timeout }, call.disconnectSignal());
       if (outcome.kind === 'timeout') {
-        throw new AppError('EXECUTION_TIMEOUT', `Execution timed out after ${timeout} s`, {
-          timeout,
-          output: outcome.output,
-        });
+        throw new AppError(
+          'EXECUTION_TIMEOUT',
+          `Execution timed out after ${timeout} s`,
+          { timeout, output: outcome.output },
+          FREE,
+        );
       }
-      json(ctx, 200, {
-        output: outcome.output,
-        error: outcome.error,
-        execution_time_ms: Math.round(outcome.executionTimeMs),
-      });
+      return {
+        status: 200,
+        headers: FREE,
+        body: {
+          output: outcome.output,
+          error: outcome.error,
+          execution_time_ms: Math.round(outcome.executionTimeMs),
+        },
+      };
     },
   };
 }

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-
-export const PV_MODELS = ['PV-TURBO', 'PV-STANDARD', 'PV-ADVANCED', 'PV-CODEX'] as const;
+import { MODEL_IDS } from '../kernel/index.js';
 
 const maxTokens = z.number().int().min(1).max(4096);
+/** The model's context window in tokens, for the prompt budget of context sources (chat/budget.ts). */
+const contextTokens = z.number().int().min(256).max(10_000_000);
 
 const localTarget = z
   .object({
@@ -11,6 +12,7 @@ const localTarget = z
     model: z.string().min(1).default('local'),
     modelPath: z.string().min(1).optional(),
     maxTokens: maxTokens.optional(),
+    contextTokens: contextTokens.optional(),
   })
   .strict();
 
@@ -28,6 +30,7 @@ const upstreamTarget = z
     maxRetryAfterMs: z.number().int().min(0).optional(),
     headers: z.record(z.string(), z.string()).optional(),
     maxTokens: maxTokens.optional(),
+    contextTokens: contextTokens.optional(),
   })
   .strict();
 
@@ -36,7 +39,7 @@ export type TargetConfig = z.output<typeof targetSchema>;
 
 /** Each PV model → ordered targets; models left out keep the default (the local engine). */
 export const routingSchema = z
-  .object(Object.fromEntries(PV_MODELS.map((m) => [m, z.array(targetSchema).min(1).optional()])))
+  .object(Object.fromEntries(MODEL_IDS.map((m) => [m, z.array(targetSchema).min(1).optional()])))
   .strict()
   .default({});
 
@@ -51,25 +54,13 @@ export const localEngineSchema = z
   .strict()
   .default({ threads: 1, sequences: 2, maxQueue: 16 });
 
-export const cacheSchema = z
-  .object({
-    maxBytes: z
-      .number()
-      .int()
-      .min(0)
-      .default(64 * 1024 * 1024),
-    ttlSeconds: z.number().int().min(1).default(3600),
-  })
-  .strict()
-  .default({ maxBytes: 64 * 1024 * 1024, ttlSeconds: 3600 });
-
-/** All four PV models on the local engine, each with the contract's default token budget. */
+/** All four PV models on the local engine; a request without max_tokens gets the contract's default. */
 export function resolveRouting(
   configured: Partial<Record<string, TargetConfig[] | undefined>>,
 ): Record<string, TargetConfig[]> {
   const out: Record<string, TargetConfig[]> = {};
-  for (const model of PV_MODELS) {
-    out[model] = configured[model] ?? [{ provider: 'local', model: 'local', maxTokens: 2000 }];
+  for (const model of MODEL_IDS) {
+    out[model] = configured[model] ?? [{ provider: 'local', model: 'local' }];
   }
   return out;
 }

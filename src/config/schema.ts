@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { cacheSchema, localEngineSchema, routingSchema, type TargetConfig } from './routing.js';
-import { DEFAULT_TIER_RULES, TIERS, type Tier, type TierRules } from './tiers.js';
+import { TIERS, type Tier } from '../kernel/index.js';
+import { DEFAULT_TIER_RULES, type TierRules } from '../tiers/index.js';
+import { cacheSchema } from './cache.js';
+import { localEngineSchema, routingSchema, type TargetConfig } from './routing.js';
 
 const tierOverride = z
   .object({

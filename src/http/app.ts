@@ -8,9 +8,9 @@ import Router from 'koa-router';
 import type { OpenAPIBackend, Request } from 'openapi-backend';
 import type { Logger } from 'pino';
 import { AppError } from '../errors/index.js';
+import { CLIENT_CLOSED_REQUEST } from './call.js';
 import { errorMiddleware } from './error-middleware.js';
-import { CLIENT_CLOSED_REQUEST } from './handler.js';
-import type { Services } from './services.js';
+import type { HttpPorts } from './ports.js';
 import type { AppContext, RequestState } from './state.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -36,8 +36,8 @@ function referenceAssets(): Router {
 }
 
 /** Request id, timing and a child logger. Keys are never logged: only the operation and status. */
-function requestContext(services: Services): Koa.Middleware {
-  const logRequests = services.logger.isLevelEnabled('debug');
+function requestContext(ports: HttpPorts): Koa.Middleware {
+  const logRequests = ports.logger.isLevelEnabled('debug');
   return async (ctx: AppContext, next) => {
     const given = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
@@ -47,7 +47,7 @@ function requestContext(services: Services): Koa.Middleware {
       startedAt: performance.now(),
       // Made on first use: most requests log nothing, and a pino child per request is not free.
       get log() {
-        log ??= services.logger.child({ request_id: requestId });
+        log ??= ports.logger.child({ request_id: requestId });
         return log;
       },
       usage: { model: null, promptTokens: 0, completionTokens: 0, credits: 0, cached: false, clientClosed: false },
@@ -65,13 +65,13 @@ function requestContext(services: Services): Koa.Middleware {
 }
 
 /** One usage row per authenticated request, whatever its outcome. */
-function usageRecorder(services: Services): Koa.Middleware {
+function usageRecorder(ports: HttpPorts): Koa.Middleware {
   return async (ctx: AppContext, next) => {
     await next();
     const { principal, usage, operationId, requestId, startedAt, streamDone } = ctx.state;
     if (!principal) return;
     const record = () =>
-      services.usage.record({
+      ports.recordRequest({
         accountId: principal.account.id,
         keyId: principal.key.id,
         requestId,
@@ -83,7 +83,7 @@ function usageRecorder(services: Services): Koa.Middleware {
         credits: usage.credits,
         latencyMs: performance.now() - startedAt,
         cached: usage.cached,
-        createdAt: services.clock(),
+        createdAt: ports.clock(),
       });
     if (!streamDone) return record();
     // A stream's tokens are known only at its end, after this middleware has returned.
@@ -102,12 +102,12 @@ const requireJsonBody: Koa.Middleware = async (ctx, next) => {
   await next();
 };
 
-export function createApp(services: Services, api: OpenAPIBackend): Koa<RequestState> {
+export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestState> {
   const app = new Koa<RequestState>({ proxy: false });
-  const limit = services.config.bodyLimitBytes;
+  const limit = ports.bodyLimitBytes;
   app.silent = true;
-  app.use(requestContext(services));
-  app.use(usageRecorder(services));
+  app.use(requestContext(ports));
+  app.use(usageRecorder(ports));
   app.use(errorMiddleware(limit));
   // Only the reference page's assets go through koa-router: matching its routes for every API request
   // would be work for nothing.

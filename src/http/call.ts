@@ -1,29 +1,12 @@
-import type { Context as OpenApiContext } from 'openapi-backend';
 import { AppError } from '../errors/index.js';
+import type { Principal } from '../kernel/index.js';
+import type { Call } from './operation.js';
 import type { AppContext } from './state.js';
 
-/** A contract operation's implementation, registered by operationId. It writes status and body to ctx. */
-export type OperationHandler = (c: OpenApiContext, ctx: AppContext) => Promise<void> | void;
-export type OperationHandlers = Record<string, OperationHandler>;
-
-export function requirePrincipal(ctx: AppContext) {
-  const principal = ctx.state.principal;
-  if (!principal) throw new AppError('UNAUTHORIZED', 'Invalid or missing API key');
-  return principal;
-}
-
-export function json(ctx: AppContext, status: number, body: unknown): void {
-  ctx.status = status;
-  ctx.body = body;
-}
-
-/** Typed access to the validated request body. The schema has already been checked. */
-export function bodyOf<T>(c: OpenApiContext): T {
-  return c.request.requestBody as T;
-}
-
-export function iso(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
+/** The caller of an operation behind an API key; 401 if there is none (never for such operations). */
+export function requirePrincipal(call: Pick<Call, 'principal'>): Principal {
+  if (!call.principal) throw new AppError('UNAUTHORIZED', 'Invalid or missing API key');
+  return call.principal;
 }
 
 /** The status a usage row records for a request whose client left before its answer was complete. */
@@ -47,4 +30,22 @@ export function clientDisconnectSignal(ctx: AppContext): AbortSignal {
     if (!ctx.res.writableFinished) controller.abort(new ClientDisconnectedError());
   });
   return controller.signal;
+}
+
+/** The handler's view of a Koa request: made once per request, the signal only when asked for. */
+export function callOf(ctx: AppContext): Call {
+  const state = ctx.state;
+  let signal: AbortSignal | undefined;
+  return {
+    requestId: state.requestId,
+    get log() {
+      return state.log;
+    },
+    principal: state.principal,
+    usage: state.usage,
+    disconnectSignal() {
+      signal ??= clientDisconnectSignal(ctx);
+      return signal;
+    },
+  };
 }

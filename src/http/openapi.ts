@@ -1,33 +1,14 @@
 import addFormats from 'ajv-formats';
 import { type Document, OpenAPIBackend, type Context as OpenApiContext } from 'openapi-backend';
-import { adminHandlers } from '../accounts/admin-handlers.js';
-import { chatHandlers } from '../chat/handlers.js';
-import { codeHandlers } from '../code/handlers.js';
 import { AppError } from '../errors/index.js';
-import { modelHandlers } from '../models/handlers.js';
-import { usageHandlers } from '../usage/handlers.js';
+import { callOf } from './call.js';
 import { loadContract } from './document.js';
-import type { OperationHandlers } from './handler.js';
 import { IndexedOpenAPIRouter } from './indexed-router.js';
+import type { AnyReply, OperationId, OperationRequest, Operations } from './operation.js';
+import type { HttpPorts } from './ports.js';
 import { postSecurityHandler, securityHandlers, unauthorizedHandler } from './security.js';
-import type { Services } from './services.js';
 import type { AppContext } from './state.js';
-import { systemHandlers } from './system-handlers.js';
-import { unavailableHandlers } from './unavailable-handlers.js';
 import { validationError } from './validation-error.js';
-
-/** Every operationId of the contract, mapped to its capability's handler. */
-export function operationHandlers(services: Services): OperationHandlers {
-  return {
-    ...systemHandlers(services),
-    ...modelHandlers(services),
-    ...usageHandlers(services),
-    ...chatHandlers(services),
-    ...codeHandlers(services),
-    ...adminHandlers(services),
-    ...unavailableHandlers(services),
-  };
-}
 
 /** openapi-backend over the contract with the server's ajv settings; the tests validate responses with it too. */
 export function contractBackend(): OpenAPIBackend {
@@ -51,14 +32,40 @@ export function useIndexedRouter(api: OpenAPIBackend): void {
   if (api.validator) api.validator.router = router;
 }
 
+/** Writes a handler's reply: status, headers, and a body, a typed text or a stream. */
+function writeReply(ctx: AppContext, reply: AnyReply): void {
+  ctx.status = reply.status;
+  if (reply.headers) ctx.set(reply.headers);
+  if ('stream' in reply) {
+    ctx.type = reply.type;
+    ctx.body = reply.stream;
+    ctx.state.streamDone = reply.finished;
+  } else if ('body' in reply) {
+    if (reply.type) ctx.type = reply.type;
+    ctx.body = reply.body;
+  }
+}
+
+/** An operation as openapi-backend calls it: the validated request in, the reply written to Koa. */
+function adapt(operation: (request: OperationRequest<OperationId>, call: ReturnType<typeof callOf>) => unknown) {
+  return async (c: OpenApiContext, ctx: AppContext) => {
+    const request = { body: c.request.requestBody, params: c.request.params, query: c.request.query };
+    const reply = await operation(request as OperationRequest<OperationId>, callOf(ctx));
+    writeReply(ctx, reply as AnyReply);
+  };
+}
+
 /**
  * The contract as router and validator: openapi-backend matches each request to an operation,
  * runs the security handlers, then (after the rate limiter in postSecurityHandler) validates
- * the request with ajv before the operation's handler runs.
+ * the request with ajv before the operation's handler runs. Refuses to start when an operation
+ * of the document has no handler.
  */
-export async function createOpenApi(services: Services): Promise<OpenAPIBackend> {
-  const handlers = operationHandlers(services);
+export async function createOpenApi(operations: Operations, ports: HttpPorts): Promise<OpenAPIBackend> {
   const api = contractBackend();
+  const handlers = Object.fromEntries(
+    Object.entries(operations).map(([id, operation]) => [id, adapt(operation as Parameters<typeof adapt>[0])]),
+  );
   api.register({
     ...handlers,
     notFound: () => {
@@ -76,8 +83,8 @@ export async function createOpenApi(services: Services): Promise<OpenAPIBackend>
     validationFail: (c: OpenApiContext) => {
       throw validationError(c.validation.errors ?? []);
     },
-    unauthorizedHandler: unauthorizedHandler(services),
-    postSecurityHandler: postSecurityHandler(services),
+    unauthorizedHandler: unauthorizedHandler(ports),
+    postSecurityHandler: postSecurityHandler(ports),
     postRoutingHandler: (c: OpenApiContext, ctx: AppContext) => {
       ctx.state.operationId = c.operation?.operationId;
     },
@@ -85,7 +92,7 @@ export async function createOpenApi(services: Services): Promise<OpenAPIBackend>
       throw new AppError('SERVICE_UNAVAILABLE', `${c.operation.operationId} is not implemented`);
     },
   });
-  for (const [scheme, handler] of Object.entries(securityHandlers(services))) {
+  for (const [scheme, handler] of Object.entries(securityHandlers(ports))) {
     api.registerSecurityHandler(scheme, handler);
   }
   await api.init();

@@ -1,8 +1,7 @@
 import type { Context as OpenApiContext } from 'openapi-backend';
-import { type Principal, secretsEqual } from '../accounts/index.js';
 import { AppError } from '../errors/index.js';
-import { rateLimitError, rateLimitHeaders } from '../limits/index.js';
-import type { Services } from './services.js';
+import { type Principal, secretsEqual } from '../kernel/index.js';
+import type { HttpPorts } from './ports.js';
 import type { AppContext } from './state.js';
 
 function header(c: OpenApiContext, name: string): string | undefined {
@@ -16,14 +15,14 @@ function bearerToken(c: OpenApiContext): string | undefined {
 }
 
 /** openapi-backend security handlers, one per scheme of the document. */
-export function securityHandlers(services: Services) {
+export function securityHandlers(ports: HttpPorts) {
   const authenticate = async (secret: string | undefined): Promise<Principal | false> =>
-    (secret !== undefined && (await services.accounts.authenticate(secret))) || false;
+    (secret !== undefined && (await ports.authenticate(secret))) || false;
   return {
     BearerAuth: (c: OpenApiContext) => authenticate(bearerToken(c)),
     ApiKeyHeader: (c: OpenApiContext) => authenticate(header(c, 'x-api-key')?.trim()),
     AdminToken: (c: OpenApiContext) => {
-      const expected = services.config.adminToken;
+      const expected = ports.adminToken;
       const given = bearerToken(c);
       return expected !== undefined && given !== undefined && secretsEqual(given, expected);
     },
@@ -35,12 +34,12 @@ function usesAdminToken(c: OpenApiContext): boolean {
 }
 
 /** Missing or wrong credentials: 401, or 429 for an address that keeps failing. */
-export function unauthorizedHandler(services: Services) {
+export function unauthorizedHandler(ports: HttpPorts) {
   return (c: OpenApiContext, ctx: AppContext): never => {
-    if (usesAdminToken(c) && services.config.adminToken === undefined) {
+    if (usesAdminToken(c) && ports.adminToken === undefined) {
       throw new AppError('SERVICE_UNAVAILABLE', 'The admin API is disabled; set PVAI_ADMIN_TOKEN to enable it');
     }
-    const retryAfter = services.authFailures.recordFailure(ctx.ip);
+    const retryAfter = ports.authenticationFailed(ctx.ip);
     if (retryAfter !== null) {
       throw new AppError(
         'RATE_LIMIT_EXCEEDED',
@@ -58,16 +57,14 @@ export function unauthorizedHandler(services: Services) {
  * Runs after authentication and before validation: every authenticated request counts against the
  * account's limits (a rejected one does not), and every authenticated response carries the headers.
  */
-export function postSecurityHandler(services: Services) {
+export function postSecurityHandler(ports: HttpPorts) {
   return async (c: OpenApiContext, ctx: AppContext): Promise<void> => {
     if (!c.security?.authorized) return;
     const principal = (c.security.BearerAuth || c.security.ApiKeyHeader) as Principal | undefined;
     if (!principal || typeof principal !== 'object' || !('account' in principal)) return;
     ctx.state.principal = principal;
-    const rules = services.config.tiers[principal.account.tier];
-    const decision = await services.limiter.admit(principal.account.id, rules);
-    ctx.state.rateLimit = decision;
-    ctx.set(rateLimitHeaders(decision));
-    if (!decision.admitted) throw rateLimitError(decision, services.clock());
+    const admission = await ports.admit(principal);
+    ctx.set(admission.headers);
+    if (admission.refusal) throw admission.refusal;
   };
 }

@@ -1,18 +1,7 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import type { Principal } from '../accounts/index.js';
-import type { RateLimitDecision } from '../limits/index.js';
-
-/** What the usage row of a request records beyond status and latency. */
-export interface UsageNote {
-  model: string | null;
-  promptTokens: number;
-  completionTokens: number;
-  credits: number;
-  cached: boolean;
-  /** The client left before a streamed answer was complete (its status line said 200). */
-  clientClosed: boolean;
-}
+import type { Principal } from '../kernel/index.js';
+import type { UsageNote } from './operation.js';
 
 export interface RequestState {
   requestId: string;
@@ -20,7 +9,6 @@ export interface RequestState {
   log: Logger;
   operationId?: string;
   principal?: Principal;
-  rateLimit?: RateLimitDecision;
   usage: UsageNote;
   /** Set by streamed responses: settles when the stream has ended, with the final token counts noted. */
   streamDone?: Promise<void>;

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock/clock.js';
+import type { Clock } from '../clock/index.js';
 import { MINUTE_MS } from './windows.js';
 
 /** Bound on tracked addresses, so a flood from many addresses cannot grow memory without end. */

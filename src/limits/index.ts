@@ -1,4 +1,4 @@
-import type { Db } from '../storage/db.js';
+import type { Db } from '../storage/index.js';
 import { InProcessRateLimitStore } from './adapters/in-process-rate-limit-store.js';
 import { PostgresRateLimitStore } from './adapters/postgres-rate-limit-store.js';
 import { SqliteWindowsPersistence } from './adapters/sqlite-windows-persistence.js';
@@ -7,6 +7,7 @@ import type { RateLimitStore } from './types.js';
 export { AuthFailureLimiter } from './auth-failure-limiter.js';
 export { decide, RateLimiter, rateLimitError, rateLimitHeaders } from './rate-limiter.js';
 export type { Limits, RateLimitDecision, RateLimitStore, WindowName, WindowState } from './types.js';
+export { utcMonthStart } from './windows.js';
 
 export interface RateLimitStoreOptions {
   /** A failed write-behind of the embedded store's windows (they stay in memory and are retried). */

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock/clock.js';
+import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import type { AdmissionCounts, Limits, RateLimitDecision, RateLimitStore, WindowName, WindowState } from './types.js';
 import { WINDOW_NAMES } from './types.js';
@@ -22,7 +22,7 @@ export class RateLimiter {
   /** Counts this request if every window has room; otherwise reports which one is full. */
   async admit(accountId: string, limits: Limits): Promise<RateLimitDecision> {
     const now = this.#clock();
-    const counts = await this.#store.admit(accountId, limits, now, true);
+    const counts = await this.#store.admit(accountId, limits, now);
     return decide(counts, limits, now);
   }
 
@@ -34,7 +34,7 @@ export class RateLimiter {
   /** The windows as they stand, without counting a request. */
   async peek(accountId: string, limits: Limits): Promise<RateLimitDecision> {
     const now = this.#clock();
-    const counts = await this.#store.admit(accountId, limits, now, false);
+    const counts = await this.#store.peek(accountId, limits, now);
     return decide({ ...counts, admitted: false }, limits, now, false);
   }
 }

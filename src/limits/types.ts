@@ -20,10 +20,12 @@ export interface AdmissionCounts {
 /**
  * The storage port of the rate limiter. `admit` must be atomic per account across every process
  * sharing the store: N concurrent calls against R remaining admit exactly R.
- * With `consume: false` it only reports the counts (for GET /z1/usage).
  */
 export interface RateLimitStore {
-  admit(accountId: string, limits: Limits, now: number, consume: boolean): Promise<AdmissionCounts>;
+  /** Counts a request when every window has room, and reports the counts. */
+  admit(accountId: string, limits: Limits, now: number): Promise<AdmissionCounts>;
+  /** Reports the counts without counting anything (GET /z1/usage). */
+  peek(accountId: string, limits: Limits, now: number): Promise<AdmissionCounts>;
   /** Writes what is pending; the store is not used afterwards. */
   close(): Promise<void>;
 }

@@ -1,7 +1,5 @@
-import type { TierRules } from '../config/index.js';
-
-export const MODEL_IDS = ['PV-TURBO', 'PV-STANDARD', 'PV-ADVANCED', 'PV-CODEX'] as const;
-export type ModelId = (typeof MODEL_IDS)[number];
+import type { Schema } from '../http/index.js';
+import type { ModelId } from '../kernel/index.js';
 
 export interface ModelInfo {
   id: ModelId;
@@ -46,20 +44,21 @@ export const MODELS: Readonly<Record<ModelId, ModelInfo>> = {
 /** 2026-01-01: a fixed `created` so listings are stable across restarts, as OpenAI's are. */
 const CATALOG_CREATED = 1_767_225_600;
 
-export function isModelId(value: string): value is ModelId {
-  return (MODEL_IDS as readonly string[]).includes(value);
+/** What a request on `model` costs; 0 for a name outside the catalogue (validation refuses those first). */
+export function creditsPerRequest(model: string): number {
+  return (MODELS as Partial<Record<string, ModelInfo>>)[model]?.creditsPerRequest ?? 0;
 }
 
-export function modelResource(model: ModelInfo, rules: TierRules) {
+export function modelResource(model: ModelInfo, available: boolean): Schema<'Model'> {
   return {
     id: model.id,
-    object: 'model' as const,
+    object: 'model',
     created: CATALOG_CREATED,
     owned_by: 'pvai',
     speed_class: model.speedClass,
     quality: model.quality,
     credits_per_request: model.creditsPerRequest,
     intended_use: model.intendedUse,
-    available: rules.models.includes(model.id),
+    available,
   };
 }

@@ -1,19 +1,22 @@
 import { AppError } from '../errors/index.js';
-import { json, type OperationHandlers, requirePrincipal } from '../http/handler.js';
-import type { Services } from '../http/services.js';
-import { isModelId, MODEL_IDS, MODELS, modelResource } from './catalog.js';
+import { type Operations, requirePrincipal } from '../http/index.js';
+import { isModelId, MODEL_IDS } from '../kernel/index.js';
+import type { TierPolicy } from '../tiers/index.js';
+import { MODELS, modelResource } from './catalog.js';
 
-export function modelHandlers(services: Services): OperationHandlers {
+/** The four PV models, each marked available or not for the caller's tier. */
+export function modelOperations(tiers: TierPolicy): Operations<'listModels' | 'getModel'> {
   return {
-    listModels: (_c, ctx) => {
-      const rules = services.config.tiers[requirePrincipal(ctx).account.tier];
-      json(ctx, 200, { object: 'list', data: MODEL_IDS.map((id) => modelResource(MODELS[id], rules)) });
+    listModels: (_request, call) => {
+      const { account } = requirePrincipal(call);
+      const data = MODEL_IDS.map((id) => modelResource(MODELS[id], tiers.allowsModel(account, id)));
+      return { status: 200, body: { object: 'list', data } };
     },
-    getModel: (c, ctx) => {
-      const rules = services.config.tiers[requirePrincipal(ctx).account.tier];
-      const id = String(c.request.params.model_id);
+    getModel: ({ params }, call) => {
+      const { account } = requirePrincipal(call);
+      const id = params.model_id;
       if (!isModelId(id)) throw new AppError('NOT_FOUND', `No model ${id}`, { model: id });
-      json(ctx, 200, modelResource(MODELS[id], rules));
+      return { status: 200, body: modelResource(MODELS[id], tiers.allowsModel(account, id)) };
     },
   };
 }

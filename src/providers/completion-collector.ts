@@ -51,35 +51,53 @@ export class ToolCallAccumulator {
 }
 
 /**
+ * Builds one Completion from stream parts, for streamed and non-streamed answers alike. The text is
+ * null only when the answer is tool calls and no text part came (OpenAI's shape for a pure tool call).
+ */
+export class CompletionAccumulator {
+  #text = '';
+  #sawText = false;
+  readonly #toolCalls = new ToolCallAccumulator();
+  #finish: { finishReason: FinishReason; usage: Usage } | undefined;
+
+  add(part: Exclude<StreamPart, { type: 'error' }>): void {
+    switch (part.type) {
+      case 'text-delta':
+        this.#text += part.text;
+        this.#sawText = true;
+        break;
+      case 'tool-call-delta':
+        this.#toolCalls.add(part);
+        break;
+      case 'finish':
+        this.#finish = { finishReason: part.finishReason, usage: part.usage };
+        break;
+    }
+  }
+
+  /** The whole answer, once the finish part has been added. */
+  result(): Completion | undefined {
+    if (!this.#finish) return undefined;
+    return {
+      text: this.#sawText || this.#toolCalls.size === 0 ? this.#text : null,
+      toolCalls: this.#toolCalls.toToolCalls(),
+      finishReason: this.#finish.finishReason,
+      usage: this.#finish.usage,
+    };
+  }
+}
+
+/**
  * Drains a part stream into one Completion (used by `generate()` of stream-first providers and by tests).
  * An `error` part is rethrown: a caller asking for a whole completion cannot use half of one.
  */
 export async function collectCompletion(parts: AsyncIterable<StreamPart>): Promise<Completion> {
-  let text = '';
-  let sawText = false;
-  const toolCalls = new ToolCallAccumulator();
-  let finish: { finishReason: FinishReason; usage: Usage } | undefined;
+  const answer = new CompletionAccumulator();
   for await (const part of parts) {
-    switch (part.type) {
-      case 'text-delta':
-        text += part.text;
-        sawText = true;
-        break;
-      case 'tool-call-delta':
-        toolCalls.add(part);
-        break;
-      case 'finish':
-        finish = { finishReason: part.finishReason, usage: part.usage };
-        break;
-      case 'error':
-        throw part.error;
-    }
+    if (part.type === 'error') throw part.error;
+    answer.add(part);
   }
-  if (!finish) throw new ProviderError('upstream', 'stream ended without a finish part');
-  return {
-    text: sawText || toolCalls.size === 0 ? text : null,
-    toolCalls: toolCalls.toToolCalls(),
-    finishReason: finish.finishReason,
-    usage: finish.usage,
-  };
+  const completion = answer.result();
+  if (!completion) throw new ProviderError('upstream', 'stream ended without a finish part');
+  return completion;
 }

@@ -3,7 +3,12 @@
  * `createRouter` + `createProviderFactories` (routing and fallback), the `StreamPart` / `Completion`
  * types it renders, and `downloadModel` + `createProgressPrinter` for `pvai models pull`.
  */
-export { collectCompletion, newToolCallId, ToolCallAccumulator } from './completion-collector.js';
+export {
+  CompletionAccumulator,
+  collectCompletion,
+  newToolCallId,
+  ToolCallAccumulator,
+} from './completion-collector.js';
 export {
   createProgressPrinter,
   type DownloadedModel,
@@ -24,7 +29,6 @@ export {
 } from './openai-compatible/index.js';
 export {
   createProviderFactories,
-  type DefaultProviderFactories,
   type ProviderFactoryOptions,
 } from './provider-factories.js';
 export {
@@ -34,6 +38,7 @@ export {
   type LocalTarget,
   type OpenAICompatibleTarget,
   type ProviderFactories,
+  productError,
   type RoutedRequest,
   type Router,
   type Target,

@@ -11,17 +11,12 @@ export interface ProviderFactoryOptions {
   resolveLocalModelPath?: (model: string) => string;
 }
 
-export interface DefaultProviderFactories extends ProviderFactories {
-  /** Every local provider created so far (e.g. to `load()` them at startup). */
-  localProviders(): LocalChatProvider[];
-}
-
 /**
  * The production factories. A GGUF is loaded once however many PV models or targets point at it:
  * local providers are shared by resolved file path. Upstream providers are shared by identical
  * settings, so equal targets also share one connection pool.
  */
-export function createProviderFactories(options: ProviderFactoryOptions = {}): DefaultProviderFactories {
+export function createProviderFactories(options: ProviderFactoryOptions = {}): ProviderFactories {
   const localByPath = new Map<string, LocalChatProvider>();
   const upstreamByKey = new Map<string, ChatProvider>();
   const resolvePath = options.resolveLocalModelPath ?? ((model: string) => model);
@@ -55,10 +50,6 @@ export function createProviderFactories(options: ProviderFactoryOptions = {}): D
         upstreamByKey.set(key, provider);
       }
       return provider;
-    },
-
-    localProviders() {
-      return [...localByPath.values()];
     },
   };
 }

@@ -43,8 +43,8 @@ export interface ProviderFactories {
 /** A request before routing: the target supplies `model`, and `maxTokens` when absent. */
 export type RoutedRequest = Omit<GenerationRequest, 'model' | 'maxTokens'> & { maxTokens?: number };
 
-/** Used when neither the request nor the target sets `maxTokens`. */
-export const DEFAULT_MAX_TOKENS = 512;
+/** Used when neither the request nor the target sets `maxTokens`: the contract's default `max_tokens`. */
+export const DEFAULT_MAX_TOKENS = 2000;
 
 export interface AttemptRecord {
   provider: Target['provider'];
@@ -55,8 +55,6 @@ export interface AttemptRecord {
 }
 
 export interface Router {
-  /** PV model names this router serves. */
-  readonly models: readonly string[];
   generate(pvModel: string, req: RoutedRequest, signal: AbortSignal): Promise<Completion>;
   stream(pvModel: string, req: RoutedRequest, signal: AbortSignal): AsyncIterable<StreamPart>;
   close(): Promise<void>;
@@ -96,8 +94,6 @@ export function createRouter(targetsByModel: Record<string, Target[]>, factories
   }
 
   return {
-    models: [...routes.keys()],
-
     async generate(pvModel, req, signal) {
       const attempts: AttemptRecord[] = [];
       for (const { target, provider } of routeOf(pvModel)) {
@@ -152,16 +148,37 @@ function recordFailure(attempts: AttemptRecord[], target: Target, err: unknown):
   return error.retryable || error.kind === 'timeout';
 }
 
+/**
+ * The one mapping from a provider failure to the product's error: a malformed request is 400
+ * INVALID_PARAMETER, a timeout 504 UPSTREAM_TIMEOUT, a busy local engine 503 SERVER_BUSY with
+ * Retry-After, anything else 502 UPSTREAM_ERROR. Used for failures before and during a stream alike.
+ */
+export function productError(
+  error: ProviderError,
+  message = error.message,
+  details?: Record<string, unknown>,
+): AppError {
+  switch (error.kind) {
+    case 'bad-request':
+      return new AppError('INVALID_PARAMETER', message, details);
+    case 'timeout':
+      return new AppError('UPSTREAM_TIMEOUT', message, details);
+    case 'busy':
+      return new AppError('SERVER_BUSY', message, details, { 'Retry-After': '1' });
+    default:
+      return new AppError('UPSTREAM_ERROR', message, details);
+  }
+}
+
 function routingError(pvModel: string, attempts: AttemptRecord[]): AppError {
   const last = attempts.at(-1);
   const details = { model: pvModel, attempts };
-  if (last?.kind === 'bad-request') return new AppError('INVALID_PARAMETER', last.message, details);
-  if (last?.kind === 'timeout')
-    return new AppError('UPSTREAM_TIMEOUT', `model ${pvModel}: upstream timed out`, details);
-  if (last?.kind === 'busy') {
-    return new AppError('SERVER_BUSY', `model ${pvModel}: local engine is at capacity, retry shortly`, details, {
-      'Retry-After': '1',
-    });
-  }
-  return new AppError('UPSTREAM_ERROR', `model ${pvModel}: ${last?.message ?? 'no target answered'}`, details);
+  if (!last) return new AppError('UPSTREAM_ERROR', `model ${pvModel}: no target answered`, details);
+  const messages: Record<ProviderError['kind'], string> = {
+    'bad-request': last.message,
+    timeout: `model ${pvModel}: upstream timed out`,
+    busy: `model ${pvModel}: local engine is at capacity, retry shortly`,
+    upstream: `model ${pvModel}: ${last.message}`,
+  };
+  return productError(new ProviderError(last.kind, last.message), messages[last.kind], details);
 }

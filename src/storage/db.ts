@@ -42,3 +42,13 @@ export function toSqliteParams(params: readonly unknown[]): Record<string, unkno
   });
   return named;
 }
+
+/** A check of the database for readiness and `pvai doctor`: one round trip. */
+export async function checkDatabase(db: Db): Promise<{ ok: boolean; detail: string }> {
+  try {
+    await db.query('SELECT 1 AS ok');
+    return { ok: true, detail: db.describe };
+  } catch (err) {
+    return { ok: false, detail: `${db.describe}: ${(err as Error).message}` };
+  }
+}

@@ -1,7 +1,4 @@
-import { loadContract } from './document.js';
-import type { OperationHandlers } from './handler.js';
-import { json } from './handler.js';
-import type { Services } from './services.js';
+import { loadContract, type Operations } from '../http/index.js';
 
 /** A check of one dependency for /z1/health/ready and `pvai doctor`. */
 export interface DependencyCheck {
@@ -9,13 +6,10 @@ export interface DependencyCheck {
   detail: string;
 }
 
-export async function checkDatabase(services: Pick<Services, 'db'>): Promise<DependencyCheck> {
-  try {
-    await services.db.query('SELECT 1 AS ok');
-    return { ok: true, detail: services.db.describe };
-  } catch (err) {
-    return { ok: false, detail: `${services.db.describe}: ${(err as Error).message}` };
-  }
+export interface SystemDeps {
+  database(): Promise<DependencyCheck>;
+  localModel(): DependencyCheck;
+  sandbox(): Promise<DependencyCheck>;
 }
 
 const REFERENCE_PAGE = `<!doctype html>
@@ -36,36 +30,33 @@ const REFERENCE_PAGE = `<!doctype html>
 /** A sandbox health check runs Python once, so its result is kept for a while. */
 const SANDBOX_HEALTH_TTL_MS = 30_000;
 
-export function systemHandlers(services: Services): OperationHandlers {
+type SystemOperationId = 'getHealth' | 'getReadiness' | 'getOpenApiJson' | 'getOpenApiYaml' | 'getApiReference';
+
+/** Liveness, readiness and the contract itself (served as JSON, YAML and a reference page). */
+export function systemOperations(deps: SystemDeps): Operations<SystemOperationId> {
   const contract = loadContract();
+  const document = contract.parse();
   let sandboxChecked: { at: number; result: Promise<DependencyCheck> } | undefined;
   const sandboxHealth = () => {
     const now = Date.now();
     if (!sandboxChecked || now - sandboxChecked.at > SANDBOX_HEALTH_TTL_MS) {
-      sandboxChecked = { at: now, result: services.sandbox.health() };
+      sandboxChecked = { at: now, result: deps.sandbox() };
     }
     return sandboxChecked.result;
   };
   return {
-    getHealth: (_c, ctx) => json(ctx, 200, { status: 'ok', version: contract.version }),
-    getReadiness: async (_c, ctx) => {
-      const [database, sandbox] = await Promise.all([checkDatabase(services), sandboxHealth()]);
-      const checks = { database, local_model: services.chat.localModelStatus(), sandbox };
+    getHealth: () => ({ status: 200, body: { status: 'ok', version: contract.version } }),
+    getReadiness: async () => {
+      const [database, sandbox] = await Promise.all([deps.database(), sandboxHealth()]);
+      const checks = { database, local_model: deps.localModel(), sandbox };
       // The sandbox is reported but not required: chat and everything else work without it.
       const ready = database.ok && checks.local_model.ok;
-      json(ctx, ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
+      return ready
+        ? { status: 200, body: { status: 'ready', checks } }
+        : { status: 503, body: { status: 'not_ready', checks } };
     },
-    getOpenApiJson: (_c, ctx) => {
-      ctx.type = 'application/json';
-      ctx.body = contract.json;
-    },
-    getOpenApiYaml: (_c, ctx) => {
-      ctx.type = 'application/yaml';
-      ctx.body = contract.yaml;
-    },
-    getApiReference: (_c, ctx) => {
-      ctx.type = 'text/html';
-      ctx.body = REFERENCE_PAGE;
-    },
+    getOpenApiJson: () => ({ status: 200, body: document }),
+    getOpenApiYaml: () => ({ status: 200, type: 'application/yaml', body: contract.yaml }),
+    getApiReference: () => ({ status: 200, type: 'text/html', body: REFERENCE_PAGE }),
   };
 }

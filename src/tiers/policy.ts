@@ -1,25 +1,71 @@
-import type { Account } from '../accounts/index.js';
-import type { TierRules } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import type { ChatCompletionRequest } from './request.js';
+import type { Account, Tier } from '../kernel/index.js';
+import type { TierRules } from './rules.js';
 
-/** Tier rules of decisions.md: the model must be in the tier, rag_k at most the tier's maximum. */
-export function checkTierAllowsChat(
-  request: Pick<ChatCompletionRequest, 'model' | 'rag_k'>,
-  account: Account,
-  rules: TierRules,
-): void {
-  if (!rules.models.includes(request.model)) {
-    throw new AppError('MODEL_NOT_ALLOWED', `The ${account.tier} tier cannot use ${request.model}`, {
-      model: request.model,
+/** Features a tier may or may not have, beyond models and numeric limits. */
+export type TierFeature = 'sla';
+
+/**
+ * Every tier rule of docs/decisions.md in one place: which models a tier may call, the largest
+ * rag_k, the code-execution timeout, the rate limits and which features it has. Capabilities ask
+ * this policy; none of them reads the tier table itself.
+ */
+export class TierPolicy {
+  readonly #rules: Readonly<Record<Tier, TierRules>>;
+
+  constructor(rules: Readonly<Record<Tier, TierRules>>) {
+    this.#rules = rules;
+  }
+
+  rulesFor(account: Pick<Account, 'tier'>): TierRules {
+    return this.#rules[account.tier];
+  }
+
+  allowsModel(account: Pick<Account, 'tier'>, model: string): boolean {
+    return this.rulesFor(account).models.includes(model);
+  }
+
+  /** 403 MODEL_NOT_ALLOWED for a model outside the tier. */
+  checkModel(account: Pick<Account, 'tier'>, model: string): void {
+    if (this.allowsModel(account, model)) return;
+    throw new AppError('MODEL_NOT_ALLOWED', `The ${account.tier} tier cannot use ${model}`, {
+      model,
       tier: account.tier,
-      allowed: rules.models,
+      allowed: this.rulesFor(account).models,
     });
   }
-  if (request.rag_k !== undefined && request.rag_k > rules.maxRagK) {
-    throw new AppError('RAG_K_EXCEEDS_TIER', `rag_k is at most ${rules.maxRagK} on the ${account.tier} tier`, {
+
+  /** 400 RAG_K_EXCEEDS_TIER when rag_k is above the tier's maximum. */
+  checkRagK(account: Pick<Account, 'tier'>, ragK: number | undefined): void {
+    const max = this.rulesFor(account).maxRagK;
+    if (ragK === undefined || ragK <= max) return;
+    throw new AppError('RAG_K_EXCEEDS_TIER', `rag_k is at most ${max} on the ${account.tier} tier`, {
       field: 'rag_k',
-      max: rules.maxRagK,
+      max,
+    });
+  }
+
+  /** The code-execution timeout in seconds: omitted → the tier's default; above its maximum → 400. */
+  codeTimeout(account: Pick<Account, 'tier'>, requested: number | undefined): number {
+    const rules = this.rulesFor(account);
+    if (requested === undefined) return rules.codeTimeoutDefaultSeconds;
+    if (requested > rules.codeTimeoutMaxSeconds) {
+      throw new AppError('TIMEOUT_EXCEEDS_TIER', `timeout is at most ${rules.codeTimeoutMaxSeconds} s on this tier`, {
+        field: 'timeout',
+        max: rules.codeTimeoutMaxSeconds,
+      });
+    }
+    return requested;
+  }
+
+  /** 403 FEATURE_NOT_ALLOWED for a feature outside the tier. */
+  requireFeature(account: Pick<Account, 'tier'>, feature: TierFeature): void {
+    const has = feature === 'sla' && this.rulesFor(account).slaEndpoint;
+    if (has) return;
+    const names: Record<TierFeature, string> = { sla: 'SLA monitoring' };
+    throw new AppError('FEATURE_NOT_ALLOWED', `${names[feature]} is not part of the ${account.tier} tier`, {
+      feature,
+      tier: account.tier,
     });
   }
 }

@@ -1,6 +1,6 @@
-/** Tier rules from decisions.md; the numeric limits are defaults that configuration may change. */
-export const TIERS = ['free', 'startup', 'business', 'enterprise'] as const;
-export type Tier = (typeof TIERS)[number];
+import { MODEL_IDS, type Tier } from '../kernel/index.js';
+
+/** Tier rules of docs/decisions.md; the numeric limits are defaults that configuration may change. */
 
 export interface TierRules {
   /** Requests per sliding minute, per UTC day and per UTC calendar month. */
@@ -14,7 +14,7 @@ export interface TierRules {
   slaEndpoint: boolean;
 }
 
-const ALL_MODELS = ['PV-TURBO', 'PV-STANDARD', 'PV-ADVANCED', 'PV-CODEX'] as const;
+const ALL_MODELS = MODEL_IDS;
 
 export const DEFAULT_TIER_RULES: Readonly<Record<Tier, TierRules>> = {
   free: {
@@ -58,7 +58,3 @@ export const DEFAULT_TIER_RULES: Readonly<Record<Tier, TierRules>> = {
     slaEndpoint: true,
   },
 };
-
-export function isTier(value: unknown): value is Tier {
-  return typeof value === 'string' && (TIERS as readonly string[]).includes(value);
-}

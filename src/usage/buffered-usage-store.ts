@@ -1,4 +1,4 @@
-import { WriteBehindTimer } from '../storage/write-behind.js';
+import { WriteBehindTimer } from '../storage/index.js';
 import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
 
 export interface BufferedUsageOptions {
@@ -66,10 +66,5 @@ export class BufferedUsageStore implements UsageStore {
   async series(accountId: string, start: number, end: number, groupBy: UsageGroupBy) {
     await this.flush();
     return this.#inner.series(accountId, start, end, groupBy);
-  }
-
-  async list(accountId: string, limit: number): Promise<UsageRecord[]> {
-    await this.flush();
-    return this.#inner.list(accountId, limit);
   }
 }

@@ -1,7 +1,18 @@
-import { json, type OperationHandlers, requirePrincipal } from '../http/handler.js';
-import type { Services } from '../http/services.js';
-import { utcMonthStart } from '../limits/windows.js';
-import type { UsageGroupBy, UsageTotals } from './types.js';
+import type { Clock } from '../clock/index.js';
+import { type Operations, requirePrincipal } from '../http/index.js';
+import type { Account } from '../kernel/index.js';
+import type { RateLimitDecision } from '../limits/index.js';
+import { utcMonthStart } from '../limits/index.js';
+import type { UsageStore, UsageTotals } from './types.js';
+
+export interface UsageDeps {
+  clock: Clock;
+  usage: Pick<UsageStore, 'totals' | 'series'>;
+  /** The account's current balance (fresher than the principal's copy). */
+  balance(accountId: string): Promise<number | undefined>;
+  /** The account's rate-limit windows, without counting a request. */
+  rateLimits(account: Account): Promise<RateLimitDecision>;
+}
 
 /**
  * An RFC 3339 date (midnight UTC) or date-time, as the contract's Instant schema admits (already
@@ -24,32 +35,35 @@ function totalsBody(t: UsageTotals) {
   };
 }
 
-export function usageHandlers(services: Services): OperationHandlers {
+/** GET /z1/usage: the account's totals over a period, its balance and its rate-limit windows. */
+export function usageOperations(deps: UsageDeps): Operations<'getUsage'> {
   return {
-    getUsage: async (c, ctx) => {
-      const { account } = requirePrincipal(ctx);
-      const now = services.clock();
-      const start = parseInstant(c.request.query.start) ?? utcMonthStart(now);
+    getUsage: async ({ query }, call) => {
+      const { account } = requirePrincipal(call);
+      const now = deps.clock();
+      const start = parseInstant(query.start) ?? utcMonthStart(now);
       // An end before the start is an empty period: no rows, zero totals.
-      const end = Math.max(start, parseInstant(c.request.query.end) ?? now + 1);
-      const groupBy = c.request.query.group_by as UsageGroupBy | undefined;
-      const rules = services.config.tiers[account.tier];
-      const [fresh, limits, totals, series] = await Promise.all([
-        services.accounts.store.getAccount(account.id),
-        services.limiter.peek(account.id, rules),
-        services.usage.totals(account.id, start, end),
-        groupBy ? services.usage.series(account.id, start, end, groupBy) : Promise.resolve(undefined),
+      const end = Math.max(start, parseInstant(query.end) ?? now + 1);
+      const groupBy = query.group_by;
+      const [balance, limits, totals, series] = await Promise.all([
+        deps.balance(account.id),
+        deps.rateLimits(account),
+        deps.usage.totals(account.id, start, end),
+        groupBy ? deps.usage.series(account.id, start, end, groupBy) : Promise.resolve(undefined),
       ]);
-      json(ctx, 200, {
-        object: 'usage',
-        account_id: account.id,
-        tier: account.tier,
-        credits: { balance: fresh?.credits ?? account.credits },
-        rate_limits: limits.windows,
-        period: { start: new Date(start).toISOString(), end: new Date(end).toISOString() },
-        totals: totalsBody(totals),
-        ...(series ? { series: series.map((s) => ({ key: s.key, ...totalsBody(s) })) } : {}),
-      });
+      return {
+        status: 200,
+        body: {
+          object: 'usage',
+          account_id: account.id,
+          tier: account.tier,
+          credits: { balance: balance ?? account.credits },
+          rate_limits: limits.windows,
+          period: { start: new Date(start).toISOString(), end: new Date(end).toISOString() },
+          totals: totalsBody(totals),
+          ...(series ? { series: series.map((s) => ({ key: s.key, ...totalsBody(s) })) } : {}),
+        },
+      };
     },
   };
 }

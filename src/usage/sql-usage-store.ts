@@ -1,4 +1,4 @@
-import type { Db, Row } from '../storage/db.js';
+import type { Db, Row } from '../storage/index.js';
 import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
 
 const DAY_MS = 86_400_000;
@@ -14,23 +14,6 @@ function toTotals(row: Row | undefined): UsageTotals {
     credits: Number(row?.credits ?? 0),
     promptTokens: Number(row?.prompt_tokens ?? 0),
     completionTokens: Number(row?.completion_tokens ?? 0),
-  };
-}
-
-function toRecord(row: Row): UsageRecord {
-  return {
-    accountId: String(row.account_id),
-    keyId: row.key_id === null ? null : String(row.key_id),
-    requestId: String(row.request_id),
-    endpoint: String(row.endpoint),
-    model: row.model === null ? null : String(row.model),
-    status: Number(row.status),
-    promptTokens: Number(row.prompt_tokens),
-    completionTokens: Number(row.completion_tokens),
-    credits: Number(row.credits),
-    latencyMs: Number(row.latency_ms),
-    cached: Boolean(row.cached),
-    createdAt: Number(row.created_at),
   };
 }
 
@@ -124,13 +107,5 @@ export class SqlUsageStore implements UsageStore {
       key: groupBy === 'day' ? new Date(Number(row.bucket)).toISOString().slice(0, 10) : String(row.bucket),
       ...toTotals(row),
     }));
-  }
-
-  async list(accountId: string, limit: number): Promise<UsageRecord[]> {
-    const rows = await this.#db.query(
-      'SELECT * FROM usage_records WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2',
-      [accountId, limit],
-    );
-    return rows.map(toRecord);
   }
 }

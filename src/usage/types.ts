@@ -33,7 +33,6 @@ export interface UsageStore {
     end: number,
     groupBy: UsageGroupBy,
   ): Promise<Array<UsageTotals & { key: string }>>;
-  list(accountId: string, limit: number): Promise<UsageRecord[]>;
   /** Makes every recorded row durable (a no-op for stores that write at once). */
   flush(): Promise<void>;
 }

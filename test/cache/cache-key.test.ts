@@ -72,8 +72,9 @@ describe('responseCacheKey', () => {
     ['use_rag', { use_rag: false }],
     ['rag_k', { rag_k: 8 }],
     ['use_web_search', { use_web_search: true }],
-    ['memory_version', { memory_version: 'mem-2' }],
-    ['documents_version', { documents_version: 'docs-2' }],
+    ['a memory version', { context: { memory: 'mem-2' } }],
+    ['a documents version', { context: { rag: 'docs-2' } }],
+    ['a source of any name', { context: { web: 'w-1' } }],
   ];
   for (const [what, change] of changes) {
     test(`changes with ${what}`, () => {
@@ -81,18 +82,27 @@ describe('responseCacheKey', () => {
     });
   }
 
-  test('changes with memory_version between two versions', () => {
+  test('changes with a source version between two versions, and with which source has it', () => {
     assert.notEqual(
-      keyOf({ ...baseRequest, memory_version: 'mem-1' }),
-      keyOf({ ...baseRequest, memory_version: 'mem-2' }),
+      keyOf({ ...baseRequest, context: { memory: 'v1' } }),
+      keyOf({ ...baseRequest, context: { memory: 'v2' } }),
+    );
+    assert.notEqual(
+      keyOf({ ...baseRequest, context: { memory: 'v1' } }),
+      keyOf({ ...baseRequest, context: { rag: 'v1' } }),
     );
   });
 
-  test('user_id counts once memory or documents take part', () => {
-    const withMemory = { ...baseRequest, memory_version: 'mem-1' };
-    assert.notEqual(keyOf({ ...withMemory, user_id: 'user-1' }), keyOf({ ...withMemory, user_id: 'user-2' }));
-    const withDocuments = { ...baseRequest, documents_version: 'docs-1' };
-    assert.notEqual(keyOf({ ...withDocuments, user_id: 'user-1' }), keyOf({ ...withDocuments, user_id: 'user-2' }));
+  test('an empty context is no context', () => {
+    assert.equal(keyOf({ ...baseRequest, context: {} }), keyOf(baseRequest));
+  });
+
+  test('user_id counts once a context source takes part, and not before', () => {
+    assert.equal(keyOf({ ...baseRequest, user_id: 'user-1' }), keyOf({ ...baseRequest, user_id: 'user-2' }));
+    for (const context of [{ memory: 'mem-1' }, { rag: 'docs-1' }, { web: 'w-1' }] as Record<string, string>[]) {
+      const personal = { ...baseRequest, context };
+      assert.notEqual(keyOf({ ...personal, user_id: 'user-1' }), keyOf({ ...personal, user_id: 'user-2' }));
+    }
   });
 
   test('an explicit null counts as absent', () => {
@@ -121,7 +131,7 @@ describe('responseCacheKey', () => {
       { model: 'm', messages: [] },
       { ...baseRequest, temperature: null, stop: ['a', 'b'], seed: 7, logit_bias: { '10': 1, '9': -1 }, n: 2 },
       { ...baseRequest, response_format: { type: 'json_object' }, tool_choice: 'auto', parallel_tool_calls: false },
-      { ...baseRequest, memory_version: 'm1', documents_version: 'd1', user_id: 'u', use_web_search: true },
+      { ...baseRequest, context: { memory: 'm1', rag: 'd1' }, user_id: 'u', use_web_search: true },
       { model: 'm', messages: [{ role: 'user', content: 'x', extra: undefined }], top_p: 0.5, top_logprobs: 3 },
       {
         model: 'm',
@@ -146,8 +156,15 @@ describe('responseCacheKey', () => {
       stream: true,
     };
     const canonical =
-      '{"account":"acct","messages":[{"content":"hi","role":"user"}],"model":"m","sampling":{"temperature":0},"v":1}';
+      '{"account":"acct","messages":[{"content":"hi","role":"user"}],"model":"m","sampling":{"temperature":0},"v":2}';
     assert.equal(responseCacheKey('acct', request), createHash('sha256').update(canonical).digest('hex'));
+    const personal =
+      '{"account":"acct","context":{"memory":"7","rag":"3"},"messages":[{"content":"hi","role":"user"}],' +
+      '"model":"m","sampling":{"temperature":0},"user_id":"u","v":2}';
+    assert.equal(
+      responseCacheKey('acct', { ...request, user_id: 'u', context: { rag: '3', memory: '7' } }),
+      createHash('sha256').update(personal).digest('hex'),
+    );
   });
 });
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { createPostgresCache, RESPONSE_CACHE_POSTGRES_DDL, type SqlQuery } from '../../src/cache/index.js';
+import { createPostgresCache, type SqlQuery } from '../../src/cache/index.js';
+import { RESPONSE_CACHE_POSTGRES_DDL } from '../../src/storage/index.js';
 import { eventually } from '../support/eventually.js';
 import { completionEntry, createManualClock, runResponseCacheContract, uniqueKey } from './response-cache.contract.js';
 

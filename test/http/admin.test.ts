@@ -28,7 +28,7 @@ describe('admin API', () => {
     assert.deepEqual(got.body, created.body.account);
     const list = await server.request<{ data: Array<{ id: string }> }>('GET', '/admin/accounts', { admin: true });
     assert.ok(list.body.data.some((a) => a.id === id));
-    const rows = await server.running.services.db.query<{ password_hash: string }>(
+    const rows = await server.running.runtime.db.query<{ password_hash: string }>(
       'SELECT password_hash FROM accounts WHERE id = $1',
       [id],
     );

@@ -74,7 +74,7 @@ for (const backend of backends()) {
     });
 
     it('stores keys only as SHA-256 hashes', async () => {
-      const rows = await server.running.services.db.query<Record<string, unknown>>('SELECT * FROM api_keys');
+      const rows = await server.running.runtime.db.query<Record<string, unknown>>('SELECT * FROM api_keys');
       assert.ok(rows.length >= 1);
       const dump = JSON.stringify(rows);
       assert.ok(!dump.includes(apiKey), 'the plaintext key must not be stored');
@@ -111,7 +111,7 @@ describe('resolved keys are reused for authCacheTtlMs', { skip: !backends().incl
       const { apiKey, accountId } = await server.createAccount('startup');
       assert.equal((await server.request('GET', '/z1/models', { apiKey })).status, 200);
       // Revoked behind this process's back, as another replica would.
-      await server.running.services.db.query('UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2', [
+      await server.running.runtime.db.query('UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2', [
         clock(),
         accountId,
       ]);
@@ -133,7 +133,7 @@ describe('resolved keys on embedded SQLite', () => {
   it('are reused past authCacheTtlMs, and a revocation by another connection (the CLI) applies within 50 ms', async () => {
     const clock = manualClock(Date.UTC(2026, 10, 21, 8, 0, 0));
     const server = await startTestServer('sqlite', { clock, config: { authCacheTtlMs: 1000 } });
-    const cli = new Database(sqlitePath(server.running.services.config.dataDir));
+    const cli = new Database(sqlitePath(server.running.runtime.config.dataDir));
     try {
       const { apiKey, accountId } = await server.createAccount('startup');
       const lookups = countKeyLookups(server);
@@ -160,7 +160,7 @@ describe('resolved keys on embedded SQLite', () => {
 
 /** Counts the server's key lookups in its store (the store still answers them). */
 function countKeyLookups(server: TestServer): { count: number } {
-  const store = server.running.services.accounts.store;
+  const store = server.running.runtime.accountStore;
   const lookUp = store.findActiveKeyByHash.bind(store);
   const counter = { count: 0 };
   store.findActiveKeyByHash = (hash) => {

@@ -134,18 +134,18 @@ for (const backend of backends()) {
 
       it('admits exactly the remaining requests under 50 concurrent admissions', async () => {
         const id = (await newAccount()).id;
-        const results = await Promise.all(Array.from({ length: 50 }, () => limits.admit(id, rules, NOW, true)));
+        const results = await Promise.all(Array.from({ length: 50 }, () => limits.admit(id, rules, NOW)));
         assert.equal(results.filter((r) => r.admitted).length, 10);
       });
 
       it('slides the minute window and keeps day and month counts', async () => {
         const id = (await newAccount()).id;
-        for (let i = 0; i < 10; i++) assert.ok((await limits.admit(id, rules, NOW + i * 1000, true)).admitted);
-        const full = await limits.admit(id, rules, NOW + 10_000, true);
+        for (let i = 0; i < 10; i++) assert.ok((await limits.admit(id, rules, NOW + i * 1000)).admitted);
+        const full = await limits.admit(id, rules, NOW + 10_000);
         assert.equal(full.admitted, false);
         assert.equal(full.minuteCount, 10);
         assert.equal(full.minuteOldest, NOW);
-        const later = await limits.admit(id, rules, NOW + 60_001, true);
+        const later = await limits.admit(id, rules, NOW + 60_001);
         assert.equal(later.admitted, true);
         assert.equal(later.minuteCount, 9);
         assert.equal(later.dayCount, 10);
@@ -154,9 +154,9 @@ for (const backend of backends()) {
 
       it('does not count when consume is false', async () => {
         const id = (await newAccount()).id;
-        await limits.admit(id, rules, NOW, true);
-        const peek = await limits.admit(id, rules, NOW + 1, false);
-        const again = await limits.admit(id, rules, NOW + 2, false);
+        await limits.admit(id, rules, NOW);
+        const peek = await limits.peek(id, rules, NOW + 1);
+        const again = await limits.peek(id, rules, NOW + 2);
         assert.equal(peek.minuteCount, 1);
         assert.equal(again.minuteCount, 1);
         assert.equal(again.dayCount, 1);
@@ -165,40 +165,40 @@ for (const backend of backends()) {
       it('starts a new day and month at UTC boundaries', async () => {
         const id = (await newAccount()).id;
         const lateNov30 = Date.UTC(2026, 10, 30, 23, 59, 30);
-        await limits.admit(id, rules, lateNov30, true);
-        const dec1 = await limits.admit(id, rules, Date.UTC(2026, 11, 1, 0, 0, 31), true);
+        await limits.admit(id, rules, lateNov30);
+        const dec1 = await limits.admit(id, rules, Date.UTC(2026, 11, 1, 0, 0, 31));
         assert.equal(dec1.dayCount, 0);
         assert.equal(dec1.monthCount, 0);
       });
 
       it('keeps every window across a restart of the store', async () => {
         const id = (await newAccount()).id;
-        for (let i = 0; i < 3; i++) await limits.admit(id, rules, NOW + i * 1000, true);
+        for (let i = 0; i < 3; i++) await limits.admit(id, rules, NOW + i * 1000);
         await limits.close();
         limits = createRateLimitStore(db);
-        const after = await limits.admit(id, rules, NOW + 3000, false);
+        const after = await limits.peek(id, rules, NOW + 3000);
         assert.deepEqual(
           { minute: after.minuteCount, oldest: after.minuteOldest, day: after.dayCount, month: after.monthCount },
           { minute: 3, oldest: NOW, day: 3, month: 3 },
         );
         // The sliding minute still slides after the restart: the first admission leaves it at NOW + 60 s.
-        const slid = await limits.admit(id, rules, NOW + 60_500, true);
+        const slid = await limits.admit(id, rules, NOW + 60_500);
         assert.equal(slid.minuteCount, 2);
         assert.equal(slid.dayCount, 3);
         await limits.close();
         limits = createRateLimitStore(db);
-        const again = await limits.admit(id, rules, NOW + 60_600, false);
+        const again = await limits.peek(id, rules, NOW + 60_600);
         assert.equal(again.minuteCount, 3, 'two survivors plus the admission made before the second restart');
         assert.equal(again.dayCount, 4);
       });
 
       it('counts a clock that moved back and keeps it across a restart', async () => {
         const id = (await newAccount()).id;
-        await limits.admit(id, rules, NOW + 5000, true);
-        await limits.admit(id, rules, NOW + 1000, true);
+        await limits.admit(id, rules, NOW + 5000);
+        await limits.admit(id, rules, NOW + 1000);
         await limits.close();
         limits = createRateLimitStore(db);
-        const after = await limits.admit(id, rules, NOW + 6000, false);
+        const after = await limits.peek(id, rules, NOW + 6000);
         assert.equal(after.minuteCount, 2);
         assert.equal(after.minuteOldest, NOW + 1000);
       });
@@ -315,10 +315,13 @@ for (const backend of backends()) {
           { ...row, requestId: 'req_5', createdAt: NOW + 2 },
         ]);
         assert.equal((await usage.totals(accountId, NOW - 1, NOW + 2 * 86_400_000)).requests, 5);
-        const listed = await usage.list(accountId, 10);
+        const listed = await db.query<{ request_id: string; latency_ms: number }>(
+          'SELECT request_id, latency_ms FROM usage_records WHERE account_id = $1 ORDER BY created_at DESC, id DESC',
+          [accountId],
+        );
         assert.equal(listed.length, 5);
-        assert.equal(listed[0]?.requestId, 'req_2');
-        assert.equal(listed.find((r) => r.requestId === 'req_1')?.latencyMs, 12);
+        assert.equal(listed[0]?.request_id, 'req_2');
+        assert.equal(Number(listed.find((r) => r.request_id === 'req_1')?.latency_ms), 12);
       });
     });
   });

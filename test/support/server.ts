@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Clock } from '../../src/clock/clock.js';
-import { loadConfig, type RawConfig, type Tier } from '../../src/config/index.js';
+import { loadConfig, type RawConfig } from '../../src/config/index.js';
+import type { Tier } from '../../src/kernel/index.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { assertConformsToContract } from './contract.js';
 import { type Backend, createTestDatabase } from './databases.js';
@@ -105,8 +106,8 @@ export async function startTestServer(backend: Backend, options: TestServerOptio
       return { accountId: res.body.account.id, apiKey: res.body.api_key };
     },
     async usageRows<T>(sql: string, params: unknown[]) {
-      await running.services.usage.flush();
-      return running.services.db.query<T>(sql, params);
+      await running.runtime.usage.flush();
+      return running.runtime.db.query<T>(sql, params);
     },
     async close() {
       await running.close();

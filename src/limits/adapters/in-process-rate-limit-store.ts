@@ -1,4 +1,4 @@
-import { WriteBehindTimer } from '../../storage/write-behind.js';
+import { WriteBehindTimer } from '../../storage/index.js';
 import type { AdmissionCounts, Limits, RateLimitStore } from '../types.js';
 import { MINUTE_MS, utcDayStart, utcMonthStart } from '../windows.js';
 import { MinuteLog } from './minute-log.js';
@@ -81,7 +81,15 @@ export class InProcessRateLimitStore implements RateLimitStore {
   }
 
   /** Decided synchronously; async only because the port is. */
-  async admit(accountId: string, limits: Limits, now: number, consume: boolean): Promise<AdmissionCounts> {
+  admit(accountId: string, limits: Limits, now: number): Promise<AdmissionCounts> {
+    return this.#count(accountId, limits, now, true);
+  }
+
+  peek(accountId: string, limits: Limits, now: number): Promise<AdmissionCounts> {
+    return this.#count(accountId, limits, now, false);
+  }
+
+  async #count(accountId: string, limits: Limits, now: number, consume: boolean): Promise<AdmissionCounts> {
     const w = this.#windows(accountId, now);
     const cutoff = now - MINUTE_MS;
     if (consume) {

@@ -14,7 +14,15 @@ export class PostgresRateLimitStore implements RateLimitStore {
     // Nothing pending: every admission was committed by its own round trip.
   }
 
-  async admit(accountId: string, limits: Limits, now: number, consume: boolean): Promise<AdmissionCounts> {
+  admit(accountId: string, limits: Limits, now: number): Promise<AdmissionCounts> {
+    return this.#call(accountId, limits, now, true);
+  }
+
+  peek(accountId: string, limits: Limits, now: number): Promise<AdmissionCounts> {
+    return this.#call(accountId, limits, now, false);
+  }
+
+  async #call(accountId: string, limits: Limits, now: number, consume: boolean): Promise<AdmissionCounts> {
     const result = await this.#pool.query({
       name: 'pvai_admit',
       text: 'SELECT * FROM pvai_admit($1, $2, $3, $4, $5, $6, $7, $8)',

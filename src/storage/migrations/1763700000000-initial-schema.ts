@@ -1,5 +1,4 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { RESPONSE_CACHE_POSTGRES_DDL } from '../../cache/index.js';
 
 /**
  * Accounts, keys, usage and rate-limit state. Times are integer milliseconds since the epoch on
@@ -111,3 +110,30 @@ BEGIN
   RETURN NEXT;
 END
 $$`;
+
+/**
+ * DDL for the shared response cache (PostgreSQL only; the embedded default caches in process). It is
+ * idempotent, and part of this migration: a migration is a snapshot, so later changes to the cache's
+ * table come as new migrations. It holds two statements, so run it without bind
+ * parameters (pg then uses the simple query protocol, which allows several).
+ *
+ * - UNLOGGED: a cache needs no crash safety or replication to standbys, and
+ *   skipping the WAL makes writes markedly cheaper. After a crash PostgreSQL
+ *   truncates the table, which for a cache only means a cold start.
+ * - `body json`, not `jsonb`: `json` keeps the completion's text exactly as
+ *   produced (key order included, so a replay is byte-identical to what the
+ *   memory adapter returns) and accepts "\u0000" inside strings, which `jsonb`
+ *   rejects. The cache never queries inside bodies, so jsonb buys nothing.
+ * - Times are epoch milliseconds (bigint) from the adapter's clock, not the
+ *   database's, so expiry follows one clock that tests can control.
+ * - The expires_at index serves the periodic sweep.
+ */
+export const RESPONSE_CACHE_POSTGRES_DDL = `
+CREATE UNLOGGED TABLE IF NOT EXISTS response_cache (
+  key text PRIMARY KEY,
+  body json NOT NULL,
+  created_at bigint NOT NULL,
+  expires_at bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS response_cache_expires_at_idx ON response_cache (expires_at);
+`;

@@ -1,0 +1,26 @@
+import type { TargetConfig } from '../config/index.js';
+import { DEFAULT_MAX_TOKENS } from '../providers/index.js';
+import type { PromptBudget } from './context/index.js';
+import type { ChatCompletionRequest } from './request.js';
+
+/** A context window to assume when a target does not state one: what every model pvai ships with has. */
+export const DEFAULT_CONTEXT_TOKENS = 4096;
+
+/**
+ * The prompt budget of a request on a route: the smallest context window among its targets (a
+ * fallback must fit the same prompt) and the largest answer any of them would produce.
+ */
+export function routeBudget(
+  targets: readonly TargetConfig[],
+  request: Pick<ChatCompletionRequest, 'max_tokens'>,
+  localContextTokens: number | undefined,
+): PromptBudget {
+  const windows = targets.map(
+    (t) => t.contextTokens ?? (t.provider === 'local' ? localContextTokens : undefined) ?? DEFAULT_CONTEXT_TOKENS,
+  );
+  const answers = targets.map((t) => request.max_tokens ?? t.maxTokens ?? DEFAULT_MAX_TOKENS);
+  return {
+    contextTokens: Math.min(...windows, Number.POSITIVE_INFINITY),
+    answerTokens: Math.max(...answers, 0),
+  };
+}

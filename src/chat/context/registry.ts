@@ -1,0 +1,69 @@
+import type { Principal } from '../../kernel/index.js';
+import type { ChatMessage } from '../../providers/index.js';
+import type { ChatCompletionRequest } from '../request.js';
+import { type AssembledContext, assembleContext, type PromptBudget } from './prompt.js';
+import type { ContextSource } from './source.js';
+
+export interface GatheredContext extends AssembledContext {
+  memoryContext: { items_retrieved: number; retrieval_time_ms: number };
+  /** The shortest cache lifetime a contributing source asked for, if any did. */
+  cacheTtlMs: number | undefined;
+}
+
+/**
+ * The open set of context sources. Adding one (memory, documents, web, …) is `register(source)`
+ * in the composition root: the cache key folds in its version by name, and its contribution goes
+ * through the one prompt assembly (assembleContext) with the token budget.
+ */
+export class ContextRegistry {
+  readonly #sources: ContextSource[] = [];
+
+  constructor(sources: readonly ContextSource[] = []) {
+    for (const source of sources) this.register(source);
+  }
+
+  register(source: ContextSource): void {
+    if (this.#sources.some((s) => s.name === source.name)) {
+      throw new Error(`a context source named ${source.name} is already registered`);
+    }
+    this.#sources.push(source);
+  }
+
+  /** The versions the cache key needs, by source name, from the sources that apply to this request. */
+  async versions(principal: Principal, request: ChatCompletionRequest): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const source of this.#sources) {
+      if (!source.applies(request)) continue;
+      const version = await source.version(principal, request);
+      if (version !== undefined) out[source.name] = version;
+    }
+    return out;
+  }
+
+  /** Every applicable source's contribution, assembled into system messages and citations. */
+  async gather(
+    principal: Principal,
+    request: ChatCompletionRequest,
+    conversation: readonly ChatMessage[],
+    budget: PromptBudget,
+    signal: AbortSignal,
+  ): Promise<GatheredContext> {
+    const applicable = this.#sources.filter((source) => source.applies(request));
+    if (applicable.length === 0) {
+      return { system: [], citations: [], memoryContext: NO_MEMORY, cacheTtlMs: undefined };
+    }
+    const started = performance.now();
+    const contributions = await Promise.all(applicable.map((s) => s.contribute(principal, request, signal)));
+    const ttls = contributions.flatMap((c) => (c.cacheTtlMs === undefined ? [] : [c.cacheTtlMs]));
+    return {
+      ...assembleContext(contributions, conversation, budget),
+      memoryContext: {
+        items_retrieved: contributions.reduce((n, c) => n + (c.itemsRetrieved ?? 0), 0),
+        retrieval_time_ms: Math.round(performance.now() - started),
+      },
+      cacheTtlMs: ttls.length > 0 ? Math.min(...ttls) : undefined,
+    };
+  }
+}
+
+const NO_MEMORY = Object.freeze({ items_retrieved: 0, retrieval_time_ms: 0 });

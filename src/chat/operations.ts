@@ -1,0 +1,60 @@
+import { PassThrough } from 'node:stream';
+import { type Call, type Operations, type Reply, requirePrincipal } from '../http/index.js';
+import type { TierPolicy } from '../tiers/index.js';
+import type { Answer, ChatService, StreamedAnswer } from './chat-service.js';
+import { pipeAsSse } from './sse.js';
+import { completionBody } from './wire.js';
+
+function answerHeaders(answer: Answer | StreamedAnswer, call: Call): Record<string, string> {
+  call.usage.credits = answer.credits;
+  call.usage.cached = answer.cache === 'HIT';
+  return { 'X-Cache': answer.cache, 'X-Credits-Charged': String(answer.credits) };
+}
+
+function noteTokens(
+  call: Call,
+  answer: Answer | StreamedAnswer,
+  usage: { promptTokens: number; completionTokens: number },
+) {
+  // A cache hit processed no tokens; its body still reports the original usage.
+  if (answer.cache === 'HIT') return;
+  call.usage.promptTokens = usage.promptTokens;
+  call.usage.completionTokens = usage.completionTokens;
+}
+
+function streamReply(answer: StreamedAnswer, call: Call): Reply<'createChatCompletion'> {
+  const out = new PassThrough();
+  const finished = pipeAsSse(answer.parts, answer.meta, out).then((outcome) => {
+    if (outcome.clientClosed) call.usage.clientClosed = true;
+    if (outcome.usage) noteTokens(call, answer, outcome.usage);
+    if (outcome.error) call.log.warn({ code: outcome.error.code }, 'stream ended with an error');
+  });
+  return {
+    status: 200,
+    type: 'text/event-stream',
+    headers: { ...answerHeaders(answer, call), 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' },
+    stream: out,
+    finished,
+  };
+}
+
+/** POST /z1/chat/completions: the tier's rules, then the chat service; this only renders JSON or SSE. */
+export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): Operations<'createChatCompletion'> {
+  return {
+    createChatCompletion: async ({ body: request }, call) => {
+      const { account } = requirePrincipal(call);
+      deps.tiers.checkModel(account, request.model);
+      deps.tiers.checkRagK(account, request.rag_k);
+      call.usage.model = request.model;
+      const principal = requirePrincipal(call);
+      if (request.stream) return streamReply(await deps.chat.stream(principal, request, call.disconnectSignal()), call);
+      const answer = await deps.chat.complete(principal, request, call.disconnectSignal());
+      noteTokens(call, answer, answer.completion.usage);
+      return {
+        status: 200,
+        headers: answerHeaders(answer, call),
+        body: completionBody(answer.meta, answer.completion),
+      };
+    },
+  };
+}

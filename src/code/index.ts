@@ -1,0 +1,2 @@
+/** Code execution: the operation in front of the sandbox engine (src/sandbox). */
+export { codeOperations } from './operations.js';

@@ -1,0 +1,23 @@
+/**
+ * The HTTP layer: Koa, openapi-backend routing and validation against the contract, security, the
+ * limiter hook and the error mapping. It knows no capability: the composition root gives it the
+ * operations (operationId → handler) and the ports it needs (HttpPorts).
+ */
+export { createApp, openApiRequest } from './app.js';
+export { CLIENT_CLOSED_REQUEST, ClientDisconnectedError, requirePrincipal } from './call.js';
+export { loadContract, projectRoot } from './document.js';
+export { toAppError } from './error-middleware.js';
+export { contractBackend, createOpenApi, useIndexedRouter } from './openapi.js';
+export type {
+  Call,
+  Operation,
+  OperationId,
+  OperationRequest,
+  Operations,
+  Reply,
+  RequestBody,
+  Schema,
+  StreamReply,
+  UsageNote,
+} from './operation.js';
+export type { Admission, HttpPorts, RequestRecord } from './ports.js';

@@ -1,0 +1,110 @@
+import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { components, operations } from '../../generated/contract/schema.js';
+import type { Principal } from '../kernel/index.js';
+
+/**
+ * The contract's operations as TypeScript types, generated from openapi/openapi.yaml by openapi-typescript
+ * (generated/contract/schema.ts). A handler takes its operation's request and returns one of the replies
+ * the document allows for it: a body or a status the document does not have is a compile error
+ * (test/types/contract-types.ts holds cases that must stay errors). Errors are thrown as AppError and
+ * rendered by the error middleware, so replies are the non-error responses only.
+ */
+export type OperationId = keyof operations;
+export type Schema<N extends keyof components['schemas']> = components['schemas'][N];
+
+type Op<K extends OperationId> = operations[K];
+type JsonOf<C> = C extends { 'application/json': infer B } ? B : never;
+
+/** The validated JSON body; `undefined` for operations without one (or when it is optional and absent). */
+export type RequestBody<K extends OperationId> =
+  Op<K> extends { requestBody: infer R }
+    ? JsonOf<NonNullable<R> extends { content: infer C } ? C : never>
+    : Op<K> extends { requestBody?: infer R }
+      ? JsonOf<NonNullable<R> extends { content: infer C } ? C : never> | undefined
+      : undefined;
+
+type ParamsIn<K extends OperationId, Where extends 'path' | 'query'> = Op<K>['parameters'] extends infer P
+  ? P extends Record<Where, infer V>
+    ? [V] extends [never]
+      ? Record<string, never>
+      : NonNullable<V>
+    : P extends Partial<Record<Where, infer V>>
+      ? [V] extends [never]
+        ? Record<string, never>
+        : NonNullable<V>
+      : Record<string, never>
+  : never;
+
+/** What a handler receives: the request as ajv validated it against the document. */
+export interface OperationRequest<K extends OperationId> {
+  body: RequestBody<K>;
+  params: ParamsIn<K, 'path'>;
+  query: ParamsIn<K, 'query'>;
+}
+
+type ErrorBody = Schema<'Error'>;
+type Responses<K extends OperationId> = Op<K>['responses'];
+
+/** A streamed answer: the HTTP layer pipes `stream` and records usage when `finished` settles. */
+export interface StreamReply<S> {
+  status: S;
+  type: 'text/event-stream';
+  headers?: Record<string, string>;
+  stream: Readable;
+  finished: Promise<void>;
+}
+
+type RepliesFor<S, R> = R extends { content: infer C }
+  ? {
+      [T in keyof C & string]: T extends 'text/event-stream'
+        ? StreamReply<S>
+        : C[T] extends ErrorBody
+          ? never
+          : T extends 'application/json'
+            ? { status: S; type?: T; body: C[T]; headers?: Record<string, string> }
+            : // Other media types carry the data serialised (YAML, HTML, text): the handler gives the text.
+              { status: S; type: T; body: string; headers?: Record<string, string> };
+    }[keyof C & string]
+  : { status: S; headers?: Record<string, string> };
+
+/** Every reply the document allows for operation K, error bodies excluded (those are thrown). */
+export type Reply<K extends OperationId> = {
+  [S in keyof Responses<K> & number]: RepliesFor<S, Responses<K>[S]>;
+}[keyof Responses<K> & number];
+
+/** Any operation's reply, as the HTTP layer writes it. */
+export type AnyReply =
+  | StreamReply<number>
+  | { status: number; type?: string; body?: unknown; headers?: Record<string, string> };
+
+/** What the usage row of a request records beyond status and latency; handlers fill it in. */
+export interface UsageNote {
+  model: string | null;
+  promptTokens: number;
+  completionTokens: number;
+  credits: number;
+  cached: boolean;
+  /** The client left before a streamed answer was complete (its status line said 200). */
+  clientClosed: boolean;
+}
+
+/** The request's own context, as the HTTP layer gives it to a handler. */
+export interface Call {
+  readonly requestId: string;
+  readonly log: Logger;
+  /** The caller, for operations behind an API key (after authentication and the rate limiter). */
+  readonly principal: Principal | undefined;
+  /** Notes for this request's usage row. */
+  readonly usage: UsageNote;
+  /** Aborted with a ClientDisconnectedError when the client goes away before the response is complete. */
+  disconnectSignal(): AbortSignal;
+}
+
+export type Operation<K extends OperationId> = (
+  request: OperationRequest<K>,
+  call: Call,
+) => Promise<Reply<K>> | Reply<K>;
+
+/** A capability's operations, keyed by operationId. */
+export type Operations<K extends OperationId = OperationId> = { [P in K]: Operation<P> };

@@ -1,0 +1,47 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock/index.js';
+import type { AppError } from '../errors/index.js';
+import type { Principal } from '../kernel/index.js';
+
+/** One authenticated request, as its usage row records it. */
+export interface RequestRecord {
+  accountId: string;
+  keyId: string | null;
+  requestId: string;
+  /** The operationId, e.g. createChatCompletion. */
+  endpoint: string;
+  model: string | null;
+  status: number;
+  promptTokens: number;
+  completionTokens: number;
+  credits: number;
+  latencyMs: number;
+  cached: boolean;
+  createdAt: number;
+}
+
+/** The rate limiter's answer for one request: the headers every response carries, and a refusal (429). */
+export interface Admission {
+  headers: Record<string, string>;
+  refusal?: AppError;
+}
+
+/**
+ * What the HTTP layer needs from the product, and nothing else: it knows no capability. The
+ * composition root (src/compose.ts) implements these with the accounts, limits and usage capabilities.
+ */
+export interface HttpPorts {
+  clock: Clock;
+  logger: Logger;
+  bodyLimitBytes: number;
+  /** Undefined: the admin API is disabled (503). */
+  adminToken: string | undefined;
+  /** The principal for a presented API key, or undefined for a malformed, unknown or revoked one. */
+  authenticate(secret: string): Promise<Principal | undefined>;
+  /** Counts a failed authentication from `address`; the seconds to wait once it has failed too often. */
+  authenticationFailed(address: string): number | null;
+  /** Counts an authenticated request against its account's limits. */
+  admit(principal: Principal): Promise<Admission>;
+  /** One row per authenticated request, whatever its outcome. */
+  recordRequest(record: RequestRecord): Promise<void> | void;
+}

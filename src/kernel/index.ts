@@ -1,0 +1,8 @@
+/**
+ * The shared kernel: the few types every layer speaks (who is calling, the tiers, the PV model ids).
+ * It imports nothing of the product; the HTTP layer and every capability may import it.
+ */
+export { isModelId, MODEL_IDS, type ModelId } from './models.js';
+export type { Account, ApiKeyRecord, Principal } from './principal.js';
+export { secretsEqual } from './secrets.js';
+export { isTier, TIERS, type Tier } from './tiers.js';

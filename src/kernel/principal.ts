@@ -1,0 +1,25 @@
+import type { Tier } from './tiers.js';
+
+export interface Account {
+  id: string;
+  email: string;
+  tier: Tier;
+  credits: number;
+  createdAt: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  prefix: string;
+  name: string | null;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+/** Who is calling: resolved from an API key on every authenticated request. */
+export interface Principal {
+  account: Account;
+  key: ApiKeyRecord;
+}

@@ -1,0 +1,1 @@
+export { plannedOperations } from './operations.js';

@@ -1,0 +1,1 @@
+export { type DependencyCheck, type SystemDeps, systemOperations } from './operations.js';
