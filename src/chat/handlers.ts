@@ -12,7 +12,7 @@ import type { Services } from '../http/services.js';
 import type { AppContext } from '../http/state.js';
 import { ProviderError, type StreamPart } from '../providers/index.js';
 import type { PreparedChat } from './chat-service.js';
-import { checkTierAllowsChat } from './policy.js';
+import { checkTierAllowsChat, checkToolChoice } from './policy.js';
 import type { ChatCompletionRequest } from './request.js';
 import { pipeAsSse } from './sse.js';
 import { completionBody, replayAsParts } from './wire.js';
@@ -110,6 +110,7 @@ export function chatHandlers(services: Services): OperationHandlers {
     createChatCompletion: async (c, ctx) => {
       const principal = requirePrincipal(ctx);
       const request = bodyOf<ChatCompletionRequest>(c);
+      checkToolChoice(request);
       checkTierAllowsChat(request, principal.account, services.config.tiers[principal.account.tier]);
       ctx.state.usage.model = request.model;
       const signal = clientDisconnectSignal(ctx);

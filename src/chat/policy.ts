@@ -23,3 +23,18 @@ export function checkTierAllowsChat(
     });
   }
 }
+
+/**
+ * A `tool_choice` that names a function must name one of `tools`; with no `tools` it names none of them.
+ * One rule for every provider, before anything is charged or routed: 400 INVALID_PARAMETER on the name.
+ */
+export function checkToolChoice(request: Pick<ChatCompletionRequest, 'tools' | 'tool_choice'>): void {
+  const choice = request.tool_choice;
+  if (typeof choice !== 'object' || choice === null) return;
+  const name = choice.function.name;
+  if (request.tools?.some((tool) => tool.function.name === name)) return;
+  throw new AppError('INVALID_PARAMETER', `tool_choice names the function ${name}, which is not in tools`, {
+    field: 'tool_choice.function.name',
+    reason: 'must name one of the functions in tools',
+  });
+}
