@@ -78,7 +78,7 @@ describe('chat completions on the local engine, through the official openai SDK'
     });
   });
 
-  it('answers a prompt longer than the model\'s context with 400 INVALID_PARAMETER, as the contract documents', async () => {
+  it("answers a prompt longer than the model's context with 400 INVALID_PARAMETER, as the contract documents", async () => {
     const before = await balance();
     const res = await server.request('POST', '/z1/chat/completions', {
       apiKey,
