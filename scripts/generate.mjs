@@ -4,6 +4,8 @@
 //   node scripts/generate.mjs           regenerate generated/contract and generated/typescript
 //   node scripts/generate.mjs --check   regenerate into a temp dir and fail on any difference (CI drift gate)
 //   node scripts/generate.mjs --python DIR   generate the Python client into DIR (CI smoke test; not committed)
+//   node scripts/generate.mjs --go DIR       generate the Go client into DIR, module pvai.local/generated/go-client,
+//                                            package pvai (CI smoke test; not committed)
 // The generator JAR comes from Maven Central through `mvn dependency:copy` into the wrapper's storage
 // directory, where @openapitools/openapi-generator-cli finds it and makes no network call of its own.
 import { execFileSync } from 'node:child_process';
@@ -48,12 +50,13 @@ function ensureJar() {
   renameSync(join(storageDir, `openapi-generator-cli-${config.version}.jar`), jar);
 }
 
-function generate(generator, outDir, props) {
+function generate(generator, outDir, props, extraArgs = []) {
   const bin = join(root, 'node_modules/.bin/openapi-generator-cli');
   execFileSync(
     bin,
     [
       'generate',
+      ...extraArgs,
       '-i',
       spec,
       '-g',
@@ -87,6 +90,12 @@ if (args[0] === '--python') {
   const out = resolve(args[1] ?? join(tmpdir(), 'pvai-python-client'));
   generate('python', out, 'packageName=pvai_client,projectName=pvai-client');
   console.log(`Python client generated in ${out}`);
+} else if (args[0] === '--go') {
+  const out = resolve(args[1] ?? join(tmpdir(), 'pvai-go-client'));
+  // The module path is a name for `replace` directives only: it is never fetched (see go-client-smoke/go.mod).
+  const module = ['--git-host', 'pvai.local', '--git-user-id', 'generated', '--git-repo-id', 'go-client'];
+  generate('go', out, 'packageName=pvai,isGoSubmodule=false', module);
+  console.log(`Go client generated in ${out} (module pvai.local/generated/go-client)`);
 } else if (args[0] === '--check') {
   const tmp = mkdtempSync(join(tmpdir(), 'pvai-gen-'));
   generate('typescript-fetch', join(tmp, 'typescript'), tsProps);

@@ -487,6 +487,13 @@ export interface components {
         ModelId: "PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX";
         /** @enum {string} */
         Tier: "free" | "startup" | "business" | "enterprise";
+        /**
+         * Format: int64
+         * @description An account's credit balance. At most 1,000,000,000,000 (10^12): an account creation or a credit grant
+         *     that would pass it is refused with 400 `INVALID_PARAMETER` and `details.field` naming the field
+         *     (`credits` or `amount`), `details.max_balance` the ceiling.
+         */
+        CreditBalance: number;
         ToolCall: {
             id: string;
             /** @enum {string} */
@@ -563,6 +570,11 @@ export interface components {
             type: "function";
             function: components["schemas"]["FunctionDefinition"];
         };
+        /**
+         * @description `none`, `auto` (the default when `tools` are given) or `required`, or one function by name. A named
+         *     function must be one of `tools`: a name that is not, also when `tools` is absent or empty, is 400
+         *     `INVALID_PARAMETER` with `details.field: tool_choice.function.name`, whichever model the request is routed to.
+         */
         ToolChoice: ("none" | "auto" | "required") | {
             /** @enum {string} */
             type: "function";
@@ -577,13 +589,17 @@ export interface components {
             user_id: string;
             /** @default 0.7 */
             temperature?: number;
-            /** @default 2000 */
+            /**
+             * Format: int32
+             * @default 2000
+             */
             max_tokens?: number;
             /** @default false */
             stream?: boolean;
             /** @default false */
             use_rag?: boolean;
             /**
+             * Format: int32
              * @description At most the tier's maximum (free 5, startup 10, business and enterprise 100).
              * @default 5
              */
@@ -599,7 +615,10 @@ export interface components {
             parallel_tool_calls?: boolean;
             stop?: string | string[];
             top_p?: number;
-            /** @description For reproducible sampling; within ±(2^53 − 1), the integers JSON numbers carry exactly. */
+            /**
+             * Format: int64
+             * @description For reproducible sampling; within ±(2^53 − 1), the integers JSON numbers carry exactly.
+             */
             seed?: number;
             presence_penalty?: number;
             frequency_penalty?: number;
@@ -613,7 +632,10 @@ export interface components {
             stream_options?: {
                 include_usage?: boolean;
             };
-            /** @description Only 1 is supported. */
+            /**
+             * Format: int32
+             * @description Only 1 is supported.
+             */
             n?: number;
             /** @description Accepted for OpenAI compatibility; `user_id` is what isolates data. */
             user?: string;
@@ -625,18 +647,28 @@ export interface components {
             tool_calls?: components["schemas"]["ToolCall"][];
         };
         ChatChoice: {
+            /**
+             * Format: int32
+             * @description Always 0: `n` is 1.
+             */
             index: number;
             message: components["schemas"]["AssistantMessage"];
             /** @enum {string} */
             finish_reason: "stop" | "length" | "tool_calls" | "content_filter";
         };
         TokenUsage: {
+            /** Format: int64 */
             prompt_tokens: number;
+            /** Format: int64 */
             completion_tokens: number;
+            /** Format: int64 */
             total_tokens: number;
         };
         Citation: {
-            /** @description The answer refers to it as [index]. */
+            /**
+             * Format: int32
+             * @description The answer refers to it as [index].
+             */
             index: number;
             /** @enum {string} */
             source: "document" | "web";
@@ -648,14 +680,19 @@ export interface components {
             url?: string;
         };
         MemoryContext: {
+            /** Format: int32 */
             items_retrieved: number;
+            /** Format: int32 */
             retrieval_time_ms: number;
         };
         ChatCompletion: {
             id: string;
             /** @enum {string} */
             object: "chat.completion";
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
             created: number;
             model: components["schemas"]["ModelId"];
             choices: components["schemas"]["ChatChoice"][];
@@ -666,7 +703,10 @@ export interface components {
         CodeExecutionRequest: {
             code: string;
             user_id: string;
-            /** @description Seconds; default the tier's default, at most the tier's maximum (free 5, startup 15, business 60, enterprise 120). */
+            /**
+             * Format: int32
+             * @description Seconds; default the tier's default, at most the tier's maximum (free 5, startup 15, business 60, enterprise 120).
+             */
             timeout?: number;
         };
         CodeExecutionResult: {
@@ -674,17 +714,22 @@ export interface components {
             output: string;
             /** @description The traceback text, or null. */
             error: string | null;
+            /** Format: int32 */
             execution_time_ms: number;
         };
         Model: {
             id: components["schemas"]["ModelId"];
             /** @enum {string} */
             object: "model";
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
             created: number;
             owned_by: string;
             speed_class: string;
             quality: string;
+            /** Format: int32 */
             credits_per_request: number;
             intended_use: string;
             /** @description Whether the caller's tier may use it. */
@@ -696,7 +741,9 @@ export interface components {
             data: components["schemas"]["Model"][];
         };
         RateLimitWindow: {
+            /** Format: int64 */
             limit: number;
+            /** Format: int64 */
             remaining: number;
             /**
              * Format: int64
@@ -705,10 +752,15 @@ export interface components {
             reset: number;
         };
         UsageTotals: {
+            /** Format: int64 */
             requests: number;
+            /** Format: int64 */
             credits: number;
+            /** Format: int64 */
             prompt_tokens: number;
+            /** Format: int64 */
             completion_tokens: number;
+            /** Format: int64 */
             total_tokens: number;
         };
         UsageSeriesItem: {
@@ -721,7 +773,7 @@ export interface components {
             account_id: string;
             tier: components["schemas"]["Tier"];
             credits: {
-                balance: number;
+                balance: components["schemas"]["CreditBalance"];
             };
             rate_limits: {
                 minute: components["schemas"]["RateLimitWindow"];
@@ -770,7 +822,10 @@ export interface components {
         SearchRequest: {
             user_id: string;
             query: string;
-            /** @default 5 */
+            /**
+             * Format: int32
+             * @default 5
+             */
             k?: number;
         };
         MemorySearchResult: {
@@ -782,6 +837,7 @@ export interface components {
         };
         DeletedCount: {
             object: string;
+            /** Format: int64 */
             deleted: number;
         };
         DeletedObject: {
@@ -796,7 +852,9 @@ export interface components {
             user_id: string;
             title: string;
             content_type: string;
+            /** Format: int64 */
             size_bytes: number;
+            /** Format: int32 */
             chunk_count: number;
             metadata: components["schemas"]["Metadata"];
             /** Format: date-time */
@@ -834,10 +892,12 @@ export interface components {
             model: components["schemas"]["ModelId"];
             availability: number;
             availability_target: number;
+            /** Format: int64 */
             requests: number;
             error_rate: number;
             latency_ms: components["schemas"]["Percentiles"];
             time_to_first_token_ms: components["schemas"]["Percentiles"];
+            /** Format: int32 */
             latency_target_ms: number;
             meets_target: boolean;
         };
@@ -869,7 +929,7 @@ export interface components {
             id: string;
             email: string;
             tier: components["schemas"]["Tier"];
-            credits: number;
+            credits: components["schemas"]["CreditBalance"];
             /** Format: date-time */
             created_at: string;
         };
@@ -882,7 +942,11 @@ export interface components {
             /** Format: email */
             email: string;
             tier: components["schemas"]["Tier"];
-            /** @default 0 */
+            /**
+             * Format: int64
+             * @description The starting balance, at most the ceiling of `CreditBalance`.
+             * @default 0
+             */
             credits?: number;
             /** @description For the developer dashboard. */
             password?: string;
@@ -895,6 +959,10 @@ export interface components {
             tier: components["schemas"]["Tier"];
         };
         CreditsAddRequest: {
+            /**
+             * Format: int64
+             * @description Refused with 400 `INVALID_PARAMETER` (`details.field: amount`) when the new balance would pass the ceiling of `CreditBalance`.
+             */
             amount: number;
         };
         ApiKey: {
@@ -945,6 +1013,29 @@ export interface components {
                  *       }
                  *     }
                  */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Invalid parameters. `code` names the problem and `details.field` the offending field, as for every 400, with
+         *     two refusals that concern the request as a whole rather than one field's schema:
+         *     - a `tool_choice` naming a function that is not in `tools`: `INVALID_PARAMETER`, `details.field`
+         *       `tool_choice.function.name`;
+         *     - a prompt longer than the context of the model the request is routed to (the messages, tools and system
+         *       text as that model's tokenizer counts them), or any other request the model's engine or upstream refuses
+         *       as invalid: `INVALID_PARAMETER` with `details: {model, attempts}`, where each attempt names the
+         *       `provider`, the target `model`, `kind: bad-request` and the engine's `message` (the local engine says
+         *       `prompt is N tokens; the local model's context holds M`). The request costs no credits.
+         */
+        ChatBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1288,7 +1379,7 @@ export interface components {
         XRateLimitRemaining: number;
         /** @description When that window resets (Unix seconds). */
         XRateLimitReset: number;
-        /** @description Seconds to wait before retrying. */
+        /** @description Seconds to wait before retrying (at most 31 days, the longest wait for a monthly window). */
         RetryAfter: number;
     };
     pathItems: never;
@@ -1375,11 +1466,12 @@ export interface operations {
                         data: string;
                         event?: string;
                         id?: string;
+                        /** Format: int32 */
                         retry?: number;
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["ChatBadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["InsufficientCredits"];
             403: components["responses"]["Forbidden"];

@@ -2,19 +2,22 @@
 """Smoke test of the Python client generated from openapi/openapi.yaml against a running pvai server.
 
     node scripts/generate.mjs --python DIR && pip install DIR
-    python scripts/contract/python-client-smoke.py     # with PVAI_URL and PVAI_API_KEY set
+    python scripts/contract/python-client-smoke.py     # with PVAI_URL, PVAI_API_KEY and PVAI_ADMIN_TOKEN set
 
 (serve-for-contract.mjs sets those.) Checks, through the generated client only:
   1. list_models with the key as `Authorization: Bearer`: 200 and the four PV models;
   2. get_model with the key as `X-API-Key`: 200 (the other security scheme);
   3. a chat completion with an unknown model: 400 with body code INVALID_MODEL (the client validates the
      model enum itself, so the request object is built with pydantic's model_construct to send it anyway);
-  4. list_models with a wrong key: 401 with body code UNAUTHORIZED.
+  4. list_models with a wrong key: 401 with body code UNAUTHORIZED;
+  5. an account created through the admin API with 3,000,000,000 credits (past 2^31) reads that balance
+     from get_usage.
 Exits 1 on the first failed check.
 """
 
 import json
 import os
+import secrets
 import sys
 import warnings
 
@@ -23,6 +26,8 @@ from pvai_client.exceptions import ApiException
 
 URL = os.environ["PVAI_URL"]
 KEY = os.environ["PVAI_API_KEY"]
+ADMIN_TOKEN = os.environ["PVAI_ADMIN_TOKEN"]
+BIG_BALANCE = 3_000_000_000  # past 2^31
 EXPECTED_MODELS = {"PV-TURBO", "PV-STANDARD", "PV-ADVANCED", "PV-CODEX"}
 
 
@@ -94,5 +99,18 @@ with client(access_token=KEY) as api:
 # 4. wrong key → 401 UNAUTHORIZED
 with client(access_token="pv_sk_" + "0" * 40) as api:
     expect_error(lambda: pvai_client.ModelsApi(api).list_models(), 401, "UNAUTHORIZED", "list_models with a wrong key")
+
+# 5. a balance past 2^31
+with client(access_token=ADMIN_TOKEN) as api:
+    created = pvai_client.AdminApi(api).admin_create_account(
+        pvai_client.AccountCreateRequest(
+            email=f"python-smoke-{secrets.token_hex(4)}@example.com", tier="enterprise", credits=BIG_BALANCE
+        )
+    )
+with client(access_token=created.api_key) as api:
+    usage = pvai_client.UsageApi(api).get_usage()
+    if usage.credits.balance != BIG_BALANCE:
+        fail(f"get_usage: expected a balance of {BIG_BALANCE}, got {usage.credits.balance}")
+    ok(f"get_usage: balance {usage.credits.balance} (past 2^31)")
 
 print("python client smoke test passed")

@@ -11,6 +11,22 @@ export interface CreatedKey {
   secret: string;
 }
 
+/**
+ * The highest balance an account may hold: the contract's `CreditBalance` maximum (10^12). Past 2^32, so
+ * clients read balances as 64-bit integers; far below 2^53 − 1, so a balance plus a grant stays exact in
+ * JavaScript numbers and in both SQL dialects. A creation or grant that would pass it is refused.
+ */
+export const MAX_CREDIT_BALANCE = 1_000_000_000_000;
+
+function overCeiling(field: 'credits' | 'amount', balance: number): AppError {
+  return new AppError('INVALID_PARAMETER', `a credit balance is at most ${MAX_CREDIT_BALANCE}`, {
+    field,
+    reason: `the balance would pass ${MAX_CREDIT_BALANCE}`,
+    max_balance: MAX_CREDIT_BALANCE,
+    balance,
+  });
+}
+
 /** Last-used times are written at most this often per key, so authentication stays a read. */
 const TOUCH_INTERVAL_MS = 60_000;
 const MAX_CACHED_PRINCIPALS = 10_000;
@@ -73,9 +89,11 @@ export class AccountService {
     credits?: number;
     password?: string;
   }): Promise<{ account: Account; created: CreatedKey }> {
+    const credits = input.credits ?? 0;
+    if (credits > MAX_CREDIT_BALANCE) throw overCeiling('credits', 0);
     const passwordHash = input.password ? await hashPassword(input.password) : null;
     const account = await this.#store.createAccount(
-      { email: input.email, tier: input.tier, credits: input.credits ?? 0, passwordHash },
+      { email: input.email, tier: input.tier, credits, passwordHash },
       this.#clock(),
     );
     const created = await this.createKey(account.id, 'default');
@@ -134,9 +152,10 @@ export class AccountService {
   }
 
   async addCredits(accountId: string, amount: number): Promise<Account> {
-    const account = await this.#store.addCredits(accountId, amount);
-    if (!account) throw new AppError('NOT_FOUND', `No account ${accountId}`, { account_id: accountId });
-    return account;
+    const account = await this.#store.addCredits(accountId, amount, MAX_CREDIT_BALANCE);
+    if (account) return account;
+    // Nothing was added: no such account (NOT_FOUND), or the balance would pass the ceiling.
+    throw overCeiling('amount', (await this.requireAccount(accountId)).credits);
   }
 
   /** The principal for a presented key, or undefined for a malformed, unknown or revoked one. */

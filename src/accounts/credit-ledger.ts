@@ -66,8 +66,9 @@ export class CreditLedgerAccountStore implements AccountStore {
     this.#writes.schedule();
   }
 
-  async addCredits(id: string, amount: number): Promise<Account | undefined> {
-    const account = await this.#inner.addCredits(id, amount);
+  async addCredits(id: string, amount: number, maxBalance: number): Promise<Account | undefined> {
+    // Checked against the stored balance: pending charges make it at most a few credits stricter.
+    const account = await this.#inner.addCredits(id, amount, maxBalance);
     if (!account) return undefined;
     // Stored and known balances move together, whatever was charged meanwhile.
     const entry = this.#balances.get(id);

@@ -126,10 +126,11 @@ export class SqlAccountStore implements AccountStore {
     return rows[0] ? toAccount(rows[0]) : undefined;
   }
 
-  async addCredits(id: string, amount: number): Promise<Account | undefined> {
+  async addCredits(id: string, amount: number, maxBalance: number): Promise<Account | undefined> {
+    // One conditional statement, like a charge: two grants at once cannot both pass the ceiling.
     const rows = await this.#db.query(
-      `UPDATE accounts SET credits = credits + $2 WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
-      [id, amount],
+      `UPDATE accounts SET credits = credits + $2 WHERE id = $1 AND credits + $2 <= $3 RETURNING ${ACCOUNT_COLUMNS}`,
+      [id, amount, maxBalance],
     );
     return rows[0] ? toAccount(rows[0]) : undefined;
   }

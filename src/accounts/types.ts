@@ -17,7 +17,8 @@ export interface AccountStore {
   getAccount(id: string): Promise<Account | undefined>;
   listAccounts(): Promise<Account[]>;
   setTier(id: string, tier: Tier): Promise<Account | undefined>;
-  addCredits(id: string, amount: number): Promise<Account | undefined>;
+  /** Adds credits unless the balance would pass `maxBalance`; undefined when nothing was added (or no account). */
+  addCredits(id: string, amount: number, maxBalance: number): Promise<Account | undefined>;
   /** Atomic check-and-charge: never lets the balance go below zero, across processes too. */
   chargeCredits(id: string, amount: number): Promise<ChargeResult>;
   refundCredits(id: string, amount: number): Promise<void>;

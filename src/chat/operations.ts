@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import { type Call, type Operations, type Reply, requirePrincipal } from '../http/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import type { Answer, ChatService, StreamedAnswer } from './chat-service.js';
+import { checkToolChoice } from './request.js';
 import { pipeAsSse } from './sse.js';
 import { completionBody } from './wire.js';
 
@@ -43,6 +44,7 @@ export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): 
   return {
     createChatCompletion: async ({ body: request }, call) => {
       const { account } = requirePrincipal(call);
+      checkToolChoice(request);
       deps.tiers.checkModel(account, request.model);
       deps.tiers.checkRagK(account, request.rag_k);
       call.usage.model = request.model;

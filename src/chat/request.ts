@@ -1,3 +1,4 @@
+import { AppError } from '../errors/index.js';
 import type { RequestBody } from '../http/index.js';
 import type { ChatMessage, RoutedRequest, ToolChoice, ToolDefinition } from '../providers/index.js';
 
@@ -23,4 +24,19 @@ export function toRoutedRequest(request: ChatCompletionRequest, extraSystem: rea
     ...(request.tool_choice !== undefined ? { toolChoice: request.tool_choice as ToolChoice } : {}),
     ...(request.response_format !== undefined ? { responseFormat: request.response_format } : {}),
   };
+}
+
+/**
+ * A `tool_choice` that names a function must name one of `tools`; with no `tools` it names none of them.
+ * One rule for every provider, before anything is charged or routed: 400 INVALID_PARAMETER on the name.
+ */
+export function checkToolChoice(request: Pick<ChatCompletionRequest, 'tools' | 'tool_choice'>): void {
+  const choice = request.tool_choice;
+  if (typeof choice !== 'object' || choice === null) return;
+  const name = choice.function.name;
+  if (request.tools?.some((tool) => tool.function.name === name)) return;
+  throw new AppError('INVALID_PARAMETER', `tool_choice names the function ${name}, which is not in tools`, {
+    field: 'tool_choice.function.name',
+    reason: 'must name one of the functions in tools',
+  });
 }

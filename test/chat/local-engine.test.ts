@@ -25,6 +25,7 @@ describe('chat completions on the local engine, through the official openai SDK'
   let server: TestServer;
   let client: OpenAI;
   let accountId: string;
+  let apiKey: string;
 
   before(async () => {
     server = await startTestServer('sqlite', {
@@ -32,6 +33,7 @@ describe('chat completions on the local engine, through the official openai SDK'
     });
     const created = await server.createAccount('startup', 1000);
     accountId = created.accountId;
+    apiKey = created.apiKey;
     client = openaiClient(server.url, created.apiKey);
   });
   after(() => server.close());
@@ -74,6 +76,29 @@ describe('chat completions on the local engine, through the official openai SDK'
       completion_tokens: data.usage?.completion_tokens,
       credits: 1,
     });
+  });
+
+  it("answers a prompt longer than the model's context with 400 INVALID_PARAMETER, as the contract documents", async () => {
+    const before = await balance();
+    const res = await server.request('POST', '/z1/chat/completions', {
+      apiKey,
+      body: {
+        model: 'PV-TURBO',
+        user_id: 'u1',
+        max_tokens: 8,
+        messages: [{ role: 'user', content: 'word '.repeat(5000) }],
+      },
+    });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.code, 'INVALID_PARAMETER');
+    assert.match(String(res.body.message), /^prompt is \d+ tokens; the local model's context holds \d+$/);
+    const details = res.body.details as { model: string; attempts: Array<Record<string, unknown>> };
+    assert.equal(details.model, 'PV-TURBO');
+    assert.deepEqual(
+      details.attempts.map((a) => [a.provider, a.kind, a.message]),
+      [['local', 'bad-request', res.body.message]],
+    );
+    assert.equal(await balance(), before, 'a refused prompt costs nothing');
   });
 
   it('reports finish_reason length when max_tokens cuts the answer', async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { backends } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('admin API', () => {
@@ -113,3 +114,73 @@ describe('admin API without PVAI_ADMIN_TOKEN', () => {
     }
   });
 });
+
+const CEILING = 1_000_000_000_000;
+
+for (const backend of backends()) {
+  describe(`credit balances past 2^31, up to the ceiling (${backend})`, () => {
+    let server: TestServer;
+
+    before(async () => {
+      server = await startTestServer(backend);
+    });
+    after(() => server.close());
+
+    it('creates an account with 3,000,000,000 credits and reports that balance in GET /z1/usage', async () => {
+      const { accountId, apiKey } = await server.createAccount('startup', 3_000_000_000);
+      const account = await server.request('GET', `/admin/accounts/${accountId}`, { admin: true });
+      assert.equal(account.body.credits, 3_000_000_000);
+      const usage = await server.request<{ credits: { balance: number } }>('GET', '/z1/usage', { apiKey });
+      assert.equal(usage.status, 200);
+      assert.deepEqual(usage.body.credits, { balance: 3_000_000_000 });
+    });
+
+    it('refuses an account created above the ceiling with 400 INVALID_PARAMETER on credits', async () => {
+      const over = await server.request('POST', '/admin/accounts', {
+        admin: true,
+        body: { email: `over-${backend}@example.com`, tier: 'free', credits: CEILING + 1 },
+      });
+      assert.equal(over.status, 400);
+      assert.equal(over.body.code, 'INVALID_PARAMETER');
+      assert.equal((over.body.details as { field: string }).field, 'credits');
+      const at = await server.request<{ account: { credits: number } }>('POST', '/admin/accounts', {
+        admin: true,
+        body: { email: `at-${backend}@example.com`, tier: 'free', credits: CEILING },
+      });
+      assert.equal(at.status, 201);
+      assert.equal(at.body.account.credits, CEILING);
+    });
+
+    it('refuses a grant that would pass the ceiling with 400 INVALID_PARAMETER on amount, adding nothing', async () => {
+      const { accountId } = await server.createAccount('free', CEILING - 10);
+      const credits = (amount: number) =>
+        server.request('POST', `/admin/accounts/${accountId}/credits`, { admin: true, body: { amount } });
+      const over = await credits(11);
+      assert.equal(over.status, 400);
+      assert.equal(over.body.code, 'INVALID_PARAMETER');
+      assert.deepEqual(over.body.details, {
+        field: 'amount',
+        reason: `the balance would pass ${CEILING}`,
+        max_balance: CEILING,
+        balance: CEILING - 10,
+      });
+      const tooLargeAlone = await credits(CEILING + 1);
+      assert.equal(tooLargeAlone.status, 400);
+      assert.equal((tooLargeAlone.body.details as { field: string }).field, 'amount');
+      const filled = await credits(10);
+      assert.equal(filled.status, 200);
+      assert.equal(filled.body.credits, CEILING);
+      assert.equal((await credits(1)).status, 400);
+      const account = await server.request('GET', `/admin/accounts/${accountId}`, { admin: true });
+      assert.equal(account.body.credits, CEILING);
+    });
+
+    it('still answers 404 for a grant to an unknown account', async () => {
+      const missing = await server.request('POST', '/admin/accounts/acct_nope/credits', {
+        admin: true,
+        body: { amount: 1 },
+      });
+      assert.equal(missing.status, 404);
+    });
+  });
+}

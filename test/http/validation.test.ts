@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { chatBody, startTestServer, type TestServer } from '../support/server.js';
 
+const weatherTool = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } };
+const namedChoice = (name: string) => ({ type: 'function', function: { name } });
+
 describe('request validation against the contract', () => {
   let server: TestServer;
   let apiKey: string;
@@ -52,6 +55,18 @@ describe('request validation against the contract', () => {
       'messages[0].tool_call_id',
     ],
     [
+      'a tool_choice naming a function that is not in tools',
+      { tools: [weatherTool], tool_choice: namedChoice('get_time') },
+      'INVALID_PARAMETER',
+      'tool_choice.function.name',
+    ],
+    [
+      'a tool_choice naming a function when there are no tools',
+      { tool_choice: namedChoice('get_time') },
+      'INVALID_PARAMETER',
+      'tool_choice.function.name',
+    ],
+    [
       'function message without name',
       { messages: [{ role: 'function', content: '{}' }] },
       'INVALID_PARAMETER',
@@ -69,6 +84,28 @@ describe('request validation against the contract', () => {
       assert.ok(res.headers.get('x-ratelimit-remaining'), 'authenticated errors carry the rate-limit headers');
     });
   }
+
+  it('answers a tool_choice naming an unknown function the same with or without tools, charging nothing', async () => {
+    const { accountId, apiKey: key } = await server.createAccount('startup', 10);
+    const ask = (overrides: Record<string, unknown>) =>
+      server.request('POST', '/z1/chat/completions', {
+        apiKey: key,
+        body: chatBody({ skip_cache: true, tool_choice: namedChoice('get_time'), ...overrides }),
+      });
+    const withTools = await ask({ tools: [weatherTool] });
+    const withoutTools = await ask({});
+    for (const res of [withTools, withoutTools]) {
+      assert.equal(res.status, 400, res.text);
+      assert.deepEqual(res.body, {
+        status: 'error',
+        message: 'tool_choice names the function get_time, which is not in tools',
+        code: 'INVALID_PARAMETER',
+        details: { field: 'tool_choice.function.name', reason: 'must name one of the functions in tools' },
+      });
+    }
+    const account = await server.request('GET', `/admin/accounts/${accountId}`, { admin: true });
+    assert.equal(account.body.credits, 10);
+  });
 
   it('rejects a missing user_id', async () => {
     const { user_id: _, ...body } = chatBody();

@@ -71,7 +71,10 @@ for (const backend of backends()) {
           assert.deepEqual(await store().getAccount(a.id), a);
           assert.ok((await store().listAccounts()).some((x) => x.id === a.id));
           assert.equal((await store().setTier(a.id, 'business'))?.tier, 'business');
-          assert.equal((await store().addCredits(a.id, 7))?.credits, 12);
+          assert.equal((await store().addCredits(a.id, 7, 20))?.credits, 12);
+          assert.equal(await store().addCredits(a.id, 9, 20), undefined, 'past the ceiling: nothing is added');
+          assert.equal((await store().getAccount(a.id))?.credits, 12);
+          assert.equal((await store().addCredits(a.id, 8, 20))?.credits, 20, 'up to the ceiling itself');
           assert.equal(await store().getAccount('acct_missing'), undefined);
           assert.equal(await store().setTier('acct_missing', 'free'), undefined);
         });

@@ -66,6 +66,40 @@ describe('pvai CLI', () => {
     await assert.rejects(pvai(['keys', 'list', '--account', 'acct_nope'], { ...env, PVAI_PORT: 'x' }), /PVAI_PORT/);
   });
 
+  it('keeps balances at most 10^12 credits, as the admin API does', async () => {
+    await assert.rejects(
+      pvai(['accounts', 'create', '--email', 'rich@example.com', '--tier', 'free', '--credits', '1000000000001'], env),
+      /at most 1000000000000/,
+    );
+    const created = JSON.parse(
+      (
+        await pvai(
+          [
+            'accounts',
+            'create',
+            '--email',
+            'full@example.com',
+            '--tier',
+            'free',
+            '--credits',
+            '999999999999',
+            '--json',
+          ],
+          env,
+        )
+      ).stdout,
+    );
+    const accountId = created.account.id as string;
+    await assert.rejects(
+      pvai(['credits', 'add', '--account', accountId, '--amount', '2'], env),
+      /at most 1000000000000/,
+    );
+    const full = JSON.parse(
+      (await pvai(['credits', 'add', '--account', accountId, '--amount', '1', '--json'], env)).stdout,
+    );
+    assert.equal(full.account.credits, 1_000_000_000_000);
+  });
+
   it('doctor reports each dependency', async () => {
     const report = JSON.parse((await pvai(['doctor', '--json'], env)).stdout);
     assert.equal(report.ok, true);

@@ -40,6 +40,9 @@ export interface Account {
      */
     tier: Tier;
     /**
+     * An account's credit balance. At most 1,000,000,000,000 (10^12): an account creation or a credit grant
+     * that would pass it is refused with 400 `INVALID_PARAMETER` and `details.field` naming the field
+     * (`credits` or `amount`), `details.max_balance` the ceiling.
      * 
      */
     credits: number;

@@ -36,7 +36,7 @@ export interface AccountCreateRequest {
      */
     tier: Tier;
     /**
-     * 
+     * The starting balance, at most the ceiling of `CreditBalance`.
      */
     credits?: number;
     /**

@@ -28,7 +28,7 @@ import {
  */
 export interface ChatChoice {
     /**
-     * 
+     * Always 0: `n` is 1.
      */
     index: number;
     /**

@@ -64,7 +64,7 @@ export interface ChatCompletion {
      */
     object: ChatCompletionObjectEnum;
     /**
-     * 
+     * Unix seconds.
      */
     created: number;
     /**

@@ -20,7 +20,7 @@ import { mapValues } from '../runtime.js';
  */
 export interface CreditsAddRequest {
     /**
-     * 
+     * Refused with 400 `INVALID_PARAMETER` (`details.field: amount`) when the new balance would pass the ceiling of `CreditBalance`.
      */
     amount: number;
 }

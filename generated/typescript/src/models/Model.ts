@@ -36,7 +36,7 @@ export interface Model {
      */
     object: ModelObjectEnum;
     /**
-     * 
+     * Unix seconds.
      */
     created: number;
     /**

@@ -20,6 +20,9 @@ import { mapValues } from '../runtime.js';
  */
 export interface UsageCredits {
     /**
+     * An account's credit balance. At most 1,000,000,000,000 (10^12): an account creation or a credit grant
+     * that would pass it is refused with 400 `INVALID_PARAMETER` and `details.field` naming the field
+     * (`credits` or `amount`), `details.max_balance` the ceiling.
      * 
      */
     balance: number;
