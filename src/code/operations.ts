@@ -5,7 +5,7 @@ import type { TierPolicy } from '../tiers/index.js';
 
 const FREE = { 'X-Credits-Charged': '0' };
 
-/** POST /z1/code/execute: Python in the sandbox, with the tier's timeout rules. Costs 0 credits (decisions). */
+/** POST /z1/code/execute: Python in the sandbox, with the tier's timeout rules. Costs 0 credits (docs/decisions.md). */
 export function codeOperations(deps: { sandbox: CodeRunner; tiers: TierPolicy }): Operations<'executeCode'> {
   return {
     executeCode: async ({ body }, call) => {

@@ -15,7 +15,7 @@ describe('pvai CLI', () => {
     PVAI_LOCAL_MODEL: TEST_MODEL,
   };
 
-  it('manages accounts, keys and credits with --json output as decisions.md says', async () => {
+  it('manages accounts, keys and credits with --json output as docs/decisions.md says', async () => {
     const created = JSON.parse(
       (
         await pvai(
