@@ -27,7 +27,7 @@ export function codeHandlers(services: Services): OperationHandlers {
       // Code execution costs 0 credits (decisions.md).
       ctx.set('X-Credits-Charged', '0');
       const outcome = await services.sandbox.execute(
-        { code: request.code, timeoutSeconds: timeout },
+        { code: request.code, timeoutSeconds: timeout, accountId: account.id },
         clientDisconnectSignal(ctx),
       );
       if (outcome.kind === 'timeout') {

@@ -83,7 +83,7 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
       '/var',
       '/sys',
     ];
-    const outcome = await sandbox.execute({ code: probeReads(paths), timeoutSeconds: 2 });
+    const outcome = await sandbox.execute({ code: probeReads(paths), timeoutSeconds: 2, accountId: 'acct' });
     const output = outputOf(outcome);
     assert.doesNotMatch(output, /LEAK/);
     assert.equal(output.match(/^blocked /gm)?.length, paths.length, output);
@@ -93,7 +93,7 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
   it('cannot write to the read-only system tree', async () => {
     const code =
       'try:\n    open("/usr/pwned", "w")\n    print("LEAK wrote /usr")\nexcept OSError as e:\n    print("blocked", e.strerror)';
-    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' });
     assert.equal(outcome.output, 'blocked Read-only file system\n');
     assert.equal(existsSync('/usr/pwned'), false);
   });
@@ -108,7 +108,7 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
       '    except OSError:',
       '        pass',
     ].join('\n');
-    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' });
     assert.ok(outcome.output.startsWith("['HOME', 'LANG', 'PATH', 'PWD', 'PYTHONIOENCODING']\n"), outcome.output);
     assert.ok(!outcome.output.includes(secretEnvValue));
     assert.ok(!outcome.output.includes('PVAI_SANDBOX_TEST_SECRET'));
@@ -121,7 +121,7 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
       'print("pids", len(pids))',
       `try:\n    os.kill(${process.pid}, 0)\n    print("LEAK can signal host")\nexcept OSError as e:\n    print("blocked", type(e).__name__)`,
     ].join('\n');
-    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' });
     // Only bwrap's reaper and the interpreter live in the sandbox's pid namespace.
     assert.equal(outcome.output, 'pids 2\nblocked ProcessLookupError\n');
   });
@@ -141,7 +141,7 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
       '    except OSError as e:',
       '        print("blocked dns", name, type(e).__name__)',
     ].join('\n');
-    const outcome = await sandbox.execute({ code, timeoutSeconds: 5 });
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 5, accountId: 'acct' });
     assert.doesNotMatch(outcome.output, /CONNECTED|RESOLVED/);
     assert.equal(outcome.output.match(/^blocked /gm)?.length, 5, outcome.output);
     assert.equal(connectionsSeen, 0);
@@ -154,7 +154,7 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
       `os.system("id; echo pwned > ${hostFile}; cat /etc/shadow; ls ${REPO}")`,
       'print(subprocess.run(["ls", "/"], capture_output=True, text=True).stdout.split())',
     ].join('\n');
-    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' });
     assert.match(outcome.output, /uid=65534/);
     assert.match(outcome.output, /No such file or directory/);
     assert.match(outcome.output, /\['bin', 'dev', 'lib', 'lib64', 'proc', 'sbin', 'tmp', 'usr', 'work'\]/);
@@ -176,7 +176,7 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
       '    children += 1',
       'print("children", children)',
     ].join('\n');
-    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' });
     const children = Number(/children (\d+)/.exec(outcome.output)?.[1]);
     assert.ok(children > 0 && children < 16, outcome.output);
   });
@@ -186,7 +186,7 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
     const bomb = 'import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass';
     const code = `import os, sys\nos.execv(sys.executable, [sys.executable, "-c", ${JSON.stringify(bomb)}, "${marker}"])`;
     const started = performance.now();
-    const outcome = await sandbox.execute({ code, timeoutSeconds: 1 });
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 1, accountId: 'acct' });
     assert.equal(outcome.kind, 'timeout');
     assert.ok(performance.now() - started < 3000);
     assert.deepEqual(hostProcessesMentioning(marker), []);
@@ -194,14 +194,14 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
 
   it('turns a memory bomb into MemoryError', async () => {
     const code = 'hoard = []\nwhile True:\n    hoard.append(bytearray(8 * 1024 * 1024))';
-    const outcome = await sandbox.execute({ code, timeoutSeconds: 5 });
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 5, accountId: 'acct' });
     assert.equal(outcome.kind, 'completed');
     assert.match(outcome.kind === 'completed' ? (outcome.error ?? '') : '', /MemoryError/);
   });
 
   it('stops a CPU spin at the timeout', async () => {
     const started = performance.now();
-    const outcome = await sandbox.execute({ code: 'while True:\n    pass', timeoutSeconds: 1 });
+    const outcome = await sandbox.execute({ code: 'while True:\n    pass', timeoutSeconds: 1, accountId: 'acct' });
     assert.equal(outcome.kind, 'timeout');
     assert.ok(performance.now() - started < 2500);
   });
@@ -210,10 +210,11 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
     const tooBig = await sandbox.execute({
       code: 'open("big", "wb").write(b"x" * (20 * 1024 * 1024))',
       timeoutSeconds: 5,
+      accountId: 'acct',
     });
     assert.match(outputOf(tooBig), /OSError: \[Errno 27\] File too large/);
     const fill = 'for i in range(4):\n    open(f"part{i}", "wb").write(b"x" * (7 * 1024 * 1024))';
-    const full = await sandbox.execute({ code: fill, timeoutSeconds: 5 });
+    const full = await sandbox.execute({ code: fill, timeoutSeconds: 5, accountId: 'acct' });
     assert.match(outputOf(full), /OSError: \[Errno 28\] No space left on device/);
   });
 
@@ -232,7 +233,7 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
       'time.sleep(0.5)',
       'print("returning")',
     ].join('\n');
-    const running = sandbox.execute({ code, timeoutSeconds: 3 });
+    const running = sandbox.execute({ code, timeoutSeconds: 3, accountId: 'acct' });
     // Prove the probe can see them while the code runs, so the empty result afterwards means something.
     let seenWhileRunning = 0;
     for (let attempt = 0; attempt < 40 && seenWhileRunning < 2; attempt += 1) {
@@ -261,13 +262,13 @@ describe('sandbox: escape attempts are contained', { skip: sandboxHostSkip() }, 
       'except OSError as e:',
       '    print("blocked hardlink", type(e).__name__)',
     ].join('\n');
-    const outcome = await sandbox.execute({ code, timeoutSeconds: 2 });
+    const outcome = await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' });
     assert.doesNotMatch(outputOf(outcome), /LEAK/);
     assert.equal(outcome.output.match(/^blocked /gm)?.length, 5, outcome.output);
   });
 
   it('still runs normal code after all of the above', async () => {
-    const outcome = await sandbox.execute({ code: 'print(sum(range(10)))', timeoutSeconds: 2 });
+    const outcome = await sandbox.execute({ code: 'print(sum(range(10)))', timeoutSeconds: 2, accountId: 'acct' });
     assert.deepEqual(outcome.kind === 'completed' ? [outcome.output, outcome.error] : outcome, ['45\n', null]);
   });
 });

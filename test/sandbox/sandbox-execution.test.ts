@@ -20,7 +20,9 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
   });
 
   it('returns printed output with no error', async () => {
-    const result = completed(await sandbox.execute({ code: 'print("hello")\nprint(6 * 7)', timeoutSeconds: 2 }));
+    const result = completed(
+      await sandbox.execute({ code: 'print("hello")\nprint(6 * 7)', timeoutSeconds: 2, accountId: 'acct' }),
+    );
     assert.equal(result.output, 'hello\n42\n');
     assert.equal(result.error, null);
     assert.ok(result.executionTimeMs >= 0 && result.executionTimeMs < 1000, String(result.executionTimeMs));
@@ -28,13 +30,13 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
 
   it('interleaves stdout and stderr in the order printed', async () => {
     const code = 'import sys\nprint("a")\nprint("b", file=sys.stderr)\nprint("c")\nsys.stderr.write("d\\n")';
-    const result = completed(await sandbox.execute({ code, timeoutSeconds: 2 }));
+    const result = completed(await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' }));
     assert.equal(result.output, 'a\nb\nc\nd\n');
   });
 
   it('reports an uncaught exception as traceback text, keeping output printed before it', async () => {
     const code = 'print("start")\ndef explode():\n    raise ValueError("boom")\nexplode()';
-    const result = completed(await sandbox.execute({ code, timeoutSeconds: 2 }));
+    const result = completed(await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' }));
     assert.equal(result.output, 'start\n');
     assert.match(result.error ?? '', /^Traceback \(most recent call last\):/);
     assert.match(result.error ?? '', /line 3, in explode/);
@@ -45,7 +47,7 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
 
   it('reports a syntax error', async () => {
     const result = completed(
-      await sandbox.execute({ code: 'print("never")\ndef broken(:\n  pass', timeoutSeconds: 2 }),
+      await sandbox.execute({ code: 'print("never")\ndef broken(:\n  pass', timeoutSeconds: 2, accountId: 'acct' }),
     );
     assert.equal(result.output, '');
     assert.match(result.error ?? '', /SyntaxError/);
@@ -53,26 +55,34 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
   });
 
   it('treats sys.exit(0) as success and sys.exit(3) as an error', async () => {
-    const ok = completed(await sandbox.execute({ code: 'import sys\nprint("x")\nsys.exit(0)', timeoutSeconds: 2 }));
+    const ok = completed(
+      await sandbox.execute({ code: 'import sys\nprint("x")\nsys.exit(0)', timeoutSeconds: 2, accountId: 'acct' }),
+    );
     assert.equal(ok.error, null);
-    const failed = completed(await sandbox.execute({ code: 'import sys\nsys.exit(3)', timeoutSeconds: 2 }));
+    const failed = completed(
+      await sandbox.execute({ code: 'import sys\nsys.exit(3)', timeoutSeconds: 2, accountId: 'acct' }),
+    );
     assert.match(failed.error ?? '', /SystemExit: 3/);
   });
 
   it('gives the code a closed stdin: input() raises EOFError', async () => {
-    const result = completed(await sandbox.execute({ code: 'input("name? ")', timeoutSeconds: 2 }));
+    const result = completed(await sandbox.execute({ code: 'input("name? ")', timeoutSeconds: 2, accountId: 'acct' }));
     assert.match(result.error ?? '', /EOFError/);
   });
 
   it('round-trips unicode output', async () => {
     const text = 'héllo wörld ✓ 日本語 🎉 Ω';
-    const result = completed(await sandbox.execute({ code: `print(${JSON.stringify(text)})`, timeoutSeconds: 2 }));
+    const result = completed(
+      await sandbox.execute({ code: `print(${JSON.stringify(text)})`, timeoutSeconds: 2, accountId: 'acct' }),
+    );
     assert.equal(result.output, `${text}\n`);
     assert.equal(result.error, null);
   });
 
   it('truncates output over the cap and says so', async () => {
-    const result = completed(await sandbox.execute({ code: 'print("x" * 100000)\nprint("tail")', timeoutSeconds: 2 }));
+    const result = completed(
+      await sandbox.execute({ code: 'print("x" * 100000)\nprint("tail")', timeoutSeconds: 2, accountId: 'acct' }),
+    );
     assert.equal(result.output, `${'x'.repeat(65536)}\n[output truncated at 65536 bytes]`);
     assert.equal(result.error, null);
   });
@@ -80,7 +90,7 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
   it('truncates at a configured cap without splitting a character', async () => {
     const small = createSandbox({ poolSize: 0, outputLimitBytes: 10 });
     try {
-      const result = completed(await small.execute({ code: 'print("€" * 10)', timeoutSeconds: 2 }));
+      const result = completed(await small.execute({ code: 'print("€" * 10)', timeoutSeconds: 2, accountId: 'acct' }));
       // 10 bytes hold three 3-byte euro signs plus one dangling byte, which is dropped.
       assert.equal(result.output, '€€€\n[output truncated at 10 bytes]');
     } finally {
@@ -93,6 +103,7 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
     const result = await sandbox.execute({
       code: 'import time\nprint("before the hang", flush=True)\ntime.sleep(30)\nprint("never")',
       timeoutSeconds: 1,
+      accountId: 'acct',
     });
     const elapsed = performance.now() - started;
     assert.equal(result.kind, 'timeout');
@@ -106,11 +117,16 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
       await sandbox.execute({
         code: 'x = 42\nopen("note.txt", "w").write("kept?")\nprint(open("note.txt").read())',
         timeoutSeconds: 2,
+        accountId: 'acct',
       }),
     );
     assert.equal(first.output, 'kept?\n');
     const second = completed(
-      await sandbox.execute({ code: 'import os\nprint(os.listdir("."))\nprint(x)', timeoutSeconds: 2 }),
+      await sandbox.execute({
+        code: 'import os\nprint(os.listdir("."))\nprint(x)',
+        timeoutSeconds: 2,
+        accountId: 'acct',
+      }),
     );
     assert.equal(second.output, '[]\n');
     assert.match(second.error ?? '', /NameError: name 'x' is not defined/);
@@ -123,7 +139,7 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
       'for name in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CPU"):',
       '    print(name, *resource.getrlimit(getattr(resource, name)))',
     ].join('\n');
-    const result = completed(await sandbox.execute({ code, timeoutSeconds: 2 }));
+    const result = completed(await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' }));
     assert.equal(
       result.output,
       [
