@@ -59,8 +59,10 @@ export const configSchema = z
         outputLimitBytes: z.number().int().min(1),
         memoryLimitMb: z.number().int().min(64),
         workDirSizeMb: z.number().int().min(1),
+        workDirMaxFiles: z.number().int().min(2),
         maxFileSizeMb: z.number().int().min(1),
-        maxProcesses: z.number().int().min(3),
+        maxProcesses: z.number().int().min(2),
+        maxOpenFiles: z.number().int().min(16),
       })
       .partial()
       .strict()

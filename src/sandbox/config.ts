@@ -26,9 +26,13 @@ export function resolveSandboxConfig(overrides: Partial<SandboxConfig> = {}): Sa
   // Below ~64 MiB of address space CPython cannot even start.
   requireInteger(config.memoryLimitMb, 'memoryLimitMb', 64);
   requireInteger(config.workDirSizeMb, 'workDirSizeMb', 1);
+  // The work dir's root directory is an inode too.
+  requireInteger(config.workDirMaxFiles, 'workDirMaxFiles', 2);
   requireInteger(config.maxFileSizeMb, 'maxFileSizeMb', 1);
-  // bwrap's reaper (pid 1) and the interpreter already use two slots.
-  requireInteger(config.maxProcesses, 'maxProcesses', 3);
+  // The interpreter itself, plus at least one thread.
+  requireInteger(config.maxProcesses, 'maxProcesses', 2);
+  // stdin, stdout, stderr, the report channel, and a few for imports.
+  requireInteger(config.maxOpenFiles, 'maxOpenFiles', 16);
   return config;
 }
 

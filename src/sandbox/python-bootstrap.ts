@@ -1,9 +1,12 @@
+import { PYTHON_CONFINE } from './python-confine.js';
+
 /**
- * The Python wrapper that runs as the sandbox's main process (`python3 -I -u -c BOOTSTRAP LIMITS_JSON`).
+ * The Python wrapper that runs as the sandbox's only process, pid 1 (`python3 -I -B -u -c BOOTSTRAP LIMITS_JSON`).
  *
  * Protocol, all inside the sandbox:
  *  - argv[1]: JSON of fixed limits (known when the sandbox is pre-started).
- *  - fd 3 (report channel): the wrapper writes `ready\n` once limits are applied, then one JSON line
+ *  - fd 3 (report channel): the wrapper writes `ready\n` once the rlimits, the work dir and the seccomp
+ *    filter (python-confine.ts) are in place, then one JSON line
  *    `{"error": str|null, "executionTimeMs": float}` after the user's code ran.
  *  - stdin: one JSON document `{"code": str, "cpuSeconds": int}`; the host closes stdin after it,
  *    so a pooled sandbox simply blocks here until a request arrives.
@@ -15,7 +18,7 @@
  */
 export const PYTHON_BOOTSTRAP = String.raw`
 import os, sys
-
+${PYTHON_CONFINE}
 def _pvai_main():
     import builtins, json, linecache, resource, time, traceback, types
 
@@ -30,7 +33,9 @@ def _pvai_main():
     hard_limit(resource.RLIMIT_AS, limits['memoryBytes'])
     hard_limit(resource.RLIMIT_FSIZE, limits['fileSizeBytes'])
     hard_limit(resource.RLIMIT_NPROC, limits['maxProcesses'])
+    hard_limit(resource.RLIMIT_NOFILE, limits['maxOpenFiles'])
     hard_limit(resource.RLIMIT_CORE, 0)
+    _pvai_confine(limits)
     error_limit = limits['errorLimitChars']
 
     os.dup2(1, 2)
@@ -49,7 +54,7 @@ def _pvai_main():
     os.close(devnull)
 
     cpu = request['cpuSeconds']
-    # Soft limit sends SIGXCPU (terminates), the hard limit one second later is SIGKILL.
+    # Soft limit sends SIGXCPU (ignored by a pid 1 without a handler), the hard limit one second later is SIGKILL.
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 
     code = request['code']
@@ -61,7 +66,6 @@ def _pvai_main():
     sys.argv[0] = '-c'
     # Headroom released before formatting a MemoryError, so the traceback itself can be allocated.
     reserve = [bytearray(1 << 20)]
-    owner = os.getpid()
 
     def describe(exc):
         if isinstance(exc, MemoryError):
@@ -87,9 +91,6 @@ def _pvai_main():
         error = describe(exc)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
 
-    # A process the code forked returns here too; only the original interpreter reports.
-    if os.getpid() != owner:
-        os._exit(0)
     for stream in (sys.__stdout__, sys.__stderr__):
         try:
             stream.flush()
@@ -99,9 +100,12 @@ def _pvai_main():
 
 try:
     _pvai_main()
-except BaseException:
+except BaseException as exc:
+    # Before 'ready' this goes to bwrap's stderr, which the host shows as the reason the sandbox is
+    # unavailable; afterwards fd 2 is the output. One line either way.
     import traceback
-    traceback.print_exc()
+    sys.stderr.write('pvai sandbox wrapper: ' + ''.join(traceback.format_exception_only(type(exc), exc)))
+    sys.stderr.flush()
     os._exit(70)
 os._exit(0)
 `;

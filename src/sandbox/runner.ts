@@ -109,7 +109,9 @@ export class SandboxRunner implements CodeRunner {
       memoryBytes: this.config.memoryLimitMb * MIB,
       fileSizeBytes: this.config.maxFileSizeMb * MIB,
       workDirBytes: this.config.workDirSizeMb * MIB,
+      workDirMaxFiles: this.config.workDirMaxFiles,
       maxProcesses: this.config.maxProcesses,
+      maxOpenFiles: this.config.maxOpenFiles,
       errorLimitChars: this.config.outputLimitBytes,
     };
     return new SandboxProcess(spec, this.config.outputLimitBytes);

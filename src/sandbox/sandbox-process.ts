@@ -178,7 +178,11 @@ export class SandboxProcess {
     return { kind: 'completed', output, error: describeAbnormalExit(status), executionTimeMs: roundMs(hostElapsedMs) };
   }
 
-  /** SIGKILL the sandbox. Killing bwrap's pid-1 reaper tears down the whole pid namespace. */
+  /**
+   * SIGKILL the sandbox: bwrap's process group on the host. The interpreter, pid 1 of the sandbox's pid
+   * namespace, is in a session of its own (--new-session) but gets SIGKILL when bwrap dies (--die-with-parent),
+   * and its death tears down the namespace with every thread in it.
+   */
   kill(): void {
     const pid = this.child.pid;
     if (pid === undefined || this.exited) return;

@@ -20,14 +20,18 @@ export interface SandboxConfig {
   maxQueuePerAccount: number;
   /** Cap on the combined stdout+stderr returned; the rest is dropped and a marker appended. */
   outputLimitBytes: number;
-  /** RLIMIT_AS of the interpreter (and of each process it forks). */
+  /** RLIMIT_AS of the interpreter, the one process of an execution: its threads share it. */
   memoryLimitMb: number;
   /** Size of the private tmpfs mounted as the work dir (cwd, HOME, /tmp). */
   workDirSizeMb: number;
+  /** Files and directories the work dir holds (tmpfs nr_inodes): inodes cost kernel memory that `size` does not count. */
+  workDirMaxFiles: number;
   /** RLIMIT_FSIZE: the largest file the code may write. */
   maxFileSizeMb: number;
-  /** RLIMIT_NPROC inside the sandbox's own user namespace (threads count too). */
+  /** RLIMIT_NPROC inside the sandbox's own user namespace. No process can be forked, so this caps threads. */
   maxProcesses: number;
+  /** RLIMIT_NOFILE: also bounds the kernel buffers (pipes, Unix sockets) the code can fill. */
+  maxOpenFiles: number;
 }
 
 export const DEFAULT_SANDBOX_CONFIG: SandboxConfig = Object.freeze({
@@ -41,8 +45,10 @@ export const DEFAULT_SANDBOX_CONFIG: SandboxConfig = Object.freeze({
   outputLimitBytes: 65536,
   memoryLimitMb: 256,
   workDirSizeMb: 16,
+  workDirMaxFiles: 4096,
   maxFileSizeMb: 8,
   maxProcesses: 16,
+  maxOpenFiles: 64,
 });
 
 export interface ExecutionRequest {

@@ -136,7 +136,7 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
     const code = [
       'import os, resource',
       'print(os.getuid(), os.getgid(), os.getcwd(), os.environ["HOME"])',
-      'for name in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CPU"):',
+      'for name in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_CPU"):',
       '    print(name, *resource.getrlimit(getattr(resource, name)))',
     ].join('\n');
     const result = completed(await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' }));
@@ -147,6 +147,7 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
         `RLIMIT_AS ${256 * 1024 * 1024} ${256 * 1024 * 1024}`,
         `RLIMIT_FSIZE ${8 * 1024 * 1024} ${8 * 1024 * 1024}`,
         'RLIMIT_NPROC 16 16',
+        'RLIMIT_NOFILE 64 64',
         'RLIMIT_CPU 3 4',
         '',
       ].join('\n'),

@@ -161,6 +161,7 @@ describe('sandbox config', () => {
   it('rejects nonsensical limits', () => {
     assert.throws(() => resolveSandboxConfig({ maxConcurrentPerAccount: 5 }), RangeError); // above maxConcurrent
     assert.throws(() => resolveSandboxConfig({ maxQueuePerAccount: 33 }), RangeError); // above maxQueue
+    assert.throws(() => resolveSandboxConfig({ maxOpenFiles: 3 }), RangeError);
     assert.throws(() => resolveSandboxConfig({ maxConcurrent: 0 }), RangeError);
     assert.throws(() => resolveSandboxConfig({ memoryLimitMb: 1.5 }), RangeError);
     assert.throws(() => resolveSandboxConfig({ bwrapPath: '' }), TypeError);
@@ -178,7 +179,9 @@ describe('bwrap command line', () => {
     memoryBytes: 1,
     fileSizeBytes: 2,
     workDirBytes: 3,
+    workDirMaxFiles: 6,
     maxProcesses: 4,
+    maxOpenFiles: 7,
     errorLimitChars: 5,
   };
   const args = buildBwrapArgs(spec);
@@ -195,17 +198,23 @@ describe('bwrap command line', () => {
       '--die-with-parent',
       '--new-session',
       '--clearenv',
+      '--as-pid-1',
     ]) {
       assert.ok(args.includes(flag), flag);
     }
     assert.match(joined, /--uid 65534 --gid 65534/);
+    // The one capability kept is for the wrapper's work-dir mount, which drops it before reading code.
+    assert.match(joined, /--cap-drop ALL --cap-add CAP_SYS_ADMIN/);
   });
 
   it('mounts only /usr from the host, read-only, plus the root links', () => {
     assert.match(joined, /--ro-bind \/usr \/usr/);
     assert.match(joined, /--symlink usr\/lib \/lib/);
     assert.match(joined, /--ro-bind \/lib64 \/lib64/);
-    assert.match(joined, /--size 3 --tmpfs \/work/);
+    // Nothing of bwrap's is writable: / and /dev are remounted read-only after setup, /work is the wrapper's.
+    assert.match(joined, /--dev \/dev --remount-ro \/dev/);
+    assert.match(joined, /--symlink work \/tmp --remount-ro \/ /);
+    assert.doesNotMatch(joined, /--tmpfs/);
     const hostSources = args.flatMap((arg, index) => (arg.endsWith('bind') ? [args[index + 1]] : []));
     assert.deepEqual(hostSources, ['/usr', '/lib64']);
   });
@@ -214,7 +223,10 @@ describe('bwrap command line', () => {
     assert.deepEqual(JSON.parse(args.at(-1) ?? ''), {
       memoryBytes: 1,
       fileSizeBytes: 2,
+      workDirBytes: 3,
+      workDirMaxFiles: 6,
       maxProcesses: 4,
+      maxOpenFiles: 7,
       errorLimitChars: 5,
     });
   });
