@@ -154,6 +154,54 @@ describe('sandbox: executing Python', { skip: sandboxHostSkip() }, () => {
     );
   });
 
+  it('takes the execution time from the host: a forged report cannot make it negative or larger', async () => {
+    const forge = (ms: number) =>
+      `import os\nprint("forged")\nos.write(3, b'{"error": null, "executionTimeMs": ${ms}}\\n')`;
+    const negative = completed(await sandbox.execute({ code: forge(-5000), timeoutSeconds: 2, accountId: 'acct' }));
+    assert.deepEqual([negative.output, negative.executionTimeMs], ['forged\n', 0]);
+    const started = performance.now();
+    const huge = completed(await sandbox.execute({ code: forge(1e12), timeoutSeconds: 2, accountId: 'acct' }));
+    assert.ok(huge.executionTimeMs <= performance.now() - started, String(huge.executionTimeMs));
+  });
+
+  it('reports RecursionError for deep recursion, at the default limit and far beyond it', async () => {
+    const recurse = 'def dive(depth):\n    return dive(depth + 1)\ndive(0)';
+    const shallow = completed(await sandbox.execute({ code: recurse, timeoutSeconds: 2, accountId: 'acct' }));
+    assert.match(shallow.error ?? '', /RecursionError: maximum recursion depth exceeded\n$/);
+    // 100,000 frames: extracting all of them took 3.8 s, so the 2 s timeout won over the RecursionError.
+    const deep = completed(
+      await sandbox.execute({
+        code: `import sys\nsys.setrecursionlimit(100_000)\n${recurse}`,
+        timeoutSeconds: 2,
+        accountId: 'acct',
+      }),
+    );
+    assert.match(deep.error ?? '', /^Traceback \(most recent call last\):\n {2}File "<string>", line 5, in <module>\n/);
+    assert.match(deep.error ?? '', /\[99\d{3} frames omitted\]/);
+    assert.match(deep.error ?? '', /RecursionError: maximum recursion depth exceeded\n$/);
+  });
+
+  it('reports the exception of code that left the wrapper almost no recursion depth', async () => {
+    // The wrapper itself failed here before: formatting the traceback needs more than 8 frames.
+    const code = 'import sys\nsys.setrecursionlimit(8)\nraise ValueError("with almost no stack left")';
+    const result = completed(await sandbox.execute({ code, timeoutSeconds: 2, accountId: 'acct' }));
+    assert.match(result.error ?? '', /^Traceback[\s\S]*\nValueError: with almost no stack left\n$/);
+    assert.doesNotMatch(result.error ?? '', /_pvai_main|another exception occurred/);
+  });
+
+  it('reports a crash of the interpreter (a C stack overflow) with where it happened', async () => {
+    const code = [
+      'import sys',
+      'sys.setrecursionlimit(10**6)',
+      'def dive(depth):',
+      '    return list(map(dive, [depth + 1]))  # through C, which Python 3.11 does not guard',
+      'dive(0)',
+    ].join('\n');
+    const result = completed(await sandbox.execute({ code, timeoutSeconds: 5, accountId: 'acct' }));
+    assert.match(result.error ?? '', /^Process killed by signal SIGSEGV \(.*deep recursion/);
+    assert.match(result.output, /^Fatal Python error: Segmentation fault\n[\s\S]*File "<string>", line 4 in dive\n/);
+  });
+
   it('reports the sandbox healthy', async () => {
     const health = await sandbox.health();
     assert.equal(health.ok, true, health.detail);
