@@ -39,7 +39,9 @@ export interface paths {
         put?: never;
         /**
          * Run Python code in a sandbox
-         * @description Fresh interpreter per call, no network, no host file system, no subprocesses, a memory cap.
+         * @description Fresh interpreter per call, no network, no host file system, no subprocesses, a memory cap on the
+         *     execution as a whole. Capacity is shared fairly between accounts: one account runs at most half of
+         *     the server's executions at once and waits in its own line (503 `ACCOUNT_BUSY` when that is full).
          *     `timeout` defaults to the tier's default; above the tier's maximum is 400 `TIMEOUT_EXCEEDS_TIER`.
          *     On timeout: 408 `EXECUTION_TIMEOUT` with `details: {timeout, output}`. Costs 0 credits.
          */
@@ -476,7 +478,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_PARAMETER" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "INVALID_JSON" | "INVALID_PARAMETER" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
             details: {
                 [key: string]: unknown;
             } | null;
@@ -1532,7 +1534,34 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            /**
+             * @description `SANDBOX_UNAVAILABLE`: the sandbox cannot run on this server. `SERVER_BUSY`: every slot is taken and
+             *     the server-wide waiting line is full. `ACCOUNT_BUSY`: the caller's own share is full — its account
+             *     already has the most executions running and waiting that one account may have (by default half of
+             *     the server's slots and a quarter of its waiting line), whatever other accounts are doing; `details`
+             *     says how many (`running`, `queued`, `max_running`, `max_queued`). Retry when one has finished.
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "error",
+                     *       "message": "Your account's share of code execution is full: 2 of your executions are running (at most 2 at once) and 8 are waiting (at most 8); retry when one of them has finished",
+                     *       "code": "ACCOUNT_BUSY",
+                     *       "details": {
+                     *         "running": 2,
+                     *         "queued": 8,
+                     *         "max_running": 2,
+                     *         "max_queued": 8
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listModels: {

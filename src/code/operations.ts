@@ -11,7 +11,10 @@ export function codeOperations(deps: { sandbox: CodeRunner; tiers: TierPolicy })
     executeCode: async ({ body }, call) => {
       const { account } = requirePrincipal(call);
       const timeout = deps.tiers.codeTimeout(account, body.timeout);
-      const outcome = await deps.sandbox.execute({ code: body.code, timeoutSeconds: timeout }, call.disconnectSignal());
+      const outcome = await deps.sandbox.execute(
+        { code: body.code, timeoutSeconds: timeout, accountId: account.id },
+        call.disconnectSignal(),
+      );
       if (outcome.kind === 'timeout') {
         throw new AppError(
           'EXECUTION_TIMEOUT',

@@ -56,11 +56,15 @@ export const configSchema = z
         poolSize: z.number().int().min(0).max(64),
         maxConcurrent: z.number().int().min(1).max(256),
         maxQueue: z.number().int().min(0).max(10_000),
+        maxConcurrentPerAccount: z.number().int().min(1).max(256),
+        maxQueuePerAccount: z.number().int().min(0).max(10_000),
         outputLimitBytes: z.number().int().min(1),
         memoryLimitMb: z.number().int().min(64),
         workDirSizeMb: z.number().int().min(1),
+        workDirMaxFiles: z.number().int().min(2),
         maxFileSizeMb: z.number().int().min(1),
-        maxProcesses: z.number().int().min(3),
+        maxProcesses: z.number().int().min(2),
+        maxOpenFiles: z.number().int().min(16),
       })
       .partial()
       .strict()

@@ -24,6 +24,8 @@ export const ERROR_STATUS = {
   SERVICE_UNAVAILABLE: 503,
   SANDBOX_UNAVAILABLE: 503,
   SERVER_BUSY: 503,
+  /** The caller's own share of a capacity shared between accounts (code execution) is full. */
+  ACCOUNT_BUSY: 503,
   UPSTREAM_TIMEOUT: 504,
 } as const satisfies Record<string, number>;
 

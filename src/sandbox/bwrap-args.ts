@@ -14,7 +14,9 @@ export interface SandboxLaunchSpec {
   memoryBytes: number;
   fileSizeBytes: number;
   workDirBytes: number;
+  workDirMaxFiles: number;
   maxProcesses: number;
+  maxOpenFiles: number;
   /** Longest traceback text the wrapper reports. */
   errorLimitChars: number;
 }
@@ -25,12 +27,16 @@ export const WORK_DIR = '/work';
 /**
  * The bwrap command line for one sandbox. The only host tree visible inside is /usr (read-only);
  * /etc, /home, /root, /var, the repo and the service's data never exist in the sandbox's mount namespace.
+ * The only writable file system is the work dir, which the wrapper mounts itself (python-confine.ts).
  */
 export function buildBwrapArgs(spec: SandboxLaunchSpec): string[] {
   const limits = JSON.stringify({
     memoryBytes: spec.memoryBytes,
     fileSizeBytes: spec.fileSizeBytes,
+    workDirBytes: spec.workDirBytes,
+    workDirMaxFiles: spec.workDirMaxFiles,
     maxProcesses: spec.maxProcesses,
+    maxOpenFiles: spec.maxOpenFiles,
     errorLimitChars: spec.errorLimitChars,
   });
 
@@ -48,6 +54,10 @@ export function buildBwrapArgs(spec: SandboxLaunchSpec): string[] {
     // Nested user namespaces would hand the code a fresh set of (namespaced) capabilities; refuse them.
     '--disable-userns',
     '--unshare-pid',
+    // The interpreter is pid 1 itself: no bwrap reaper shares the namespace. The reaper runs unconfined by the
+    // wrapper's seccomp filter and rlimits, and the code could ptrace it or write its /proc/1/mem (both
+    // worked) to fork and exec through it.
+    '--as-pid-1',
     '--unshare-net',
     '--unshare-ipc',
     '--unshare-uts',
@@ -59,6 +69,10 @@ export function buildBwrapArgs(spec: SandboxLaunchSpec): string[] {
     '--new-session',
     '--cap-drop',
     'ALL',
+    // Only to mount the work dir with an inode cap, which bwrap's --tmpfs cannot set. The wrapper drops it
+    // (and checks that it is gone) before it reads any code.
+    '--cap-add',
+    'CAP_SYS_ADMIN',
     // Filesystem: read-only system files, fresh /proc for the new pid namespace, minimal /dev.
     '--ro-bind',
     '/usr',
@@ -68,16 +82,19 @@ export function buildBwrapArgs(spec: SandboxLaunchSpec): string[] {
     '/proc',
     '--dev',
     '/dev',
-    '--perms',
-    '0700',
-    '--size',
-    String(spec.workDirBytes),
-    '--tmpfs',
+    // bwrap's /dev and / are tmpfs with no size limit, and /dev/shm was writable: files there were memory
+    // outside every cap. Both are read-only; the work dir is the one place to write.
+    '--remount-ro',
+    '/dev',
+    // The mount point; the wrapper mounts the size- and inode-capped tmpfs on it.
+    '--dir',
     WORK_DIR,
-    // tempfile and friends expect /tmp; point it into the size-capped work dir.
+    // tempfile and friends expect /tmp; point it into the work dir.
     '--symlink',
     WORK_DIR.slice(1),
     '/tmp',
+    '--remount-ro',
+    '/',
     '--chdir',
     WORK_DIR,
     // Environment: nothing from the service survives.

@@ -8,19 +8,31 @@ export function resolveSandboxConfig(overrides: Partial<SandboxConfig> = {}): Sa
     const value = overrides[key];
     if (value !== undefined) Object.assign(config, { [key]: value });
   }
+  // Derived defaults. One account may hold at most half the slots, so another account always finds one
+  // free, and fill at most a quarter of the line, so it takes four busy accounts to turn everyone away.
+  if (overrides.maxConcurrentPerAccount === undefined) {
+    config.maxConcurrentPerAccount = Math.max(1, Math.floor(config.maxConcurrent / 2));
+  }
+  if (overrides.maxQueuePerAccount === undefined) config.maxQueuePerAccount = Math.ceil(config.maxQueue / 4);
 
   requireText(config.bwrapPath, 'bwrapPath');
   requireText(config.pythonPath, 'pythonPath');
   requireInteger(config.poolSize, 'poolSize', 0);
   requireInteger(config.maxConcurrent, 'maxConcurrent', 1);
   requireInteger(config.maxQueue, 'maxQueue', 0);
+  requireInteger(config.maxConcurrentPerAccount, 'maxConcurrentPerAccount', 1, config.maxConcurrent);
+  requireInteger(config.maxQueuePerAccount, 'maxQueuePerAccount', 0, config.maxQueue);
   requireInteger(config.outputLimitBytes, 'outputLimitBytes', 1);
   // Below ~64 MiB of address space CPython cannot even start.
   requireInteger(config.memoryLimitMb, 'memoryLimitMb', 64);
   requireInteger(config.workDirSizeMb, 'workDirSizeMb', 1);
+  // The work dir's root directory is an inode too.
+  requireInteger(config.workDirMaxFiles, 'workDirMaxFiles', 2);
   requireInteger(config.maxFileSizeMb, 'maxFileSizeMb', 1);
-  // bwrap's reaper (pid 1) and the interpreter already use two slots.
-  requireInteger(config.maxProcesses, 'maxProcesses', 3);
+  // The interpreter itself, plus at least one thread.
+  requireInteger(config.maxProcesses, 'maxProcesses', 2);
+  // stdin, stdout, stderr, the report channel, and a few for imports.
+  requireInteger(config.maxOpenFiles, 'maxOpenFiles', 16);
   return config;
 }
 
@@ -30,8 +42,9 @@ function requireText(value: unknown, name: string): void {
   }
 }
 
-function requireInteger(value: unknown, name: string, minimum: number): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum) {
-    throw new RangeError(`sandbox config: ${name} must be an integer >= ${minimum}, got ${String(value)}`);
+function requireInteger(value: unknown, name: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum || value > maximum) {
+    const range = maximum === Number.MAX_SAFE_INTEGER ? `>= ${minimum}` : `between ${minimum} and ${maximum}`;
+    throw new RangeError(`sandbox config: ${name} must be an integer ${range}, got ${String(value)}`);
   }
 }

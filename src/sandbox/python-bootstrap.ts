@@ -1,9 +1,12 @@
+import { PYTHON_CONFINE } from './python-confine.js';
+
 /**
- * The Python wrapper that runs as the sandbox's main process (`python3 -I -u -c BOOTSTRAP LIMITS_JSON`).
+ * The Python wrapper that runs as the sandbox's only process, pid 1 (`python3 -I -B -u -c BOOTSTRAP LIMITS_JSON`).
  *
  * Protocol, all inside the sandbox:
  *  - argv[1]: JSON of fixed limits (known when the sandbox is pre-started).
- *  - fd 3 (report channel): the wrapper writes `ready\n` once limits are applied, then one JSON line
+ *  - fd 3 (report channel): the wrapper writes `ready\n` once the rlimits, the work dir and the seccomp
+ *    filter (python-confine.ts) are in place, then one JSON line
  *    `{"error": str|null, "executionTimeMs": float}` after the user's code ran.
  *  - stdin: one JSON document `{"code": str, "cpuSeconds": int}`; the host closes stdin after it,
  *    so a pooled sandbox simply blocks here until a request arrives.
@@ -15,9 +18,9 @@
  */
 export const PYTHON_BOOTSTRAP = String.raw`
 import os, sys
-
+${PYTHON_CONFINE}
 def _pvai_main():
-    import builtins, json, linecache, resource, time, traceback, types
+    import builtins, faulthandler, json, linecache, resource, time, traceback, types
 
     limits = json.loads(sys.argv[1])
     del sys.argv[1:]
@@ -30,15 +33,28 @@ def _pvai_main():
     hard_limit(resource.RLIMIT_AS, limits['memoryBytes'])
     hard_limit(resource.RLIMIT_FSIZE, limits['fileSizeBytes'])
     hard_limit(resource.RLIMIT_NPROC, limits['maxProcesses'])
+    hard_limit(resource.RLIMIT_NOFILE, limits['maxOpenFiles'])
     hard_limit(resource.RLIMIT_CORE, 0)
+    _pvai_confine(limits)
     error_limit = limits['errorLimitChars']
 
     os.dup2(1, 2)
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(encoding='utf-8')
+    # A crash in native code (a C stack overflowed by deep recursion after sys.setrecursionlimit, ctypes)
+    # cannot be reported by this wrapper; this prints where the code was into the output instead.
+    faulthandler.enable()
+
+    # Everything used after the code ran is bound now: the code shares this interpreter and may replace
+    # module attributes (time.perf_counter, json.dumps, ...).
+    perf_counter, dumps, write = time.perf_counter, json.dumps, os.write
+    format_exception, format_exception_only = traceback.format_exception, traceback.format_exception_only
+    TracebackException, extract_frames = traceback.TracebackException, traceback.StackSummary.extract
+    walk_tb, set_recursion_limit = traceback.walk_tb, sys.setrecursionlimit
+    recursion_limit = sys.getrecursionlimit()
 
     def report(message):
-        os.write(3, message.encode('utf-8') + b'\n')
+        write(3, message.encode('utf-8') + b'\n')
 
     report('ready')
     request = json.loads(sys.stdin.buffer.read())
@@ -49,7 +65,7 @@ def _pvai_main():
     os.close(devnull)
 
     cpu = request['cpuSeconds']
-    # Soft limit sends SIGXCPU (terminates), the hard limit one second later is SIGKILL.
+    # Soft limit sends SIGXCPU (ignored by a pid 1 without a handler), the hard limit one second later is SIGKILL.
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 
     code = request['code']
@@ -61,9 +77,27 @@ def _pvai_main():
     sys.argv[0] = '-c'
     # Headroom released before formatting a MemoryError, so the traceback itself can be allocated.
     reserve = [bytearray(1 << 20)]
-    owner = os.getpid()
+    # Frames shown from each end of a deeper traceback. Extracting all 100,000 frames of a recursion
+    # (allowed after sys.setrecursionlimit) took 3.8 s, long enough to turn a RecursionError into a timeout.
+    frames_kept = 50
+
+    def format_error(exc, tb):
+        depth = sum(1 for _ in walk_tb(tb))
+        if depth <= 2 * frames_kept:
+            return ''.join(format_exception(type(exc), exc, tb))
+        # The last frames (where it failed) of every exception in the chain, then the first frames of the
+        # raised one (where the recursion started) put back in front of them.
+        lines = list(TracebackException(type(exc), exc, tb, limit=-frames_kept).format())
+        header = 'Traceback (most recent call last):\n'
+        if header in lines:
+            at = len(lines) - lines[::-1].index(header)
+            omitted = '  [%d frames omitted]\n' % (depth - 2 * frames_kept)
+            lines[at:at] = extract_frames(walk_tb(tb), limit=frames_kept).format() + [omitted]
+        return ''.join(lines)
 
     def describe(exc):
+        # The code is done; give the formatting below a normal stack even if the code lowered the limit.
+        set_recursion_limit(recursion_limit)
         if isinstance(exc, MemoryError):
             reserve.clear()
             traceback.clear_frames(exc.__traceback__)
@@ -71,13 +105,20 @@ def _pvai_main():
         # Drop the wrapper's own frame; a SyntaxError from compile() is then shown without a stack,
         # like the interpreter does for a script.
         tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
-        text = ''.join(traceback.format_exception(type(exc), exc, tb))
+        try:
+            text = format_error(exc, tb)
+        except BaseException:
+            # The exception itself may defeat formatting (a __str__ that raises SystemExit, no memory left).
+            try:
+                text = ''.join(format_exception_only(type(exc), exc))
+            except BaseException:
+                text = '%s (its message could not be formatted)\n' % type(exc).__name__
         if len(text) > error_limit:
             text = text[:error_limit] + '\n[error truncated at %d characters]' % error_limit
         return text
 
     error = None
-    started = time.perf_counter()
+    started = perf_counter()
     try:
         exec(compile(code, '<string>', 'exec'), module.__dict__)
     except SystemExit as exc:
@@ -85,23 +126,23 @@ def _pvai_main():
             error = describe(exc)
     except BaseException as exc:
         error = describe(exc)
-    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    elapsed_ms = (perf_counter() - started) * 1000.0
 
-    # A process the code forked returns here too; only the original interpreter reports.
-    if os.getpid() != owner:
-        os._exit(0)
     for stream in (sys.__stdout__, sys.__stderr__):
         try:
             stream.flush()
         except BaseException:
             pass
-    report(json.dumps({'error': error, 'executionTimeMs': elapsed_ms}))
+    report(dumps({'error': error, 'executionTimeMs': elapsed_ms}))
 
 try:
     _pvai_main()
-except BaseException:
+except BaseException as exc:
+    # Before 'ready' this goes to bwrap's stderr, which the host shows as the reason the sandbox is
+    # unavailable; afterwards fd 2 is the output. One line either way.
     import traceback
-    traceback.print_exc()
+    sys.stderr.write('pvai sandbox wrapper: ' + ''.join(traceback.format_exception_only(type(exc), exc)))
+    sys.stderr.flush()
     os._exit(70)
 os._exit(0)
 `;

@@ -3,17 +3,17 @@ import { type HostSetup, inspectHost, sandboxUnavailable } from './availability.
 import type { SandboxLaunchSpec } from './bwrap-args.js';
 import { resolveSandboxConfig } from './config.js';
 import { WarmPool } from './pool.js';
-import { ConcurrencyLimiter } from './queue.js';
+import { FairQueue } from './queue.js';
 import { type RunRequest, SandboxProcess, SandboxStartError } from './sandbox-process.js';
 import type { CodeRunner, ExecutionOutcome, ExecutionRequest, SandboxConfig, SandboxHealth } from './types.js';
 
 const MIB = 1024 * 1024;
 const HEALTH_TIMEOUT_MS = 10_000;
 
-/** The CodeRunner behind `createSandbox`: host check, warm pool, bounded queue, one sandbox per call. */
+/** The CodeRunner behind `createSandbox`: host check, warm pool, fair bounded queue, one sandbox per call. */
 export class SandboxRunner implements CodeRunner {
   private readonly config: SandboxConfig;
-  private readonly limiter: ConcurrencyLimiter;
+  private readonly queue: FairQueue;
   private readonly running = new Set<SandboxProcess>();
   private preparing: Promise<{ pool: WarmPool; setup: HostSetup }> | null = null;
   private pool: WarmPool | null = null;
@@ -21,7 +21,7 @@ export class SandboxRunner implements CodeRunner {
 
   constructor(overrides: Partial<SandboxConfig> = {}) {
     this.config = resolveSandboxConfig(overrides);
-    this.limiter = new ConcurrencyLimiter(this.config.maxConcurrent, this.config.maxQueue);
+    this.queue = new FairQueue(this.config);
     // Warm the pool right away so the first request is already fast; failures surface on use.
     this.prepare().catch(() => {});
   }
@@ -29,7 +29,7 @@ export class SandboxRunner implements CodeRunner {
   async execute(request: ExecutionRequest, signal?: AbortSignal): Promise<ExecutionOutcome> {
     validateRequest(request);
     const { pool } = await this.prepare();
-    const release = await this.limiter.acquire(signal);
+    const release = await this.queue.acquire(request.accountId, signal);
     try {
       this.assertOpen();
       const runRequest: RunRequest = {
@@ -109,7 +109,9 @@ export class SandboxRunner implements CodeRunner {
       memoryBytes: this.config.memoryLimitMb * MIB,
       fileSizeBytes: this.config.maxFileSizeMb * MIB,
       workDirBytes: this.config.workDirSizeMb * MIB,
+      workDirMaxFiles: this.config.workDirMaxFiles,
       maxProcesses: this.config.maxProcesses,
+      maxOpenFiles: this.config.maxOpenFiles,
       errorLimitChars: this.config.outputLimitBytes,
     };
     return new SandboxProcess(spec, this.config.outputLimitBytes);
@@ -132,6 +134,9 @@ export class SandboxRunner implements CodeRunner {
 function validateRequest(request: ExecutionRequest): void {
   if (typeof request.code !== 'string') {
     throw new AppError('INVALID_PARAMETER', 'code must be a string');
+  }
+  if (typeof request.accountId !== 'string' || request.accountId === '') {
+    throw new AppError('INVALID_PARAMETER', 'accountId must be a non-empty string');
   }
   if (
     typeof request.timeoutSeconds !== 'number' ||

@@ -168,17 +168,25 @@ export class SandboxProcess {
     const output = this.output.text();
     if (ending === 'timeout') return { kind: 'timeout', output, executionTimeMs: roundMs(hostElapsedMs) };
     if (this.report !== null) {
+      // The wrapper times only the code, which is more exact than the host's clock (that also counts reading
+      // the request and the report's way out), but the code can write its own report to fd 3. So the
+      // reported time is believed only inside what the host saw: never below 0, never above the host's.
+      const reported = this.report.executionTimeMs;
       return {
         kind: 'completed',
         output,
         error: this.report.error,
-        executionTimeMs: roundMs(this.report.executionTimeMs),
+        executionTimeMs: roundMs(Math.min(Math.max(reported, 0), hostElapsedMs)),
       };
     }
     return { kind: 'completed', output, error: describeAbnormalExit(status), executionTimeMs: roundMs(hostElapsedMs) };
   }
 
-  /** SIGKILL the sandbox. Killing bwrap's pid-1 reaper tears down the whole pid namespace. */
+  /**
+   * SIGKILL the sandbox: bwrap's process group on the host. The interpreter, pid 1 of the sandbox's pid
+   * namespace, is in a session of its own (--new-session) but gets SIGKILL when bwrap dies (--die-with-parent),
+   * and its death tears down the namespace with every thread in it.
+   */
   kill(): void {
     const pid = this.child.pid;
     if (pid === undefined || this.exited) return;
@@ -264,7 +272,9 @@ function describeAbnormalExit(status: ExitStatus | null): string | null {
         ? ' (CPU time limit exceeded or killed)'
         : signalName === 'SIGXFSZ'
           ? ' (file size limit exceeded)'
-          : '';
+          : signalName === 'SIGSEGV'
+            ? ' (a crash in native code, e.g. the C stack overflowed by deep recursion after sys.setrecursionlimit; where is in the output)'
+            : '';
     return `Process killed by signal ${signalName}${reason}`;
   }
   return `Process exited with status ${code ?? status.signal ?? 'unknown'}`;

@@ -21,11 +21,12 @@ describe('POST /z1/code/execute', { skip: sandboxHostSkip() }, () => {
   });
   after(() => server.close());
 
-  const run = (body: Record<string, unknown>) =>
-    server.request<Result & { code?: string; details?: Record<string, unknown> }>('POST', '/z1/code/execute', {
-      apiKey,
-      body: { user_id: 'u1', ...body },
-    });
+  const run = (body: Record<string, unknown>, key = apiKey) =>
+    server.request<Result & { code?: string; message?: string; details?: Record<string, unknown> }>(
+      'POST',
+      '/z1/code/execute',
+      { apiKey: key, body: { user_id: 'u1', ...body } },
+    );
 
   it('returns output, no error and the execution time, at 0 credits', async () => {
     const res = await run({ code: 'print(sum(range(10)))\nprint("héllo ✓")' });
@@ -75,12 +76,39 @@ describe('POST /z1/code/execute', { skip: sandboxHostSkip() }, () => {
     assert.equal(next.body.output, 'ok\n');
   });
 
-  it('runs 20 concurrent executions, each with its own output', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => run({ code: `print(${i} * 2)` })));
+  it('runs 20 concurrent executions of 4 accounts, each with its own output', async () => {
+    const keys = [
+      apiKey,
+      ...(await Promise.all([1, 2, 3].map(async () => (await server.createAccount('free', 0)).apiKey))),
+    ];
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => run({ code: `print(${i} * 2)` }, keys[i % keys.length])),
+    );
     results.forEach((res, i) => {
       assert.equal(res.status, 200);
       assert.equal(res.body.output, `${i * 2}\n`);
     });
+  });
+
+  it("keeps another account on time while one floods, and answers the flood's overflow 503 ACCOUNT_BUSY", async () => {
+    // Default shares: 4 slots, so 2 running and 8 waiting per account; the 11th and 12th call are refused.
+    const flood = Array.from({ length: 12 }, () => run({ code: 'import time\ntime.sleep(1)', timeout: 2 }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { apiKey: otherKey } = await server.createAccount('free', 0);
+    const started = Date.now();
+    const other = await run({ code: 'print("on time")' }, otherKey);
+    const waited = Date.now() - started;
+    assert.equal(other.status, 200, other.text);
+    assert.equal(other.body.output, 'on time\n');
+    assert.ok(waited < 1000, `the other account waited ${waited} ms`);
+    const responses = await Promise.all(flood);
+    assert.equal(responses.filter((res) => res.status === 200).length, 10);
+    const refused = responses.filter((res) => res.status !== 200);
+    assert.deepEqual(
+      refused.map((res) => [res.status, res.body.code, res.body.details]),
+      Array.from({ length: 2 }, () => [503, 'ACCOUNT_BUSY', { running: 2, queued: 8, max_running: 2, max_queued: 8 }]),
+    );
+    assert.match(refused[0]?.body.message ?? '', /^Your account's share of code execution is full/);
   });
 });
 

@@ -78,7 +78,7 @@ export class CodeApi extends runtime.BaseAPI {
     }
 
     /**
-     * Fresh interpreter per call, no network, no host file system, no subprocesses, a memory cap. `timeout` defaults to the tier\'s default; above the tier\'s maximum is 400 `TIMEOUT_EXCEEDS_TIER`. On timeout: 408 `EXECUTION_TIMEOUT` with `details: {timeout, output}`. Costs 0 credits. 
+     * Fresh interpreter per call, no network, no host file system, no subprocesses, a memory cap on the execution as a whole. Capacity is shared fairly between accounts: one account runs at most half of the server\'s executions at once and waits in its own line (503 `ACCOUNT_BUSY` when that is full). `timeout` defaults to the tier\'s default; above the tier\'s maximum is 400 `TIMEOUT_EXCEEDS_TIER`. On timeout: 408 `EXECUTION_TIMEOUT` with `details: {timeout, output}`. Costs 0 credits. 
      * Run Python code in a sandbox
      */
     async executeCodeRaw(requestParameters: ExecuteCodeRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<CodeExecutionResult>> {
@@ -89,7 +89,7 @@ export class CodeApi extends runtime.BaseAPI {
     }
 
     /**
-     * Fresh interpreter per call, no network, no host file system, no subprocesses, a memory cap. `timeout` defaults to the tier\'s default; above the tier\'s maximum is 400 `TIMEOUT_EXCEEDS_TIER`. On timeout: 408 `EXECUTION_TIMEOUT` with `details: {timeout, output}`. Costs 0 credits. 
+     * Fresh interpreter per call, no network, no host file system, no subprocesses, a memory cap on the execution as a whole. Capacity is shared fairly between accounts: one account runs at most half of the server\'s executions at once and waits in its own line (503 `ACCOUNT_BUSY` when that is full). `timeout` defaults to the tier\'s default; above the tier\'s maximum is 400 `TIMEOUT_EXCEEDS_TIER`. On timeout: 408 `EXECUTION_TIMEOUT` with `details: {timeout, output}`. Costs 0 credits. 
      * Run Python code in a sandbox
      */
     async executeCode(requestParameters: ExecuteCodeRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<CodeExecutionResult> {

@@ -71,6 +71,7 @@ export const ModelErrorCodeEnum = {
     SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
     SANDBOX_UNAVAILABLE: 'SANDBOX_UNAVAILABLE',
     SERVER_BUSY: 'SERVER_BUSY',
+    ACCOUNT_BUSY: 'ACCOUNT_BUSY',
     UPSTREAM_TIMEOUT: 'UPSTREAM_TIMEOUT',
 } as const;
 export type ModelErrorCodeEnum = typeof ModelErrorCodeEnum[keyof typeof ModelErrorCodeEnum];
