@@ -63,13 +63,29 @@ export const cacheSchema = z
   .strict()
   .default({ maxBytes: 64 * 1024 * 1024, ttlSeconds: 3600 });
 
-/** All four PV models on the local engine, each with the contract's default token budget. */
+/**
+ * The default answer budget of each PV model on the local engine (a request's `max_tokens` wins). The
+ * default local model is SmolLM2-135M-Instruct (scripts/setup), which writes ~20–40 tokens/s on two
+ * cores: PV-TURBO stays short so it answers within seconds; PV-STANDARD allows a paragraph or two;
+ * PV-CODEX room for a function and its explanation; PV-ADVANCED the longest analysis. All fit the
+ * engine's 4096-token context with room for the prompt. docs/routing.md explains them.
+ */
+export const DEFAULT_LOCAL_MAX_TOKENS: Readonly<Record<(typeof PV_MODELS)[number], number>> = {
+  'PV-TURBO': 256,
+  'PV-STANDARD': 512,
+  'PV-CODEX': 1024,
+  'PV-ADVANCED': 1536,
+};
+
+/** All four PV models on the local engine, each with its class's token budget. */
 export function resolveRouting(
   configured: Partial<Record<string, TargetConfig[] | undefined>>,
 ): Record<string, TargetConfig[]> {
   const out: Record<string, TargetConfig[]> = {};
   for (const model of PV_MODELS) {
-    out[model] = configured[model] ?? [{ provider: 'local', model: 'local', maxTokens: 2000 }];
+    out[model] = configured[model] ?? [
+      { provider: 'local', model: 'local', maxTokens: DEFAULT_LOCAL_MAX_TOKENS[model] },
+    ];
   }
   return out;
 }
