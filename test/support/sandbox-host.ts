@@ -19,7 +19,7 @@ function onPath(command: string): boolean {
 export function sandboxHostSkip(): string | false {
   if (process.env.CI === 'true') return false;
   if (onPath('bwrap') && onPath('python3')) return false;
-  return 'bubblewrap or python3 is not installed here (apt-get install bubblewrap python3)';
+  return 'bubblewrap or python3 is not installed here: run scripts/setup as root (or apt-get install bubblewrap python3)';
 }
 
 /** Host processes whose command line contains `marker` (to prove a sandbox left nothing behind). */
