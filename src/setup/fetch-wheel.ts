@@ -51,7 +51,12 @@ export async function fetchWheel(wheel: WheelSource, options: FetchWheelOptions)
   const existing = await findFetched(options.dir, wheel);
   if (existing) return existing;
   await mkdir(options.dir, { recursive: true });
-  const resolved = await resolveWheel(options.python, wheel.requirement);
+  const resolved = await resolveWheel(options.python, wheel.requirement).catch((err: Error) => {
+    throw new Error(
+      `pip could not find ${wheel.requirement} on its package index (offline, or a PIP_INDEX_URL without it?); ` +
+        `run scripts/setup again where PyPI is reachable. pip said: ${err.message.split('\n').slice(1).join(' ') || err.message}`,
+    );
+  });
   if (resolved.sha256 !== wheel.sha256) {
     throw new Error(
       `the package index serves ${wheel.requirement} with sha256 ${resolved.sha256}, not the pinned ${wheel.sha256}`,

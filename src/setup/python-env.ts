@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CommandError, runCommand } from './run-command.js';
+import { type CommandError, runCommand } from './run-command.js';
 
 /**
  * What the models venv holds. pip ≥ 25.1 continues a broken-off download (`--resume-retries`); gguf is
@@ -28,17 +28,23 @@ export async function ensureModelsVenv(venv: string, log: (line: string) => void
   const wanted = `${VENV_REQUIREMENTS.join('\n')}\n`;
   const stamp = join(venv, STAMP);
   if (existsSync(python) && (await readFile(stamp, 'utf8').catch(() => '')) === wanted) return python;
-  try {
-    if (!existsSync(python)) {
-      log(`creating the Python venv ${venv}`);
-      await runCommand(basePython(), ['-m', 'venv', venv]);
-    }
-    log(`installing ${VENV_REQUIREMENTS.join(' ')} into it from PyPI`);
-    await runCommand(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...VENV_REQUIREMENTS]);
-  } catch (err) {
-    const detail = err instanceof CommandError ? err.message : String(err);
-    throw new Error(`${detail}\n${VENV_HINT}`);
+  if (!existsSync(python)) {
+    log(`creating the Python venv ${venv}`);
+    await runCommand(basePython(), ['-m', 'venv', venv]).catch((err: CommandError) => {
+      throw new Error(`${err.message}\n${VENV_HINT}`);
+    });
   }
+  log(`installing ${VENV_REQUIREMENTS.join(' ')} into it from PyPI`);
+  await runCommand(python, [
+    '-m',
+    'pip',
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    ...VENV_REQUIREMENTS,
+  ]).catch((err: CommandError) => {
+    throw new Error(`${err.message}\nrun scripts/setup again where PyPI is reachable`);
+  });
   await writeFile(stamp, wanted);
   return python;
 }
