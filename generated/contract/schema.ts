@@ -593,7 +593,7 @@ export interface components {
             temperature?: number;
             /**
              * Format: int32
-             * @default 2000
+             * @description Default: the model's answer budget. On the default local engine PV-TURBO 256, PV-STANDARD 512, PV-CODEX 1024, PV-ADVANCED 1536; each route may set its own (`maxTokens`), and a route that sets none answers with up to 2000.
              */
             max_tokens?: number;
             /** @default false */

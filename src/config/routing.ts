@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MODEL_IDS } from '../kernel/index.js';
+import { MODEL_IDS, type ModelId } from '../kernel/index.js';
 
 const maxTokens = z.number().int().min(1).max(4096);
 /** The model's context window in tokens, for the prompt budget of context sources (chat/budget.ts). */
@@ -54,13 +54,29 @@ export const localEngineSchema = z
   .strict()
   .default({ threads: 1, sequences: 2, maxQueue: 16 });
 
-/** All four PV models on the local engine; a request without max_tokens gets the contract's default. */
+/**
+ * The default answer budget of each PV model on the local engine (a request's `max_tokens` wins). The
+ * default local model is SmolLM2-135M-Instruct (scripts/setup), which writes ~20–40 tokens/s on two
+ * cores: PV-TURBO stays short so it answers within seconds; PV-STANDARD allows a paragraph or two;
+ * PV-CODEX room for a function and its explanation; PV-ADVANCED the longest analysis. All fit the
+ * engine's 4096-token context with room for the prompt. docs/routing.md explains them.
+ */
+export const DEFAULT_LOCAL_MAX_TOKENS: Readonly<Record<ModelId, number>> = {
+  'PV-TURBO': 256,
+  'PV-STANDARD': 512,
+  'PV-CODEX': 1024,
+  'PV-ADVANCED': 1536,
+};
+
+/** All four PV models on the local engine, each with its class's token budget. */
 export function resolveRouting(
   configured: Partial<Record<string, TargetConfig[] | undefined>>,
 ): Record<string, TargetConfig[]> {
   const out: Record<string, TargetConfig[]> = {};
   for (const model of MODEL_IDS) {
-    out[model] = configured[model] ?? [{ provider: 'local', model: 'local' }];
+    out[model] = configured[model] ?? [
+      { provider: 'local', model: 'local', maxTokens: DEFAULT_LOCAL_MAX_TOKENS[model] },
+    ];
   }
   return out;
 }

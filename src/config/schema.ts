@@ -45,6 +45,11 @@ export const configSchema = z
       .default({}),
     /** GGUF path or URL of the local model (PVAI_LOCAL_MODEL); default: the first *.gguf in <dataDir>/models. */
     localModel: z.string().min(1).optional(),
+    /**
+     * GGUF of the sentence-embedding model (PVAI_EMBEDDING_MODEL), for retrieval and memory; default
+     * `<dataDir>/models/embedding/all-MiniLM-L6-v2.Q8_0.gguf`, where `scripts/setup` puts it (src/setup).
+     */
+    embeddingModel: z.string().min(1).optional(),
     localEngine: localEngineSchema,
     routing: routingSchema,
     cache: cacheSchema,

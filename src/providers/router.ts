@@ -43,7 +43,7 @@ export interface ProviderFactories {
 /** A request before routing: the target supplies `model`, and `maxTokens` when absent. */
 export type RoutedRequest = Omit<GenerationRequest, 'model' | 'maxTokens'> & { maxTokens?: number };
 
-/** Used when neither the request nor the target sets `maxTokens`: the contract's default `max_tokens`. */
+/** Used when neither the request nor the target sets `maxTokens` (the contract's description of `max_tokens`). */
 export const DEFAULT_MAX_TOKENS = 2000;
 
 export interface AttemptRecord {

@@ -123,7 +123,7 @@ describe('POST /z1/code/execute without bubblewrap', () => {
       });
       assert.equal(res.status, 503);
       assert.equal(res.body.code, 'SANDBOX_UNAVAILABLE');
-      assert.match(String(res.body.message), /apt-get install bubblewrap/);
+      assert.match(String(res.body.message), /run scripts\/setup as root, or .*apt-get install bubblewrap/);
       const ready = await server.request<{ checks: Record<string, { ok: boolean }> }>('GET', '/z1/health/ready');
       assert.equal(ready.body.checks.sandbox?.ok, false);
     } finally {

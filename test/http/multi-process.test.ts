@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { pvai, type ServerProcess, startServerProcess } from '../support/processes.js';
+import { pvai, pvaiStatus, type ServerProcess, startServerProcess } from '../support/processes.js';
 import { TEST_MODEL } from '../support/server.js';
 
 /** Exactness across replicas: two server processes on one PostgreSQL share every limit. */
@@ -14,8 +14,8 @@ describe('two server processes on one PostgreSQL', { skip: !backends().includes(
   before(async () => {
     database = await createTestDatabase('postgres');
     env = { DATABASE_URL: database.databaseUrl ?? '', PVAI_DATA_DIR: database.dataDir, PVAI_LOCAL_MODEL: TEST_MODEL };
-    // Migrate once before the replicas start, as a deployment would.
-    await pvai(['doctor'], env);
+    // Migrate once before the replicas start, as a deployment would (whatever else doctor finds missing).
+    await pvaiStatus(['doctor'], env);
     servers = await Promise.all([startServerProcess(env), startServerProcess(env)]);
   });
   after(async () => {

@@ -27,6 +27,20 @@ export async function pvai(args: string[], env: Record<string, string>): Promise
   });
 }
 
+/** The same, for commands whose exit status is part of the answer (`doctor` exits 1 when a piece is missing). */
+export async function pvaiStatus(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    return { code: 0, ...(await pvai(args, env)) };
+  } catch (err) {
+    const failed = err as { code?: unknown; stdout?: string; stderr?: string };
+    if (typeof failed.code !== 'number') throw err;
+    return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
 export interface ServerProcess {
   url: string;
   child: ChildProcess;

@@ -22,7 +22,7 @@ export function sandboxHostSkip(): string | false {
   if (process.env.CI === 'true') return false;
   const seccomp = () => spawnSync('/usr/bin/python3', ['-c', 'import seccomp'], { stdio: 'ignore' }).status === 0;
   if (onPath('bwrap') && onPath('python3') && seccomp()) return false;
-  return 'bubblewrap, python3 or python3-seccomp is not installed here (apt-get install bubblewrap python3 python3-seccomp)';
+  return 'bubblewrap, python3 or python3-seccomp is not installed here: run scripts/setup as root (or apt-get install bubblewrap python3 python3-seccomp)';
 }
 
 /** Host processes whose command line contains `marker` (to prove a sandbox left nothing behind). */

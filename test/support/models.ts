@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { defaultChatModelPath, embeddingModelPath, toolPaths } from '../../src/setup/index.js';
+import { ROOT } from './processes.js';
+
+/**
+ * The data directory scripts/setup filled: PVAI_DATA_DIR as it is for the set-up, else the default
+ * `./data` of the checkout. Tests read the default models from there and never download anything.
+ */
+const setupDataDir = process.env.PVAI_DATA_DIR || join(ROOT, 'data');
+
+/** SmolLM2-135M-Instruct, the default chat model: for tests that check what an answer says. */
+export const SMOLLM2_MODEL = defaultChatModelPath({ dataDir: setupDataDir });
+/** all-MiniLM-L6-v2 as scripts/setup converted it. */
+export const EMBEDDING_MODEL = embeddingModelPath({ dataDir: setupDataDir });
+/** The reference conversion of all-MiniLM-L6-v2 (../shared beside the repository). */
+export const SHARED_EMBEDDING_MODEL = join(ROOT, '..', 'shared', 'models', 'all-MiniLM-L6-v2.Q8_0.gguf');
+export const SETUP_TOOLS = toolPaths(ROOT);
+
+/**
+ * A skip reason when something scripts/setup provides is missing here, or false. In CI (CI=true) it is
+ * never a skip: the set-up ran there, so a missing piece must fail the test (see `requireSetUp`).
+ */
+export function setUpSkip(paths: readonly string[]): string | false {
+  if (process.env.CI === 'true') return false;
+  const missing = paths.filter((p) => !existsSync(p));
+  return missing.length ? `not set up here (${missing.join(', ')} missing): run scripts/setup` : false;
+}
+
+/** Fails (in CI, where nothing skips) with the command to run when a set-up piece is missing. */
+export function requireSetUp(paths: readonly string[]): void {
+  for (const path of paths) assert.ok(existsSync(path), `${path} is missing: run scripts/setup`);
+}
