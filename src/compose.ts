@@ -139,6 +139,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     clock,
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
+    maxJsonDepth: config.http.maxJsonDepth,
+    bodyIdleTimeoutMs: config.http.bodyIdleTimeoutMs,
     adminToken: config.adminToken,
     authenticate: (secret) => accounts.authenticate(secret),
     authenticationFailed: (address) => authFailures.recordFailure(address),
