@@ -141,6 +141,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     bodyLimitBytes: config.bodyLimitBytes,
     maxJsonDepth: config.http.maxJsonDepth,
     bodyIdleTimeoutMs: config.http.bodyIdleTimeoutMs,
+    corsOrigins: config.cors.origins,
     adminToken: config.adminToken,
     authenticate: (secret) => accounts.authenticate(secret),
     authenticationFailed: (address) => authFailures.recordFailure(address),

@@ -49,3 +49,23 @@ export const httpSchema = z
     path: ['bodyIdleTimeoutMs'],
   })
   .default(HTTP_DEFAULTS);
+
+/** `*`, or an origin as browsers send it: scheme, host and port, lower case, no path. */
+const origin = z.string().refine(
+  (value) => {
+    if (value === '*') return true;
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be * or an origin such as https://app.example.com (scheme, host and port; no path)' },
+);
+
+/** Browser apps on these origins may call the API (CORS). None by default. */
+export const corsSchema = z
+  .object({ origins: z.array(origin).max(100).default([]) })
+  .strict()
+  .default({ origins: [] });

@@ -8,7 +8,9 @@ import type { OpenAPIBackend, Request } from 'openapi-backend';
 import type { Logger } from 'pino';
 import { bodyOf, jsonBody } from './body.js';
 import { CLIENT_CLOSED_REQUEST } from './call.js';
+import { corsAndOptions } from './cors.js';
 import { errorMiddleware } from './error-middleware.js';
+import type { IndexedOpenAPIRouter } from './indexed-router.js';
 import type { HttpPorts } from './ports.js';
 import type { AppContext, RequestState } from './state.js';
 
@@ -96,6 +98,8 @@ export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestSta
   app.use(requestContext(ports));
   app.use(usageRecorder(ports));
   app.use(errorMiddleware(limit));
+  const router = api.router as IndexedOpenAPIRouter;
+  app.use(corsAndOptions(ports.corsOrigins, (path) => router.allowedMethods(path)));
   // Only the reference page's assets go through koa-router: matching its routes for every API request
   // would be work for nothing.
   const assets = referenceAssets().routes() as unknown as Koa.Middleware<RequestState>;

@@ -39,6 +39,8 @@ export interface HttpPorts {
   maxJsonDepth: number;
   /** How long a request body may stop arriving before the request is answered 408 `REQUEST_TIMEOUT`. */
   bodyIdleTimeoutMs: number;
+  /** The origins browser apps may call the API from (CORS): exact origins, or `*` for any; empty: none. */
+  corsOrigins: readonly string[];
   /** Undefined: the admin API is disabled (503). */
   adminToken: string | undefined;
   /** The principal for a presented API key, or undefined for a malformed, unknown or revoked one. */

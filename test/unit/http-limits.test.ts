@@ -109,8 +109,8 @@ describe('error codes', () => {
   });
 });
 
-describe('http settings', () => {
-  it('default to bounds of seconds and a depth of 64', () => {
+describe('http and cors settings', () => {
+  it('default to bounds of seconds, a depth of 64 and no CORS origin', () => {
     const config = loadConfig({});
     assert.deepEqual(config.http, {
       headersTimeoutMs: 10_000,
@@ -119,20 +119,29 @@ describe('http settings', () => {
       keepAliveTimeoutMs: 65_000,
       maxJsonDepth: 64,
     });
+    assert.deepEqual(config.cors, { origins: [] });
   });
 
   it('take partial overrides', () => {
-    const config = loadConfig({}, { http: { bodyIdleTimeoutMs: 1000 } });
+    const config = loadConfig(
+      {},
+      { http: { bodyIdleTimeoutMs: 1000 }, cors: { origins: ['https://app.example.com', '*'] } },
+    );
     assert.equal(config.http.bodyIdleTimeoutMs, 1000);
     assert.equal(config.http.requestTimeoutMs, 30_000);
+    assert.deepEqual(config.cors.origins, ['https://app.example.com', '*']);
   });
 
-  it('refuse deadlines that contradict each other', () => {
+  it('refuse deadlines that contradict each other, and origins that are not origins', () => {
     const refused = [
       { http: { headersTimeoutMs: 40_000 } },
       { http: { bodyIdleTimeoutMs: 60_000, requestTimeoutMs: 30_000 } },
       { http: { maxJsonDepth: 2 } },
       { http: { unknown: 1 } },
+      { cors: { origins: ['https://app.example.com/'] } },
+      { cors: { origins: ['https://App.example.com'] } },
+      { cors: { origins: ['app.example.com'] } },
+      { cors: { origins: ['ftp://app.example.com'] } },
     ];
     for (const overrides of refused) {
       assert.throws(() => loadConfig({}, overrides as never), ConfigError, JSON.stringify(overrides));
