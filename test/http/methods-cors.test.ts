@@ -27,7 +27,14 @@ function contractPaths(): ContractPath[] {
 }
 
 /** Headers that differ between two requests by nature, or concern the connection rather than the answer. */
-const VOLATILE = new Set(['date', 'x-request-id', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'connection', 'keep-alive']);
+const VOLATILE = new Set([
+  'date',
+  'x-request-id',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'connection',
+  'keep-alive',
+]);
 
 function stableHeaders(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
