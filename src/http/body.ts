@@ -6,6 +6,7 @@ import { AppError } from '../errors/index.js';
 import { ClientDisconnectedError } from './call.js';
 import { findTooDeep } from './json-depth.js';
 import type { AppContext } from './state.js';
+import { answeredBeforeItsBody } from './timeouts.js';
 
 /** The bounds a request body is read within; every one is checked while the body arrives. */
 export interface BodyLimits {
@@ -47,14 +48,14 @@ function hasBody(req: IncomingMessage): boolean {
  * Content-Encoding; 400 `INVALID_ENCODING` for compressed data that does not decode; 413 past the
  * size limit (sent or decompressed); 408 when the body stops arriving; 400 `NESTING_TOO_DEEP` past
  * the depth limit; 400 `INVALID_JSON` for text that is not a JSON object or array (or holds a
- * `__proto__` key). A failure that leaves part of the body unread closes the connection after the
- * answer, so the rest is never read.
+ * `__proto__` key). When the answer comes before the whole body has arrived, the connection closes
+ * after it if the client stopped sending (408); otherwise the rest of the body is read and dropped.
  */
 export function jsonBody(limits: BodyLimits): Koa.Middleware {
   return async (ctx: AppContext, next) => {
     if (!BODY_METHODS.has(ctx.method) || !hasBody(ctx.req)) return next();
     if (!ctx.is('application/json')) {
-      ctx.set('Connection', 'close');
+      answeredBeforeItsBody(ctx.req);
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json', {
         content_type: ctx.get('content-type') || null,
       });
@@ -63,7 +64,13 @@ export function jsonBody(limits: BodyLimits): Koa.Middleware {
     try {
       text = await readText(ctx.req, contentCoding(ctx.get('content-encoding')), limits);
     } catch (err) {
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
+      if (!ctx.req.complete) {
+        // A client that stopped sending gets its 408 and the connection closes; one still sending (a body
+        // over the limit, data that does not decompress) has the rest read and dropped, so that it can read
+        // the answer instead of meeting a reset, within the request deadline.
+        if (err instanceof AppError && err.code === 'REQUEST_TIMEOUT') ctx.set('Connection', 'close');
+        else answeredBeforeItsBody(ctx.req);
+      }
       throw err;
     }
     ctx.state.body = { text, json: text === '' ? undefined : parseJson(text, limits.maxDepth) };

@@ -1,4 +1,4 @@
-import type { Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { AppError, errorBody } from '../errors/index.js';
@@ -23,8 +23,8 @@ const LAST_WRITE_GRACE_MS = 1000;
 
 /**
  * Sets the server's deadlines for slow clients and answers what Node refuses before the app sees a
- * request (a deadline passed, headers too large, HTTP that does not parse) with the error body instead
- * of Node's bare status line. Call before `listen`.
+ * request (a deadline passed, headers too large, HTTP that does not parse, CONNECT) with the error body
+ * instead of Node's bare status line or a silent close. Call before `listen`.
  */
 export function applyServerTimeouts(server: Server, timeouts: ServerTimeouts, logger: Logger): void {
   server.headersTimeout = timeouts.headersTimeoutMs;
@@ -33,10 +33,34 @@ export function applyServerTimeouts(server: Server, timeouts: ServerTimeouts, lo
   // Read by Node when the server starts listening.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = DEADLINE_CHECK_INTERVAL_MS;
   server.on('clientError', answerClientError(timeouts, logger));
+  // Without a listener Node closes a CONNECT's connection without a word; this is no proxy.
+  server.on('connect', (_req: unknown, socket: Duplex) => {
+    writeAndClose(
+      socket,
+      new AppError('METHOD_NOT_ALLOWED', 'CONNECT is not allowed: this server is not a proxy', { method: 'CONNECT' }),
+    );
+  });
+}
+
+/** Connections whose request was answered before its body had arrived; its rest is being dropped. */
+const answeredEarly = new WeakSet<object>();
+
+/**
+ * Marks a request answered before its whole body arrived and drops the rest of the body as it comes.
+ * Closing at once would make the kernel reset a connection with unread data, and a client still sending
+ * would often lose the answer with it; the request deadline still bounds how long the rest may take.
+ * Should that deadline pass, the connection is closed without a second answer.
+ */
+export function answeredBeforeItsBody(req: IncomingMessage): void {
+  const { socket } = req;
+  answeredEarly.add(socket);
+  req.once('end', () => answeredEarly.delete(socket));
+  req.resume();
 }
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
+  405: 'Method Not Allowed',
   408: 'Request Timeout',
   413: 'Content Too Large',
   431: 'Request Header Fields Too Large',
@@ -69,22 +93,27 @@ export function clientErrorOf(err: Error & { code?: string }, timeouts: ServerTi
 function answerClientError(timeouts: ServerTimeouts, logger: Logger) {
   return (err: Error & { code?: string }, socket: Duplex) => {
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent || answeredEarly.has(socket)) {
       socket.destroy();
       return;
     }
     const error = clientErrorOf(err, timeouts);
     logger.debug({ code: err.code, answer: error.code }, 'client error');
-    const body = JSON.stringify(errorBody(error));
-    const status = error.status;
-    socket.end(
-      `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Connection: close\r\n\r\n' +
-        body,
-      () => socket.destroy(),
-    );
-    setTimeout(() => socket.destroy(), LAST_WRITE_GRACE_MS).unref();
+    writeAndClose(socket, error);
   };
+}
+
+/** Writes `error` as a whole HTTP response straight to the socket, then closes it. */
+function writeAndClose(socket: Duplex, error: AppError): void {
+  const body = JSON.stringify(errorBody(error));
+  const status = error.status;
+  socket.end(
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+    () => socket.destroy(),
+  );
+  setTimeout(() => socket.destroy(), LAST_WRITE_GRACE_MS).unref();
 }

@@ -148,6 +148,23 @@ describe('hostile request bodies', () => {
       assert.ok(exchange.ms < 300, `answered in ${exchange.ms} ms`);
     });
 
+    it('lets a client still sending a body over the limit read its 413, instead of resetting it', async () => {
+      const body = Buffer.alloc(4 * LIMIT, 'x');
+      for (const headers of [[`Content-Length: ${body.length}`], ['Transfer-Encoding: chunked']]) {
+        const chunked = headers[0] === 'Transfer-Encoding: chunked';
+        const payload = chunked
+          ? Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')])
+          : body;
+        const exchange = await rawExchange(
+          server.url,
+          [requestHead('POST', '/z1/chat/completions', ['Content-Type: application/json', ...headers]), payload],
+          { responses: 1, timeoutMs: 5000 },
+        );
+        assert.equal(exchange.error, undefined, `no ${exchange.error} (${headers[0]})`);
+        assert.equal(only(exchange).status, 413);
+      }
+    });
+
     it('answers a Content-Length longer than the body with 408 once the body stops arriving', async () => {
       const exchange = await rawExchange(
         server.url,
@@ -227,6 +244,41 @@ describe('hostile request bodies', () => {
         assert.equal(res.json.code, 'INVALID_JSON', text);
       }
     });
+  });
+
+  describe('HTTP the app never sees', () => {
+    const cases: Array<[string, string, number, string]> = [
+      ['a method that is not a token', 'G ET /z1/health HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'MALFORMED_REQUEST'],
+      ['an HTTP/2 preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 400, 'MALFORMED_REQUEST'],
+      [
+        'a header line without a colon',
+        'GET /z1/health HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n',
+        400,
+        'MALFORMED_REQUEST',
+      ],
+      [
+        'headers over 16 KiB',
+        `GET /z1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`,
+        431,
+        'HEADERS_TOO_LARGE',
+      ],
+      [
+        'CONNECT (this is no proxy)',
+        'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+        405,
+        'METHOD_NOT_ALLOWED',
+      ],
+    ];
+    for (const [name, bytes, status, code] of cases) {
+      it(`answers ${name} with ${status} ${code} and the error body, then closes`, async () => {
+        const exchange = await rawExchange(server.url, [bytes]);
+        const res = only(exchange);
+        assert.equal(res.status, status);
+        assert.equal(res.json.code, code);
+        assert.equal(res.headers.connection, 'close');
+        assert.ok(exchange.closedByServer);
+      });
+    }
   });
 
   describe('deep nesting in every free-form field', () => {

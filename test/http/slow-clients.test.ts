@@ -79,6 +79,22 @@ describe('slow clients', () => {
     assert.ok(exchange.ms < TIMEOUTS.requestTimeoutMs + CHECK_SLACK_MS, `${exchange.ms} ms`);
   });
 
+  it('drops the rest of a refused body no longer than the request timeout, then closes without a second answer', async () => {
+    const exchange = await rawExchange(
+      server.url,
+      [
+        requestHead('POST', '/z1/chat/completions', ['Content-Type: text/plain', 'Content-Length: 100000']),
+        'still sending',
+      ],
+      { timeoutMs: 10_000 },
+    );
+    assert.equal(exchange.responses.length, 1, JSON.stringify(exchange));
+    assert.equal(exchange.responses[0]?.status, 415);
+    assert.ok(exchange.closedByServer);
+    // Whichever comes first: the keep-alive timeout while the rest stalls (here), or the request timeout.
+    assert.ok(exchange.ms < TIMEOUTS.requestTimeoutMs + CHECK_SLACK_MS, `${exchange.ms} ms`);
+  });
+
   it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
     const exchange = await rawExchange(server.url, [requestHead('GET', '/z1/health')], { timeoutMs: 10_000 });
     assert.equal(exchange.responses[0]?.status, 200);
