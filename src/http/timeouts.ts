@@ -93,7 +93,9 @@ export function clientErrorOf(err: Error & { code?: string }, timeouts: ServerTi
 function answerClientError(timeouts: ServerTimeouts, logger: Logger) {
   return (err: Error & { code?: string }, socket: Duplex) => {
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent || answeredEarly.has(socket)) {
+    // A request answered before its body, whose answer is out: the rest of the body is what broke.
+    const alreadyAnswered = answeredEarly.has(socket) && !inFlight;
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent || alreadyAnswered) {
       socket.destroy();
       return;
     }
