@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { compose, type Runtime, type ServiceOptions } from './compose.js';
 import type { Config } from './config/index.js';
-import { createApp, createOpenApi } from './http/index.js';
+import { applyServerTimeouts, createApp, createOpenApi } from './http/index.js';
 
 export type { ServiceOptions } from './compose.js';
 
@@ -19,7 +19,7 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
   const api = await createOpenApi(runtime.operations, runtime.ports);
   const app = createApp(runtime.ports, api);
   const server = createServer(app.callback());
-  server.keepAliveTimeout = 65_000;
+  applyServerTimeouts(server, config.http, runtime.logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

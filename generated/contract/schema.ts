@@ -478,12 +478,16 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_PARAMETER" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
             details: {
                 [key: string]: unknown;
             } | null;
         };
-        /** @description An RFC 3339 date (`2026-11-01`, midnight UTC) or date-time (`2026-11-01T12:00:00Z`). */
+        /**
+         * @description An RFC 3339 date (`2026-11-01`, midnight UTC) or date-time (`2026-11-01T12:00:00Z`), in the years 0001 to
+         *     9999, with a UTC offset (`Z`, or `±hh:mm` up to ±14:00, the widest in use). Anything else is 400
+         *     `INVALID_PARAMETER` naming the parameter.
+         */
         Instant: string;
         /** @enum {string} */
         ModelId: "PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX";
@@ -561,7 +565,7 @@ export interface components {
         FunctionDefinition: {
             name: string;
             description?: string;
-            /** @description JSON Schema of the arguments. */
+            /** @description JSON Schema of the arguments. Like every part of a body, nested at most `http.maxJsonDepth` (64) levels deep, counted from the body's root (400 `NESTING_TOO_DEEP`). */
             parameters?: {
                 [key: string]: unknown;
             };
@@ -627,6 +631,7 @@ export interface components {
             response_format?: {
                 /** @enum {string} */
                 type: "text" | "json_object" | "json_schema";
+                /** @description Like every part of a body, nested at most `http.maxJsonDepth` (64) levels deep, counted from the body's root (400 `NESTING_TOO_DEEP`). */
                 json_schema?: {
                     [key: string]: unknown;
                 };
@@ -792,6 +797,7 @@ export interface components {
             /** @description Present when `group_by` is given. */
             series?: components["schemas"]["UsageSeriesItem"][];
         };
+        /** @description Free-form; like every part of a body, nested at most `http.maxJsonDepth` (64) levels deep, counted from the body's root (400 `NESTING_TOO_DEEP`). */
         Metadata: {
             [key: string]: unknown;
         };
@@ -941,7 +947,11 @@ export interface components {
             data: components["schemas"]["Account"][];
         };
         AccountCreateRequest: {
-            /** Format: email */
+            /**
+             * Format: email
+             * @description Stored and compared in lower case: `Dev@Example.com` is the account `dev@example.com`, and creating it
+             *     again in any case is 409 `CONFLICT`.
+             */
             email: string;
             tier: components["schemas"]["Tier"];
             /**
@@ -994,7 +1004,11 @@ export interface components {
         };
     };
     responses: {
-        /** @description Invalid parameters. `code` names the problem and `details.field` the offending field. */
+        /**
+         * @description Invalid parameters. `code` names the problem and `details.field` the offending field: `INVALID_PARAMETER`,
+         *     or for the body `INVALID_JSON`, `INVALID_ENCODING` and `NESTING_TOO_DEEP`; `AMBIGUOUS_CREDENTIALS` for a
+         *     request carrying two different keys.
+         */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -1019,8 +1033,9 @@ export interface components {
             };
         };
         /**
-         * @description Invalid parameters. `code` names the problem and `details.field` the offending field, as for every 400, with
-         *     two refusals that concern the request as a whole rather than one field's schema:
+         * @description Invalid parameters. `code` names the problem and `details.field` the offending field, as for every 400
+         *     (`INVALID_JSON`, `INVALID_ENCODING` and `NESTING_TOO_DEEP` for the body, `AMBIGUOUS_CREDENTIALS` for two
+         *     different keys), with two refusals that concern the request as a whole rather than one field's schema:
          *     - a `tool_choice` naming a function that is not in `tools`: `INVALID_PARAMETER`, `details.field`
          *       `tool_choice.function.name`;
          *     - a prompt longer than the context of the model the request is routed to (the messages, tools and system
@@ -1059,7 +1074,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Invalid parameters. `code` names the problem and `details.field` the offending field. */
+        /**
+         * @description Invalid parameters. `code` names the problem and `details.field` the offending field: `INVALID_PARAMETER`,
+         *     or for the body `INVALID_JSON`, `INVALID_ENCODING` and `NESTING_TOO_DEEP`; `AMBIGUOUS_CREDENTIALS` for a
+         *     request carrying two different credentials.
+         */
         AdminBadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1198,7 +1217,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The code ran past its timeout; `details.output` has what it printed until then. */
+        /**
+         * @description The code ran past its timeout (`EXECUTION_TIMEOUT`; `details.output` has what it printed until then), or
+         *     the request body stopped arriving (`REQUEST_TIMEOUT`, see RequestTimeout).
+         */
         ExecutionTimeout: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -1222,7 +1244,30 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is over the size limit. */
+        /**
+         * @description The request body stopped arriving for `http.bodyIdleTimeoutMs` (5 s by default), or the request took
+         *     longer than `http.requestTimeoutMs`: `REQUEST_TIMEOUT`. The server closes the connection after this answer.
+         */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "message": "The body stopped arriving for 5000 ms",
+                 *       "code": "REQUEST_TIMEOUT",
+                 *       "details": {
+                 *         "timeout_ms": 5000,
+                 *         "received_bytes": 120
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The body is over the size limit, as sent or once decompressed. */
         PayloadTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -1241,7 +1286,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json`. */
+        /** @description The body is not `application/json`, or its `Content-Encoding` is not gzip, deflate, br or identity. */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -1477,6 +1522,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["InsufficientCredits"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -1604,6 +1650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ModelList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -1837,6 +1884,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -1975,6 +2023,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2023,6 +2072,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2119,6 +2169,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2253,6 +2304,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2525,6 +2577,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccountList"];
                 };
             };
+            400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -2574,6 +2627,7 @@ export interface operations {
             };
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2662,6 +2716,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2711,6 +2766,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2800,6 +2856,7 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2885,6 +2942,9 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];

@@ -1,16 +1,16 @@
 /**
- * The floor of the stack pvai is built on: Koa, its JSON body parser and openapi-backend routing and
+ * The floor of the stack pvai is built on: Koa, pvai's JSON body reader and openapi-backend routing and
  * validating `POST /z1/chat/completions` against the contract with pvai's own settings, then the same
  * upstream call as pvai, the answer parsed and serialised again (a gateway that renames the model must).
  * No product work: no API key lookup, limits, credits, usage rows, cache or routing table. Run in its own
  * process by bench:chat; prints its URL on stdout. Usage: stack-proxy-server.ts <upstream origin>.
  */
 import type { AddressInfo } from 'node:net';
-import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import type { Context as OpenApiContext } from 'openapi-backend';
 import { Pool } from 'undici';
 import { openApiRequest } from '../../src/http/app.js';
+import { jsonBody } from '../../src/http/body.js';
 import { contractBackend, useIndexedRouter } from '../../src/http/openapi.js';
 import { bufferedRequest } from '../../src/providers/openai-compatible/buffered-request.js';
 
@@ -50,7 +50,7 @@ useIndexedRouter(api);
 
 const app = new Koa({ proxy: false });
 app.silent = true;
-app.use(bodyParser({ enableTypes: ['json'], encoding: 'utf-8' }));
+app.use(jsonBody({ limitBytes: 1024 * 1024, maxDepth: 64, idleTimeoutMs: 5000 }));
 app.use(async (ctx) => {
   await api.handleRequest(openApiRequest(ctx), ctx);
 });

@@ -27,6 +27,16 @@ function overCeiling(field: 'credits' | 'amount', balance: number): AppError {
   });
 }
 
+/**
+ * An email as accounts are keyed by it: trimmed, the whole address in lower case. RFC 5321 lets a mail
+ * server tell local parts apart by case, but the providers people use do not, and two accounts for one
+ * person (`Dev@example.com`, `dev@example.com`) is the failure that happens; lowering the domain only
+ * would keep it. Every creation goes through here (admin API and CLI alike).
+ */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
 /** Last-used times are written at most this often per key, so authentication stays a read. */
 const TOUCH_INTERVAL_MS = 60_000;
 const MAX_CACHED_PRINCIPALS = 10_000;
@@ -93,7 +103,7 @@ export class AccountService {
     if (credits > MAX_CREDIT_BALANCE) throw overCeiling('credits', 0);
     const passwordHash = input.password ? await hashPassword(input.password) : null;
     const account = await this.#store.createAccount(
-      { email: input.email, tier: input.tier, credits, passwordHash },
+      { email: normalizeEmail(input.email), tier: input.tier, credits, passwordHash },
       this.#clock(),
     );
     const created = await this.createKey(account.id, 'default');

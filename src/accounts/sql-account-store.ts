@@ -37,6 +37,10 @@ function isUniqueViolation(err: unknown): boolean {
   return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint/.test(e.message ?? '');
 }
 
+function emailTaken(email: string): AppError {
+  return new AppError('CONFLICT', `An account with the email ${email} exists`, { field: 'email' });
+}
+
 /** How soon the owner of an embedded database notices another connection's commit (the CLI's). */
 export const EXTERNAL_CHANGE_POLL_MS = 50;
 
@@ -94,15 +98,18 @@ export class SqlAccountStore implements AccountStore {
 
   async createAccount(input: NewAccount, now: number): Promise<Account> {
     const id = newId('acct');
+    // New emails arrive in lower case (AccountService) and the UNIQUE constraint keeps them apart; rows
+    // written before that may not be, so a new account that differs from one of them only in case is
+    // refused here too. No race: such a row is never written any more, so it already exists or never will.
+    const taken = await this.#db.query('SELECT id FROM accounts WHERE lower(email) = lower($1)', [input.email]);
+    if (taken.length > 0) throw emailTaken(input.email);
     try {
       await this.#db.query(
         'INSERT INTO accounts (id, email, tier, credits, password_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
         [id, input.email, input.tier, input.credits, input.passwordHash, now],
       );
     } catch (err) {
-      if (isUniqueViolation(err)) {
-        throw new AppError('CONFLICT', `An account with the email ${input.email} exists`, { field: 'email' });
-      }
+      if (isUniqueViolation(err)) throw emailTaken(input.email);
       throw err;
     }
     return { id, email: input.email, tier: input.tier, credits: input.credits, createdAt: now };

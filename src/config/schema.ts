@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { TIERS, type Tier } from '../kernel/index.js';
 import { DEFAULT_TIER_RULES, type TierRules } from '../tiers/index.js';
 import { cacheSchema } from './cache.js';
+import { corsSchema, httpSchema } from './http.js';
 import { localEngineSchema, routingSchema, type TargetConfig } from './routing.js';
 
 const tierOverride = z
@@ -35,6 +36,9 @@ export const configSchema = z
       .int()
       .min(1024)
       .default(1024 * 1024),
+    /** Timeouts of slow clients and the JSON nesting limit (src/config/http.ts says why each default). */
+    http: httpSchema,
+    cors: corsSchema,
     /** Failed authentications allowed per client address per minute before 429. */
     authFailuresPerMinute: z.number().int().positive().default(30),
     /** How long a resolved API key is reused before asking the database again; 0 disables. */

@@ -4,6 +4,14 @@
  */
 export const ERROR_STATUS = {
   INVALID_JSON: 400,
+  /** A body whose Content-Encoding (gzip, deflate, br) does not decode. */
+  INVALID_ENCODING: 400,
+  /** A JSON body whose arrays and objects nest deeper than the limit. */
+  NESTING_TOO_DEEP: 400,
+  /** More than one credential (Authorization and X-API-Key disagreeing, or a repeated header). */
+  AMBIGUOUS_CREDENTIALS: 400,
+  /** HTTP the server cannot parse (framing, header syntax), answered before routing. */
+  MALFORMED_REQUEST: 400,
   INVALID_PARAMETER: 400,
   INVALID_MODEL: 400,
   RAG_K_EXCEEDS_TIER: 400,
@@ -15,9 +23,13 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   EXECUTION_TIMEOUT: 408,
+  /** The request (its headers or its body) arrived too slowly. */
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  /** The request's header section is over Node's limit (16 KiB), answered before routing. */
+  HEADERS_TOO_LARGE: 431,
   RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   UPSTREAM_ERROR: 502,

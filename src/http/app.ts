@@ -2,19 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import Router from 'koa-router';
 import type { OpenAPIBackend, Request } from 'openapi-backend';
 import type { Logger } from 'pino';
-import { AppError } from '../errors/index.js';
+import { bodyOf, jsonBody } from './body.js';
 import { CLIENT_CLOSED_REQUEST } from './call.js';
+import { corsAndOptions } from './cors.js';
 import { errorMiddleware } from './error-middleware.js';
+import type { IndexedOpenAPIRouter } from './indexed-router.js';
 import type { HttpPorts } from './ports.js';
 import type { AppContext, RequestState } from './state.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /** The reference page's two static files, from the swagger-ui-dist package (no CDN). */
 function referenceAssets(): Router {
@@ -91,17 +91,6 @@ function usageRecorder(ports: HttpPorts): Koa.Middleware {
   };
 }
 
-/** A body on a JSON API must be JSON; anything else is 415 rather than silently ignored. */
-const requireJsonBody: Koa.Middleware = async (ctx, next) => {
-  const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
-  if (BODY_METHODS.has(ctx.method) && hasBody && !ctx.is('application/json')) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json', {
-      content_type: ctx.get('content-type') || null,
-    });
-  }
-  await next();
-};
-
 export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestState> {
   const app = new Koa<RequestState>({ proxy: false });
   const limit = ports.bodyLimitBytes;
@@ -109,26 +98,29 @@ export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestSta
   app.use(requestContext(ports));
   app.use(usageRecorder(ports));
   app.use(errorMiddleware(limit));
+  const router = api.router as IndexedOpenAPIRouter;
+  app.use(corsAndOptions(ports.corsOrigins, (path) => router.allowedMethods(path)));
   // Only the reference page's assets go through koa-router: matching its routes for every API request
   // would be work for nothing.
   const assets = referenceAssets().routes() as unknown as Koa.Middleware<RequestState>;
   app.use((ctx, next) => (ctx.path.startsWith('/docs/assets/') ? assets(ctx, next) : next()));
-  app.use(requireJsonBody);
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: limit, encoding: 'utf-8' }));
+  app.use(jsonBody({ limitBytes: limit, maxDepth: ports.maxJsonDepth, idleTimeoutMs: ports.bodyIdleTimeoutMs }));
   app.use(async (ctx: AppContext) => {
     await api.handleRequest(openApiRequest(ctx), ctx);
   });
   return app;
 }
 
-/** The request as openapi-backend reads it, after the body parser; an empty body is no body. */
-export function openApiRequest(ctx: Koa.Context): Request {
-  const raw = (ctx.request as { rawBody?: string }).rawBody;
+/**
+ * The request as openapi-backend reads it, after the body reader; an empty body is no body. HEAD is
+ * routed as GET: Koa then sends GET's status and headers without the body (RFC 9110 §9.3.2).
+ */
+export function openApiRequest(ctx: AppContext): Request {
   return {
-    method: ctx.method,
+    method: ctx.method === 'HEAD' ? 'GET' : ctx.method,
     path: ctx.path,
     query: ctx.querystring,
     headers: ctx.headers as Record<string, string | string[]>,
-    body: raw === undefined || raw === '' ? undefined : ctx.request.body,
+    body: bodyOf(ctx),
   };
 }

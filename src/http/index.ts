@@ -4,6 +4,7 @@
  * operations (operationId → handler) and the ports it needs (HttpPorts).
  */
 export { createApp, openApiRequest } from './app.js';
+export { type BodyLimits, jsonBody } from './body.js';
 export { CLIENT_CLOSED_REQUEST, ClientDisconnectedError, requirePrincipal } from './call.js';
 export { loadContract, projectRoot } from './document.js';
 export { toAppError } from './error-middleware.js';
@@ -21,3 +22,4 @@ export type {
   UsageNote,
 } from './operation.js';
 export type { Admission, HttpPorts, RequestRecord } from './ports.js';
+export { applyServerTimeouts, type ServerTimeouts } from './timeouts.js';

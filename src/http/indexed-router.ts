@@ -77,11 +77,18 @@ export class IndexedOpenAPIRouter extends OpenAPIRouter {
     return { ...first, params: {} };
   }
 
-  /** The methods the contract defines for a path (for the Allow header of a 405). */
+  /**
+   * The methods a path answers (for `Allow`, on a 405 and on OPTIONS): the contract's, HEAD beside GET
+   * (served as GET without the body) and OPTIONS; none for a path the contract does not have.
+   */
   allowedMethods(rawPath: string): string[] {
     const path = this.normalizePath(rawPath);
     const operations = this.#exact.get(path) ?? this.#templates.find((route) => route.pattern.test(path))?.operations;
-    return [...(operations?.keys() ?? [])].map((m) => m.toUpperCase()).sort();
+    const methods = [...(operations?.keys() ?? [])].map((m) => m.toUpperCase());
+    if (methods.length === 0) return [];
+    if (methods.includes('GET')) methods.push('HEAD');
+    methods.push('OPTIONS');
+    return methods.sort();
   }
 
   #index(): void {

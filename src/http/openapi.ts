@@ -6,7 +6,7 @@ import { loadContract } from './document.js';
 import { IndexedOpenAPIRouter } from './indexed-router.js';
 import type { AnyReply, OperationId, OperationRequest, Operations } from './operation.js';
 import type { HttpPorts } from './ports.js';
-import { postSecurityHandler, securityHandlers, unauthorizedHandler } from './security.js';
+import { postSecurityHandler, refuseAmbiguousCredentials, securityHandlers, unauthorizedHandler } from './security.js';
 import type { AppContext } from './state.js';
 import { validationError } from './validation-error.js';
 
@@ -87,6 +87,8 @@ export async function createOpenApi(operations: Operations, ports: HttpPorts): P
     postSecurityHandler: postSecurityHandler(ports),
     postRoutingHandler: (c: OpenApiContext, ctx: AppContext) => {
       ctx.state.operationId = c.operation?.operationId;
+      // Before the security handlers: an ambiguous request is refused whichever of its keys would pass.
+      if ((c.operation?.security ?? []).length > 0) refuseAmbiguousCredentials(ctx.req);
     },
     notImplemented: (c: OpenApiContext) => {
       throw new AppError('SERVICE_UNAVAILABLE', `${c.operation.operationId} is not implemented`);

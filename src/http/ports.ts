@@ -33,7 +33,14 @@ export interface Admission {
 export interface HttpPorts {
   clock: Clock;
   logger: Logger;
+  /** The largest request body, in bytes, as sent and once decompressed (413 past it). */
   bodyLimitBytes: number;
+  /** The deepest nesting of arrays and objects a JSON body may have (400 `NESTING_TOO_DEEP` past it). */
+  maxJsonDepth: number;
+  /** How long a request body may stop arriving before the request is answered 408 `REQUEST_TIMEOUT`. */
+  bodyIdleTimeoutMs: number;
+  /** The origins browser apps may call the API from (CORS): exact origins, or `*` for any; empty: none. */
+  corsOrigins: readonly string[];
   /** Undefined: the admin API is disabled (503). */
   adminToken: string | undefined;
   /** The principal for a presented API key, or undefined for a malformed, unknown or revoked one. */

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context as OpenApiContext } from 'openapi-backend';
 import { AppError } from '../errors/index.js';
 import { type Principal, secretsEqual } from '../kernel/index.js';
@@ -9,9 +10,40 @@ function header(c: OpenApiContext, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
 function bearerToken(c: OpenApiContext): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header(c, 'authorization') ?? '');
-  return match?.[1];
+  return BEARER.exec(header(c, 'authorization') ?? '')?.[1];
+}
+
+/**
+ * One credential per request. The contract offers two ways of presenting an API key (Authorization:
+ * Bearer and X-API-Key) and accepts either; a request carrying two different credentials (the two
+ * headers with different keys, a header repeated with different values, a valid Bearer beside a wrong
+ * X-API-Key) is refused with 400 `AMBIGUOUS_CREDENTIALS` before any is checked, as RFC 6750 §3.1 does
+ * for a token sent more than one way: which key was meant cannot be known, and taking whichever works
+ * would charge a request to an account its client may not have meant (a stale key left in one header by
+ * a proxy or an SDK). The same key sent both ways is one credential and passes. Empty header values
+ * count as absent.
+ */
+export function refuseAmbiguousCredentials(req: IncomingMessage): void {
+  const credentials = new Set<string>();
+  const carriers = new Set<string>();
+  for (const name of ['authorization', 'x-api-key'] as const) {
+    for (const raw of req.headersDistinct[name] ?? []) {
+      const value = raw.trim();
+      if (value === '') continue;
+      credentials.add(name === 'authorization' ? (BEARER.exec(value)?.[1] ?? value) : value);
+      carriers.add(name);
+    }
+  }
+  if (credentials.size > 1) {
+    throw new AppError(
+      'AMBIGUOUS_CREDENTIALS',
+      'The request carries more than one credential; send one key, in Authorization: Bearer or in X-API-Key',
+      { headers: [...carriers].sort() },
+    );
+  }
 }
 
 /** openapi-backend security handlers, one per scheme of the document. */

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Principal } from '../kernel/index.js';
+import type { ReadBody } from './body.js';
 import type { UsageNote } from './operation.js';
 
 export interface RequestState {
@@ -10,6 +11,8 @@ export interface RequestState {
   operationId?: string;
   principal?: Principal;
   usage: UsageNote;
+  /** The request body, read and parsed by the body reader (absent for requests without one). */
+  body?: ReadBody;
   /** Set by streamed responses: settles when the stream has ended, with the final token counts noted. */
   streamDone?: Promise<void>;
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock/index.js';
+import { AppError } from '../errors/index.js';
 import { type Operations, requirePrincipal } from '../http/index.js';
 import type { Account } from '../kernel/index.js';
 import type { RateLimitDecision } from '../limits/index.js';
@@ -14,15 +15,28 @@ export interface UsageDeps {
   rateLimits(account: Account): Promise<RateLimitDecision>;
 }
 
+/** The first and last instants a period may have: RFC 3339's years, 0001 to 9999 (UTC). */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
 /**
  * An RFC 3339 date (midnight UTC) or date-time, as the contract's Instant schema admits (already
- * checked there). A leap second (":60") counts as the second before it.
+ * checked there: years 0001 to 9999, offsets within ±14:00). A leap second (":60") counts as the second
+ * before it. An offset can carry an instant just past those years (`0001-01-01T00:00:00+01:00`); it is
+ * clamped to them, so the period written back is always a valid date-time. A value that still does not
+ * parse is refused with 400 naming the parameter, never replaced by the default.
  */
-function parseInstant(value: unknown): number | undefined {
+function parseInstant(value: unknown, field: 'start' | 'end'): number | undefined {
   if (value === undefined) return undefined;
-  const text = String(value).replace(/:60(?=(\.\d+)?(Z|[+-]\d{2}:\d{2})$)/i, ':59');
+  const text = String(value).replace(/:60(?=(\.\d+)?(Z|[+-]\d{2}:?\d{2})$)/i, ':59');
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : Date.parse(text);
-  return Number.isFinite(ms) ? ms : undefined;
+  if (!Number.isFinite(ms)) {
+    throw new AppError('INVALID_PARAMETER', `${field} is not a date or date-time this server can read`, {
+      field,
+      reason: 'must be an RFC 3339 date or date-time, years 0001 to 9999, offset within ±14:00',
+    });
+  }
+  return Math.min(LAST_INSTANT, Math.max(FIRST_INSTANT, ms));
 }
 
 function totalsBody(t: UsageTotals) {
@@ -41,9 +55,9 @@ export function usageOperations(deps: UsageDeps): Operations<'getUsage'> {
     getUsage: async ({ query }, call) => {
       const { account } = requirePrincipal(call);
       const now = deps.clock();
-      const start = parseInstant(query.start) ?? utcMonthStart(now);
+      const start = parseInstant(query.start, 'start') ?? utcMonthStart(now);
       // An end before the start is an empty period: no rows, zero totals.
-      const end = Math.max(start, parseInstant(query.end) ?? now + 1);
+      const end = Math.max(start, parseInstant(query.end, 'end') ?? now + 1);
       const groupBy = query.group_by;
       const [balance, limits, totals, series] = await Promise.all([
         deps.balance(account.id),

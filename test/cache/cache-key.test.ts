@@ -185,4 +185,56 @@ describe('canonicalJson', () => {
     assert.equal(canonicalJson(new Date(0)), '"1970-01-01T00:00:00.000Z"');
     assert.equal(canonicalJson(undefined), 'null');
   });
+
+  test('writes values nested 100,000 levels deep without running out of stack', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 100_000; i++) deep = i % 2 ? { b: deep, a: [] } : [deep, undefined];
+    const text = canonicalJson(deep);
+    assert.ok(text.startsWith('{"a":[],"b":[{"a":[],"b":['));
+    assert.equal(text.length, 50_000 * '{"a":[],"b":'.length + 50_000 * '[,null]'.length + '"leaf"'.length + 50_000);
+  });
+
+  test('keys a chat request whose tool parameters nest 6,000 levels deep', () => {
+    let parameters: Record<string, unknown> = {};
+    for (let i = 0; i < 6000; i++) parameters = { type: 'object', properties: { a: parameters } };
+    const request = {
+      model: 'PV-TURBO',
+      messages: [],
+      tools: [{ type: 'function', function: { name: 'f', parameters } }],
+    };
+    assert.match(responseCacheKey('acct', request), /^[0-9a-f]{64}$/);
+  });
+
+  test('refuses a cycle with a TypeError, as JSON.stringify does, and accepts a value seen twice', () => {
+    const shared = { x: 1 };
+    assert.equal(canonicalJson({ a: shared, b: [shared, shared] }), '{"a":{"x":1},"b":[{"x":1},{"x":1}]}');
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = [cycle];
+    assert.throws(() => canonicalJson(cycle), TypeError);
+  });
+
+  test('matches JSON.stringify (up to key order) on assorted values', () => {
+    const values: unknown[] = [
+      { z: [1, 'two', { y: null, x: [true, false] }], a: {} },
+      [[[[]]], {}, [{}], 0, -0, 1e21, 'ü\u2028'],
+      { toJSON: () => ({ b: 1, a: 2 }) },
+      { f: () => 1, s: Symbol('s'), u: undefined, n: Number.POSITIVE_INFINITY },
+    ];
+    for (const value of values) {
+      const sorted = (v: unknown): unknown =>
+        Array.isArray(v)
+          ? v.map(sorted)
+          : v && typeof v === 'object'
+            ? Object.fromEntries(
+                Object.keys(v)
+                  .sort()
+                  .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+              )
+            : v;
+      assert.deepEqual(
+        JSON.parse(canonicalJson(value)),
+        JSON.parse(JSON.stringify(sorted(JSON.parse(JSON.stringify(value))))),
+      );
+    }
+  });
 });

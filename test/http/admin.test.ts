@@ -184,3 +184,45 @@ for (const backend of backends()) {
     });
   });
 }
+
+for (const backend of backends()) {
+  describe(`emails are one account whatever their case (${backend})`, () => {
+    let server: TestServer;
+
+    before(async () => {
+      server = await startTestServer(backend);
+    });
+    after(() => server.close());
+
+    const create = (email: string) =>
+      server.request<{ account: { email: string } }>('POST', '/admin/accounts', {
+        admin: true,
+        body: { email, tier: 'free' },
+      });
+
+    it('stores the address in lower case and refuses it again in any case with 409', async () => {
+      const created = await create('Dev.Ops@Example.COM');
+      assert.equal(created.status, 201);
+      assert.equal(created.body.account.email, 'dev.ops@example.com');
+      for (const again of ['dev.ops@example.com', 'DEV.OPS@EXAMPLE.COM', 'dev.ops@EXAMPLE.com']) {
+        const res = await create(again);
+        assert.equal(res.status, 409, again);
+        assert.deepEqual(res.body, {
+          status: 'error',
+          message: `An account with the email ${again.toLowerCase()} exists`,
+          code: 'CONFLICT',
+          details: { field: 'email' },
+        });
+      }
+    });
+
+    it('refuses an address that differs only in case from one stored before emails were lowered', async () => {
+      await server.running.runtime.db.query(
+        'INSERT INTO accounts (id, email, tier, credits, created_at) VALUES ($1, $2, $3, $4, $5)',
+        ['acct_legacy_mixed_case', 'Legacy.User@Example.com', 'free', 0, Date.now()],
+      );
+      const res = await create('legacy.user@example.com');
+      assert.equal(res.status, 409);
+    });
+  });
+}

@@ -74,5 +74,49 @@ for (const backend of backends()) {
       const leap = await server.request<UsageBody>('GET', '/z1/usage?start=2026-06-30T23:59:60Z', { apiKey });
       assert.equal(leap.body.period.start, '2026-06-30T23:59:59.000Z');
     });
+
+    it('refuses offsets past ±14:00, offsets without minutes and year 0000 with 400 naming the parameter', async () => {
+      const { apiKey } = await server.createAccount('free', 0);
+      const refused: Array<[string, string]> = [
+        ['start', '2026-11-01T00:00:00+99:99'],
+        ['start', '2026-11-01T00:00:00+14:01'],
+        ['end', '2026-11-01T00:00:00-15:00'],
+        ['end', '2026-11-01T00:00:00+05'],
+        ['start', '0000-01-01'],
+        ['end', '0000-12-31T23:59:59Z'],
+        ['start', '2026-11-01\t00:00:00Z'],
+        ['start', '2026-02-30'],
+      ];
+      for (const [field, value] of refused) {
+        const res = await server.request('GET', `/z1/usage?${field}=${encodeURIComponent(value)}`, { apiKey });
+        assert.equal(res.status, 400, `${field}=${value}: ${res.text}`);
+        assert.equal(res.body.code, 'INVALID_PARAMETER');
+        assert.equal((res.body.details as { field: string }).field, field, value);
+      }
+    });
+
+    it('accepts the widest offsets and the first and last years, keeping the period within them', async () => {
+      const { apiKey } = await server.createAccount('free', 0);
+      const accepted: Array<[string, string]> = [
+        ['start=2026-11-01T12:00:00%2B14:00', '2026-10-31T22:00:00.000Z'],
+        ['start=2026-11-01T12:00:00-14:00', '2026-11-02T02:00:00.000Z'],
+        ['start=2026-11-01T12:00:00%2B0530', '2026-11-01T06:30:00.000Z'],
+        ['start=2026-11-01t12:00:00z', '2026-11-01T12:00:00.000Z'],
+        ['start=0001-01-01', '0001-01-01T00:00:00.000Z'],
+        ['start=0001-01-01T00:00:00%2B14:00', '0001-01-01T00:00:00.000Z'],
+      ];
+      for (const [query, start] of accepted) {
+        const res = await server.request<UsageBody>('GET', `/z1/usage?${query}`, { apiKey });
+        assert.equal(res.status, 200, `${query}: ${res.text}`);
+        assert.equal(res.body.period.start, start, query);
+      }
+      const last = await server.request<UsageBody>(
+        'GET',
+        '/z1/usage?start=9999-12-31T23:00:00Z&end=9999-12-31T23:59:59-14:00',
+        { apiKey },
+      );
+      assert.equal(last.status, 200, last.text);
+      assert.equal(last.body.period.end, '9999-12-31T23:59:59.999Z');
+    });
   });
 }

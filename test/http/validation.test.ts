@@ -185,12 +185,12 @@ describe('request validation against the contract', () => {
     const wrong = await server.request('DELETE', '/z1/chat/completions', { apiKey });
     assert.equal(wrong.status, 405);
     assert.equal(wrong.body.code, 'METHOD_NOT_ALLOWED');
-    assert.equal(wrong.headers.get('allow'), 'POST');
+    assert.equal(wrong.headers.get('allow'), 'OPTIONS, POST');
     const memory = await server.request('PUT', '/z1/memory/mem_1', { apiKey });
-    assert.equal(memory.headers.get('allow'), 'DELETE, PATCH');
+    assert.equal(memory.headers.get('allow'), 'DELETE, OPTIONS, PATCH');
     const literal = await server.request('DELETE', '/z1/memory/search', { apiKey });
     assert.equal(literal.status, 405, 'a literal path is not a value of the template beside it');
-    assert.equal(literal.headers.get('allow'), 'POST');
+    assert.equal(literal.headers.get('allow'), 'OPTIONS, POST');
   });
 
   it('validates code execution requests', async () => {

@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * pvai — unified AI service
- * One API key for chat completions on four model tiers (OpenAI-compatible, with Server-Sent-Events streaming and function-calling tools), retrieval over each end user\'s documents, per-user memory, a response cache, web grounding and sandboxed Python execution.  This document is the contract: the server routes and validates every request against it, and the TypeScript types and clients in `generated/` are generated from it.  **Errors** always have the body `{status: \"error\", message, code, details}`. A JSON body with a `__proto__` key is refused with 400 `INVALID_JSON` (protection against prototype poisoning). **Rate limits** are per account (sliding minute, UTC day, UTC month); every authenticated response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window with the fewest requests remaining. 
+ * One API key for chat completions on four model tiers (OpenAI-compatible, with Server-Sent-Events streaming and function-calling tools), retrieval over each end user\'s documents, per-user memory, a response cache, web grounding and sandboxed Python execution.  This document is the contract: the server routes and validates every request against it, and the TypeScript types and clients in `generated/` are generated from it.  **Errors** always have the body `{status: \"error\", message, code, details}`. A JSON body with a `__proto__` key is refused with 400 `INVALID_JSON` (protection against prototype poisoning). **Rate limits** are per account (sliding minute, UTC day, UTC month); every authenticated response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window with the fewest requests remaining.  **Request bodies** are JSON (`Content-Type: application/json`, UTF-8), optionally compressed with `Content-Encoding: gzip`, `deflate` or `br`. Each bound is checked while the body arrives, before authentication: another media type or content coding is 415 `UNSUPPORTED_MEDIA_TYPE`; compressed data that does not decode is 400 `INVALID_ENCODING`; a body over the size limit (`bodyLimitBytes`, 1 MiB by default), as sent or once decompressed, is 413 `PAYLOAD_TOO_LARGE`; arrays and objects nested deeper than `http.maxJsonDepth` (64 by default) are 400 `NESTING_TOO_DEEP` with `details.field` naming where; bytes that are not UTF-8 or text that is not a JSON object or array are 400 `INVALID_JSON`. A body that stops arriving for `http.bodyIdleTimeoutMs` (5 s by default) is 408 `REQUEST_TIMEOUT`, and the connection is closed. When any other refusal comes before the whole body has arrived, the server reads and drops the rest (for at most `http.requestTimeoutMs`) so that a client still sending can read the answer.  **Slow or malformed HTTP** is answered by the server before any operation, with the error body and `Connection: close`: 408 `REQUEST_TIMEOUT` when the headers take longer than `http.headersTimeoutMs` (10 s) or the whole request longer than `http.requestTimeoutMs` (30 s), 431 `HEADERS_TOO_LARGE` for a header section over 16 KiB, 400 `MALFORMED_REQUEST` for anything that does not parse as HTTP/1.1 (framing, header syntax, a connection closed in the middle of a request).  **Credentials**: one API key per request, as `Authorization: Bearer` or as `X-API-Key`. A request carrying two different credentials (both headers with different values, or one of them repeated with different values) is refused with 400 `AMBIGUOUS_CREDENTIALS` before either is checked; the same key in both headers is accepted.  **HEAD and OPTIONS**: every GET operation also answers HEAD with the same status and headers and no body. OPTIONS on any path of this document answers 204 with `Allow` (the path\'s methods, HEAD beside GET, and OPTIONS), without authentication. **CORS**: with `cors.origins` configured (none by default), a request whose `Origin` is listed (or any origin, for `*`) gets `Access-Control-Allow-Origin` on every answer, errors included, and `Access-Control-Expose-Headers` naming the headers of this document; a preflight (OPTIONS with `Access-Control-Request-Method`) also gets `Access-Control-Allow-Methods`, `Access-Control-Allow-Headers` (Authorization, Content-Type, Content-Encoding, X-API-Key, X-Request-Id) and `Access-Control-Max-Age: 600`. Keys travel in headers, never cookies: credentials mode is not used. 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
@@ -51,6 +51,10 @@ export type ModelErrorStatusEnum = typeof ModelErrorStatusEnum[keyof typeof Mode
  */
 export const ModelErrorCodeEnum = {
     INVALID_JSON: 'INVALID_JSON',
+    INVALID_ENCODING: 'INVALID_ENCODING',
+    NESTING_TOO_DEEP: 'NESTING_TOO_DEEP',
+    AMBIGUOUS_CREDENTIALS: 'AMBIGUOUS_CREDENTIALS',
+    MALFORMED_REQUEST: 'MALFORMED_REQUEST',
     INVALID_PARAMETER: 'INVALID_PARAMETER',
     INVALID_MODEL: 'INVALID_MODEL',
     RAG_K_EXCEEDS_TIER: 'RAG_K_EXCEEDS_TIER',
@@ -62,9 +66,11 @@ export const ModelErrorCodeEnum = {
     NOT_FOUND: 'NOT_FOUND',
     METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
     EXECUTION_TIMEOUT: 'EXECUTION_TIMEOUT',
+    REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
     CONFLICT: 'CONFLICT',
     PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
     UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+    HEADERS_TOO_LARGE: 'HEADERS_TOO_LARGE',
     RATE_LIMIT_EXCEEDED: 'RATE_LIMIT_EXCEEDED',
     INTERNAL_ERROR: 'INTERNAL_ERROR',
     UPSTREAM_ERROR: 'UPSTREAM_ERROR',
