@@ -3,16 +3,10 @@ import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
-import type { ServerProcess } from '../support/processes.js';
-import {
-  createAccount,
-  embeddedServerEnv,
-  startEmbeddedServer,
-  storedBalances,
-  storedUsage,
-} from '../support/reliability.js';
+import { type ServerProcess, startServerProcess } from '../support/processes.js';
+import { createAccount, serverEnv, stored, storedBalances } from '../support/reliability.js';
 
 const PURCHASED = 100;
 
@@ -110,152 +104,155 @@ const lastEvent = (text: string) => {
  * finish (or, past the grace period, end with a 503 or a stream's final error event), everything written
  * behind is on disk, exit code 0 within a bounded time.
  */
-describe('SIGTERM to pvai serve (embedded SQLite)', () => {
-  let upstream: MockUpstream;
-  let database: TestDatabase;
-  let server: ServerProcess | undefined;
+for (const backend of backends())
+  describe(`SIGTERM to pvai serve (${backend})`, () => {
+    let upstream: MockUpstream;
+    let database: TestDatabase;
+    let server: ServerProcess | undefined;
 
-  before(async () => {
-    upstream = await startMockUpstream();
-  });
-  beforeEach(async () => {
-    upstream.reset();
-    database = await createTestDatabase('sqlite');
-  });
-  after(async () => {
-    if (server?.child.exitCode === null) server.child.kill('SIGKILL');
-    await upstream.close();
-  });
+    before(async () => {
+      upstream = await startMockUpstream();
+    });
+    beforeEach(async () => {
+      upstream.reset();
+      database = await createTestDatabase(backend);
+    });
+    after(async () => {
+      if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+      await upstream.close();
+    });
 
-  const usageRows = (accountId: string) =>
-    storedUsage<{ status: number; credits: number }>(
-      database.dataDir,
-      "SELECT status, credits FROM usage_records WHERE account_id = ? AND endpoint = 'createChatCompletion' ORDER BY status",
-      accountId,
-    );
+    const usageRows = async (accountId: string) =>
+      (
+        await stored<{ status: number; credits: number }>(
+          database,
+          "SELECT status, credits FROM usage_records WHERE account_id = $1 AND endpoint = 'createChatCompletion' ORDER BY status",
+          [accountId],
+        )
+      ).map((r) => ({ status: Number(r.status), credits: Number(r.credits) }));
 
-  it('lets 8 chats in flight finish (4 streamed), refuses new connections, writes everything, exits 0', {
-    timeout: 60_000,
-  }, async () => {
-    try {
-      // Each answer takes about 1.2 s upstream: 12 chunks, 100 ms apart.
-      upstream.scriptModel('mock-model', { kind: 'slow', chunks: Array(12).fill('word '), delayMs: 100 });
-      server = await startEmbeddedServer(embeddedServerEnv(database.dataDir, upstream.url, {}));
-      const { accountId, apiKey } = await createAccount(server.url, 'startup', PURCHASED);
-      // A client with an idle kept-alive connection (a load balancer's pool).
-      const idle = await rawConnection(server.url);
-      idle.socket.write('GET /z1/health HTTP/1.1\r\nHost: pvai\r\n\r\n');
-      // A request whose headers are still arriving when the stop begins.
-      const late = await rawConnection(server.url);
+    it('lets 8 chats in flight finish (4 streamed), refuses new connections, writes everything, exits 0', {
+      timeout: 60_000,
+    }, async () => {
+      try {
+        // Each answer takes about 1.2 s upstream: 12 chunks, 100 ms apart.
+        upstream.scriptModel('mock-model', { kind: 'slow', chunks: Array(12).fill('word '), delayMs: 100 });
+        server = await startServerProcess(serverEnv(database, upstream.url));
+        const { accountId, apiKey } = await createAccount(server.url, 'startup', PURCHASED);
+        // A client with an idle kept-alive connection (a load balancer's pool).
+        const idle = await rawConnection(server.url);
+        idle.socket.write('GET /z1/health HTTP/1.1\r\nHost: pvai\r\n\r\n');
+        // A request whose headers are still arriving when the stop begins.
+        const late = await rawConnection(server.url);
 
-      const chats = [true, false, true, false, true, false, true, false].map((s) => chat(server?.url ?? '', apiKey, s));
-      await Promise.all(chats.map((c) => c.started));
-      while (upstream.requests.length < 8) await new Promise((r) => setTimeout(r, 10));
-      assert.match(idle.received(), /^HTTP\/1.1 200/);
-      late.socket.write('GET /z1/health/ready HTTP/1.1\r\nHost: pvai\r\n');
+        const chats = [true, false, true, false, true, false, true, false].map((s) =>
+          chat(server?.url ?? '', apiKey, s),
+        );
+        await Promise.all(chats.map((c) => c.started));
+        while (upstream.requests.length < 8) await new Promise((r) => setTimeout(r, 10));
+        assert.match(idle.received(), /^HTTP\/1.1 200/);
+        late.socket.write('GET /z1/health/ready HTTP/1.1\r\nHost: pvai\r\n');
 
-      const signalledAt = Date.now();
-      server.child.kill('SIGTERM');
-      assert.ok(await eventuallyRefused(server.url), 'new connections are refused');
-      await Promise.race([
-        idle.closed,
-        new Promise((_, reject) => setTimeout(() => reject(new Error('idle connection left open')), 1000)),
-      ]);
-      late.socket.write('\r\n');
+        const signalledAt = Date.now();
+        server.child.kill('SIGTERM');
+        assert.ok(await eventuallyRefused(server.url), 'new connections are refused');
+        await Promise.race([
+          idle.closed,
+          new Promise((_, reject) => setTimeout(() => reject(new Error('idle connection left open')), 1000)),
+        ]);
+        late.socket.write('\r\n');
 
-      const outcomes = await Promise.all(chats.map((c) => c.done));
-      for (const [i, outcome] of outcomes.entries()) {
-        assert.equal(outcome.status, 200, `chat ${i}`);
-        if (i % 2 === 0) assert.equal(lastEvent(outcome.text), '[DONE]', `stream ${i} ends normally`);
-        else {
-          assert.equal(JSON.parse(outcome.text).choices[0].message.content.trim(), Array(12).fill('word').join(' '));
-          assert.equal(outcome.headers.get('connection'), 'close', 'an answer during the stop closes its connection');
+        const outcomes = await Promise.all(chats.map((c) => c.done));
+        for (const [i, outcome] of outcomes.entries()) {
+          assert.equal(outcome.status, 200, `chat ${i}`);
+          if (i % 2 === 0) assert.equal(lastEvent(outcome.text), '[DONE]', `stream ${i} ends normally`);
+          else {
+            assert.equal(JSON.parse(outcome.text).choices[0].message.content.trim(), Array(12).fill('word').join(' '));
+            assert.equal(outcome.headers.get('connection'), 'close', 'an answer during the stop closes its connection');
+          }
         }
+        const { code, ms } = await exited(server, signalledAt);
+        assert.equal(code, 0);
+        assert.ok(ms < 8000, `stopped ${ms} ms after SIGTERM, within the grace period`);
+        await late.closed;
+        assert.match(late.received(), /^HTTP\/1.1 503/, 'readiness says not ready while stopping');
+        assert.match(late.received(), /connection: close/i);
+        assert.match(late.received(), /"status":"not_ready"/);
+
+        assert.equal((await storedBalances(database)).get(accountId), PURCHASED - 8, 'every charge is on disk');
+        assert.deepEqual(await usageRows(accountId), Array(8).fill({ status: 200, credits: 1 }), 'every usage row too');
+      } finally {
+        await database.drop();
       }
-      const { code, ms } = await exited(server, signalledAt);
-      assert.equal(code, 0);
-      assert.ok(ms < 8000, `stopped ${ms} ms after SIGTERM, within the grace period`);
-      await late.closed;
-      assert.match(late.received(), /^HTTP\/1.1 503/, 'readiness says not ready while stopping');
-      assert.match(late.received(), /connection: close/i);
-      assert.match(late.received(), /"status":"not_ready"/);
+    });
 
-      assert.equal(storedBalances(database.dataDir).get(accountId), PURCHASED - 8, 'every charge is on disk');
-      assert.deepEqual(usageRows(accountId), Array(8).fill({ status: 200, credits: 1 }), 'every usage row too');
-    } finally {
-      await database.drop();
-    }
-  });
+    it('past the grace period ends streams with a final error event and the others with 503, refunded', {
+      timeout: 60_000,
+    }, async () => {
+      try {
+        // Answers that take 20 s; the grace period is 600 ms.
+        upstream.scriptModel('mock-model', { kind: 'slow', chunks: Array(200).fill('word '), delayMs: 100 });
+        const graceMs = 600;
+        server = await startServerProcess(
+          serverEnv(database, upstream.url, {}, { PVAI_SHUTDOWN_GRACE_MS: String(graceMs) }),
+        );
+        const { accountId, apiKey } = await createAccount(server.url, 'startup', PURCHASED);
+        const chats = [true, false, true, false, true, false].map((s) => chat(server?.url ?? '', apiKey, s));
+        await Promise.all(chats.map((c) => c.started));
+        while (upstream.requests.length < 6) await new Promise((r) => setTimeout(r, 10));
 
-  it('past the grace period ends streams with a final error event and the others with 503, refunded', {
-    timeout: 60_000,
-  }, async () => {
-    try {
-      // Answers that take 20 s; the grace period is 600 ms.
-      upstream.scriptModel('mock-model', { kind: 'slow', chunks: Array(200).fill('word '), delayMs: 100 });
-      const graceMs = 600;
-      server = await startEmbeddedServer(
-        embeddedServerEnv(database.dataDir, upstream.url, {}, { PVAI_SHUTDOWN_GRACE_MS: String(graceMs) }),
-      );
-      const { accountId, apiKey } = await createAccount(server.url, 'startup', PURCHASED);
-      const chats = [true, false, true, false, true, false].map((s) => chat(server?.url ?? '', apiKey, s));
-      await Promise.all(chats.map((c) => c.started));
-      while (upstream.requests.length < 6) await new Promise((r) => setTimeout(r, 10));
+        const signalledAt = Date.now();
+        server.child.kill('SIGTERM');
+        const outcomes = await Promise.all(chats.map((c) => c.done));
+        const { code, ms } = await exited(server, signalledAt);
+        assert.equal(code, 0);
+        assert.ok(ms >= graceMs, `waited the grace period (${ms} ms)`);
+        assert.ok(ms < graceMs + 1000 + 3000, `stopped ${ms} ms after SIGTERM: grace + final answers + writes`);
 
-      const signalledAt = Date.now();
-      server.child.kill('SIGTERM');
-      const outcomes = await Promise.all(chats.map((c) => c.done));
-      const { code, ms } = await exited(server, signalledAt);
-      assert.equal(code, 0);
-      assert.ok(ms >= graceMs, `waited the grace period (${ms} ms)`);
-      assert.ok(ms < graceMs + 1000 + 3000, `stopped ${ms} ms after SIGTERM: grace + final answers + writes`);
-
-      let charged = 0;
-      for (const [i, outcome] of outcomes.entries()) {
-        if (i % 2 === 0) {
-          assert.equal(outcome.status, 200, `stream ${i} had started`);
-          const last = JSON.parse(lastEvent(outcome.text) ?? '{}');
-          assert.equal(last.status, 'error', `stream ${i} ends with a final error event`);
-          assert.equal(last.code, 'SERVICE_UNAVAILABLE');
-          charged += Number(outcome.headers.get('x-credits-charged'));
-        } else {
-          assert.equal(outcome.status, 503, `chat ${i}`);
-          assert.equal(JSON.parse(outcome.text).code, 'SERVICE_UNAVAILABLE');
+        let charged = 0;
+        for (const [i, outcome] of outcomes.entries()) {
+          if (i % 2 === 0) {
+            assert.equal(outcome.status, 200, `stream ${i} had started`);
+            const last = JSON.parse(lastEvent(outcome.text) ?? '{}');
+            assert.equal(last.status, 'error', `stream ${i} ends with a final error event`);
+            assert.equal(last.code, 'SERVICE_UNAVAILABLE');
+            charged += Number(outcome.headers.get('x-credits-charged'));
+          } else {
+            assert.equal(outcome.status, 503, `chat ${i}`);
+            assert.equal(JSON.parse(outcome.text).code, 'SERVICE_UNAVAILABLE');
+          }
         }
+        await upstream.waitForDisconnects(6, 2000);
+        assert.equal(charged, 3, 'a stream that started stays charged');
+        const balance = (await storedBalances(database)).get(accountId);
+        assert.equal(balance, PURCHASED - charged, 'the others were refunded, and every change is on disk');
+        assert.deepEqual(await usageRows(accountId), [
+          ...Array(3).fill({ status: 200, credits: 1 }),
+          ...Array(3).fill({ status: 503, credits: 0 }),
+        ]);
+      } finally {
+        await database.drop();
       }
-      await upstream.waitForDisconnects(6, 2000);
-      assert.equal(charged, 3, 'a stream that started stays charged');
-      const balance = storedBalances(database.dataDir).get(accountId);
-      assert.equal(balance, PURCHASED - charged, 'the others were refunded, and every change is on disk');
-      assert.deepEqual(usageRows(accountId), [
-        ...Array(3).fill({ status: 200, credits: 1 }),
-        ...Array(3).fill({ status: 503, credits: 0 }),
-      ]);
-    } finally {
-      await database.drop();
-    }
-  });
+    });
 
-  it('a second signal ends the grace period at once', { timeout: 60_000 }, async () => {
-    try {
-      upstream.scriptModel('mock-model', { kind: 'slow', chunks: Array(200).fill('word '), delayMs: 100 });
-      server = await startEmbeddedServer(
-        embeddedServerEnv(database.dataDir, upstream.url, {}, { PVAI_SHUTDOWN_GRACE_MS: '60000' }),
-      );
-      const { apiKey } = await createAccount(server.url, 'startup', PURCHASED);
-      const stream = chat(server.url, apiKey, true);
-      await stream.started;
-      const signalledAt = Date.now();
-      server.child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 300));
-      server.child.kill('SIGINT');
-      const outcome = await stream.done;
-      assert.equal(JSON.parse(lastEvent(outcome.text) ?? '{}').code, 'SERVICE_UNAVAILABLE');
-      const { code, ms } = await exited(server, signalledAt);
-      assert.equal(code, 0);
-      assert.ok(ms < 5000, `stopped ${ms} ms after the first signal, not after 60 s`);
-    } finally {
-      await database.drop();
-    }
+    it('a second signal ends the grace period at once', { timeout: 60_000 }, async () => {
+      try {
+        upstream.scriptModel('mock-model', { kind: 'slow', chunks: Array(200).fill('word '), delayMs: 100 });
+        server = await startServerProcess(serverEnv(database, upstream.url, {}, { PVAI_SHUTDOWN_GRACE_MS: '60000' }));
+        const { apiKey } = await createAccount(server.url, 'startup', PURCHASED);
+        const stream = chat(server.url, apiKey, true);
+        await stream.started;
+        const signalledAt = Date.now();
+        server.child.kill('SIGTERM');
+        await new Promise((r) => setTimeout(r, 300));
+        server.child.kill('SIGINT');
+        const outcome = await stream.done;
+        assert.equal(JSON.parse(lastEvent(outcome.text) ?? '{}').code, 'SERVICE_UNAVAILABLE');
+        const { code, ms } = await exited(server, signalledAt);
+        assert.equal(code, 0);
+        assert.ok(ms < 5000, `stopped ${ms} ms after the first signal, not after 60 s`);
+      } finally {
+        await database.drop();
+      }
+    });
   });
-});

@@ -2,16 +2,20 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { Agent, request } from 'undici';
 import { MODEL_IDS } from '../../src/kernel/index.js';
-import { sqlitePath } from '../../src/storage/index.js';
-import { type ServerProcess, startServerProcess } from './processes.js';
+import { sqlitePath, toSqliteParams, toSqlitePlaceholders } from '../../src/storage/index.js';
+import type { TestDatabase } from './databases.js';
 
 export const ADMIN_TOKEN = 'reliability-admin-token-0123';
 
-/** The environment of a `pvai serve` child on embedded SQLite whose PV models all route to `upstreamUrl`. */
-export function embeddedServerEnv(
-  dataDir: string,
+/**
+ * The environment of a `pvai serve` child on `database` (embedded SQLite, or PostgreSQL when it has a
+ * URL) whose PV models all route to `upstreamUrl`.
+ */
+export function serverEnv(
+  database: TestDatabase,
   upstreamUrl: string,
   config: Record<string, unknown> = {},
   env: Record<string, string> = {},
@@ -22,12 +26,14 @@ export function embeddedServerEnv(
     file,
     JSON.stringify({ routing: Object.fromEntries(MODEL_IDS.map((m) => [m, [target]])), ...config }, null, 2),
   );
-  // DATABASE_URL emptied: the suite may run with one set for the PostgreSQL backends.
-  return { PVAI_DATA_DIR: dataDir, PVAI_CONFIG: file, PVAI_ADMIN_TOKEN: ADMIN_TOKEN, DATABASE_URL: '', ...env };
-}
-
-export function startEmbeddedServer(env: Record<string, string>): Promise<ServerProcess> {
-  return startServerProcess(env);
+  return {
+    PVAI_DATA_DIR: database.dataDir,
+    PVAI_CONFIG: file,
+    PVAI_ADMIN_TOKEN: ADMIN_TOKEN,
+    // Emptied for SQLite: the suite may run with one set for the PostgreSQL backends.
+    DATABASE_URL: database.databaseUrl ?? '',
+    ...env,
+  };
 }
 
 /** An account with `credits`, made through the admin API as an operator would. */
@@ -46,25 +52,29 @@ export async function createAccount(
   return { accountId: body.account.id, apiKey: body.api_key };
 }
 
-/** The balance as stored in the data directory, read with a connection of our own (the server is down). */
-export function storedBalances(dataDir: string): Map<string, number> {
-  const db = new Database(sqlitePath(dataDir), { readonly: true });
+/** Rows as stored, read with a connection of our own after the server stopped. */
+export async function stored<T>(database: TestDatabase, sql: string, params: unknown[] = []): Promise<T[]> {
+  if (database.databaseUrl) {
+    const client = new pg.Client({ connectionString: database.databaseUrl });
+    await client.connect();
+    try {
+      return (await client.query(sql, params)).rows as T[];
+    } finally {
+      await client.end();
+    }
+  }
+  const db = new Database(sqlitePath(database.dataDir), { readonly: true });
   try {
-    const rows = db.prepare('SELECT id, credits FROM accounts').all() as Array<{ id: string; credits: number }>;
-    return new Map(rows.map((r) => [r.id, Number(r.credits)]));
+    return db.prepare(toSqlitePlaceholders(sql)).all(toSqliteParams(params)) as T[];
   } finally {
     db.close();
   }
 }
 
-/** Rows of the server's usage table, read after it stopped. */
-export function storedUsage<T>(dataDir: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(sqlitePath(dataDir), { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
+/** Every account's balance as stored. */
+export async function storedBalances(database: TestDatabase): Promise<Map<string, number>> {
+  const rows = await stored<{ id: string; credits: number }>(database, 'SELECT id, credits FROM accounts');
+  return new Map(rows.map((r) => [r.id, Number(r.credits)]));
 }
 
 export interface LoadTally {
