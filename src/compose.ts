@@ -19,7 +19,7 @@ import { plannedOperations } from './planned/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
 import { type CodeRunner, createSandbox } from './sandbox/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
-import { systemOperations } from './system/index.js';
+import { Lifecycle, systemOperations } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
 import { BufferedUsageStore, SqlUsageStore, type UsageStore, usageOperations } from './usage/index.js';
 
@@ -43,6 +43,8 @@ export interface Runtime {
   cache: ResponseCache;
   sandbox: CodeRunner;
   localModel: LocalModelSupervisor;
+  /** The stop as requests see it: draining (readiness 503), then work in flight told to end. */
+  lifecycle: Lifecycle;
   /** Every operation of the contract, by operationId. */
   operations: Operations;
   /** What the HTTP layer needs of the product. */
@@ -115,9 +117,11 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     unavailableReason: (model) => supervisor.unavailableReason(model),
   });
   const sandbox = createSandbox(config.sandbox);
+  const lifecycle = new Lifecycle();
 
   const operations: Operations = {
     ...systemOperations({
+      draining: () => lifecycle.draining,
       database: () => checkDatabase(db),
       localModel: () => supervisor.status(),
       sandbox: () => sandbox.health(),
@@ -153,6 +157,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       };
     },
     recordRequest: (record) => usage.record(record),
+    stopping: lifecycle.signal,
   };
 
   return {
@@ -168,6 +173,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     cache,
     sandbox,
     localModel: supervisor,
+    lifecycle,
     operations,
     ports,
     async close() {

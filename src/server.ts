@@ -3,13 +3,24 @@ import type { AddressInfo } from 'node:net';
 import { compose, type Runtime, type ServiceOptions } from './compose.js';
 import type { Config } from './config/index.js';
 import { applyServerTimeouts, createApp, createOpenApi } from './http/index.js';
+import { GracefulShutdown, type ShutdownOptions, type ShutdownReport } from './shutdown.js';
 
 export type { ServiceOptions } from './compose.js';
+export { FINAL_ANSWERS_MS, type ShutdownOptions, type ShutdownReport } from './shutdown.js';
 
 export interface RunningServer {
   url: string;
   server: Server;
   runtime: Runtime;
+  /**
+   * The graceful stop (SIGTERM): refuses new connections and reports not ready at once, lets requests in
+   * flight finish for up to `graceMs`, ends the rest (a stream with a final error event, any other request
+   * with 503), then writes what is pending (usage rows, limits, credits) and closes storage.
+   */
+  shutdown(options: ShutdownOptions): Promise<ShutdownReport>;
+  /** Ends the grace period of a shutdown now (a second signal). */
+  hurry(): void;
+  /** Stops at once: work in flight is ended and every connection closed (tests). */
   close(): Promise<void>;
 }
 
@@ -18,7 +29,8 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
   const runtime = await compose(config, options);
   const api = await createOpenApi(runtime.operations, runtime.ports);
   const app = createApp(runtime.ports, api);
-  const server = createServer(app.callback());
+  const graceful = new GracefulShutdown(runtime.lifecycle);
+  const server = createServer(graceful.track(app.callback()));
   applyServerTimeouts(server, config.http, runtime.logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -26,17 +38,25 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
   });
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  let closed = false;
+  let stopped: Promise<ShutdownReport> | undefined;
+  const shutdown = (options: ShutdownOptions) => {
+    stopped ??= (async () => {
+      const report = await graceful.stop(server, options);
+      // A stream's usage row is recorded a few promise turns after its answer ended.
+      await new Promise((resolve) => setImmediate(resolve));
+      await runtime.close();
+      return report;
+    })();
+    return stopped;
+  };
   return {
     url: `http://${host}:${port}`,
     server,
     runtime,
+    shutdown,
+    hurry: () => graceful.hurry(),
     async close() {
-      if (closed) return;
-      closed = true;
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await runtime.close();
+      await shutdown({ graceMs: 0, finalMs: 0 });
     },
   };
 }

@@ -1,5 +1,6 @@
+import { AppError } from '../errors/index.js';
 import type { Tier } from '../kernel/index.js';
-import { WriteBehindTimer } from '../storage/index.js';
+import { EndOfTurnWrite, WriteBehindTimer } from '../storage/index.js';
 import type { SqlAccountStore } from './sql-account-store.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
 
@@ -10,32 +11,47 @@ interface Balance {
   pending: number;
 }
 
+/** A charge (negative) or refund (positive) waiting for the commit that stores it. */
+interface Waiting {
+  entry: Balance;
+  delta: number;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 export interface CreditLedgerOptions {
-  /** How long charges wait before they are written (what a crash can give away). Default 200. */
-  flushIntervalMs?: number;
+  /** How soon a refund is written again after its commit failed. Default 200. */
+  retryIntervalMs?: number;
   onError?: (err: unknown) => void;
 }
 
 /**
  * Credits for the server that owns an embedded database (see ProcessLock): balances are checked and
- * charged in memory and written behind as one transaction of deltas. It stays exact: only this process
- * charges, and the others that write (the CLI) only add credits, which it notices through the store's
- * external-change epoch before each charge (it then writes its deltas and rereads the balances). A crash
- * can lose the last interval's charges, never let a balance go below zero. Everything else is the
- * SQL store's.
+ * charged in memory, so deciding needs no storage round trip, and every charge is durable before the
+ * caller goes on. The charges and refunds of one event-loop turn are written in one transaction at the
+ * end of that turn (a group commit) and their promises settle after it: a charge the client was told
+ * about survives a crash; a crash can only lose charges of requests still in flight, never answered. A
+ * commit that fails undoes its charges (they are refused with 503, nothing taken) and keeps its refunds
+ * pending for the next write. It stays exact: only this process charges, and the others that write (the
+ * CLI) only add credits, which it notices through the store's external-change epoch before each charge
+ * (it then writes its deltas and rereads the balances). Everything else is the SQL store's.
  */
 export class CreditLedgerAccountStore implements AccountStore {
   readonly #inner: SqlAccountStore;
   readonly #balances = new Map<string, Balance>();
+  /** Accounts with deltas not yet written. */
+  readonly #dirty = new Map<string, Balance>();
+  #waiting: Waiting[] = [];
   readonly #onError: (err: unknown) => void;
-  readonly #writes: WriteBehindTimer;
+  readonly #commit: EndOfTurnWrite;
+  readonly #retry: WriteBehindTimer;
   #epoch: number;
 
   constructor(inner: SqlAccountStore, options: CreditLedgerOptions = {}) {
     this.#inner = inner;
     this.#onError = options.onError ?? (() => undefined);
-    // A failed write keeps the deltas pending; they go with the next one.
-    this.#writes = new WriteBehindTimer(() => this.flush(), options.flushIntervalMs ?? 200, this.#onError);
+    this.#commit = new EndOfTurnWrite(() => this.#groupCommit());
+    this.#retry = new WriteBehindTimer(() => this.flush(), options.retryIntervalMs ?? 200, this.#onError);
     this.#epoch = inner.externalChangeEpoch();
   }
 
@@ -47,23 +63,24 @@ export class CreditLedgerAccountStore implements AccountStore {
     return this.#inner.externalChangeEpoch();
   }
 
+  /** Decided in memory, at once; resolves once the charge is stored (end of this event-loop turn). */
   async chargeCredits(id: string, amount: number): Promise<ChargeResult> {
     const entry = await this.#entry(id);
     if (!entry) return { ok: false, balance: 0 };
     if (entry.balance < amount) return { ok: false, balance: entry.balance };
-    entry.balance -= amount;
-    entry.pending -= amount;
-    this.#writes.schedule();
-    return { ok: true, balance: entry.balance };
+    this.#change(id, entry, -amount);
+    const balance = entry.balance;
+    await this.#stored(entry, -amount);
+    return { ok: true, balance };
   }
 
+  /** Resolves once the refund is stored, or (its commit failed) kept pending to be written again. */
   async refundCredits(id: string, amount: number): Promise<void> {
     this.#syncWithOthers();
     const entry = this.#balances.get(id);
     if (!entry) return this.#inner.refundCredits(id, amount);
-    entry.balance += amount;
-    entry.pending += amount;
-    this.#writes.schedule();
+    this.#change(id, entry, amount);
+    await this.#stored(entry, amount);
   }
 
   async addCredits(id: string, amount: number, maxBalance: number): Promise<Account | undefined> {
@@ -85,23 +102,61 @@ export class CreditLedgerAccountStore implements AccountStore {
     return (await this.#inner.listAccounts()).map((account) => this.#withKnownBalance(account));
   }
 
-  /** Writes every pending delta now. */
+  /** Writes every pending delta now, in one transaction; what waited for it goes on. Throws if it failed. */
   flush(): void {
-    this.#writes.cancel();
-    const deltas: Array<{ accountId: string; delta: number }> = [];
-    for (const [accountId, entry] of this.#balances)
-      if (entry.pending !== 0) deltas.push({ accountId, delta: entry.pending });
-    if (deltas.length === 0) return;
-    this.#inner.applyCreditDeltas(deltas);
-    for (const { accountId, delta } of deltas) {
-      const entry = this.#balances.get(accountId);
-      if (entry) entry.pending -= delta;
+    if (this.#dirty.size > 0) {
+      const deltas: Array<{ accountId: string; delta: number }> = [];
+      for (const [accountId, entry] of this.#dirty)
+        if (entry.pending !== 0) deltas.push({ accountId, delta: entry.pending });
+      if (deltas.length > 0) this.#inner.applyCreditDeltas(deltas);
+      // Nothing ran between reading the deltas and writing them (all synchronous): they are all stored.
+      for (const entry of this.#dirty.values()) entry.pending = 0;
+      this.#dirty.clear();
     }
+    this.#commit.cancel();
+    this.#retry.cancel();
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const w of waiting) w.resolve();
   }
 
   async close(): Promise<void> {
     this.flush();
     await this.#inner.close();
+  }
+
+  #change(id: string, entry: Balance, delta: number): void {
+    entry.balance += delta;
+    entry.pending += delta;
+    this.#dirty.set(id, entry);
+  }
+
+  #stored(entry: Balance, delta: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ entry, delta, resolve, reject });
+      this.#commit.schedule();
+    });
+  }
+
+  /** The end of a turn: one transaction for the turn's charges and refunds; a failure undoes its charges. */
+  #groupCommit(): void {
+    try {
+      this.flush();
+    } catch (err) {
+      this.#onError(err);
+      const waiting = this.#waiting;
+      this.#waiting = [];
+      for (const w of waiting) {
+        if (w.delta > 0) {
+          w.resolve();
+          continue;
+        }
+        w.entry.balance -= w.delta;
+        w.entry.pending -= w.delta;
+        w.reject(new AppError('SERVICE_UNAVAILABLE', 'The charge could not be stored; nothing was charged'));
+      }
+      if (this.#dirty.size > 0) this.#retry.schedule();
+    }
   }
 
   /** Another process wrote (the CLI added credits, say): write ours, then reread balances when needed. */

@@ -29,7 +29,7 @@ export async function pipeAsSse(
   const encoder = new ChunkEncoder(meta);
   const write = async (payload: string) => {
     if (out.destroyed) throw new ClientDisconnectedError();
-    if (!out.write(payload)) await new Promise<void>((resolve) => out.once('drain', resolve));
+    if (!out.write(payload)) await drainedOrClosed(out);
   };
   try {
     for await (const part of parts) {
@@ -52,4 +52,20 @@ export async function pipeAsSse(
   } finally {
     out.end();
   }
+}
+
+/**
+ * A full buffer waits for 'drain'; a connection closed meanwhile (the client left, or the server closed
+ * it at the end of a stop) emits 'close' instead, and the next write sees the stream destroyed.
+ */
+function drainedOrClosed(out: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
 }

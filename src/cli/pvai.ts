@@ -4,9 +4,12 @@ import { accountBody, keyBody } from '../accounts/index.js';
 import { ConfigError, loadConfig } from '../config/index.js';
 import { AppError } from '../errors/index.js';
 import { isTier, TIERS, type Tier } from '../kernel/index.js';
-import { startServer } from '../server.js';
+import { FINAL_ANSWERS_MS, startServer } from '../server.js';
 import { HF_SYNTAX, installDefaultModels, pullModel, runDoctor } from '../setup/index.js';
 import { withStorage } from './context.js';
+
+/** What a stop may take beyond its grace and final answers (writing what is pending, closing storage). */
+const STOP_WRITES_MS = 5000;
 
 function positiveInt(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 0) throw new InvalidArgumentError('must be a non-negative integer');
@@ -28,14 +31,41 @@ program
   .command('serve')
   .description('start the HTTP service (PVAI_HOST:PVAI_PORT, default 127.0.0.1:8080)')
   .action(async () => {
-    const running = await startServer(loadConfig());
-    running.runtime.logger.info({ url: running.url, storage: running.runtime.db.describe }, 'pvai listening');
-    const stop = async () => {
-      await running.close();
-      process.exit(0);
+    const config = loadConfig();
+    const running = await startServer(config);
+    const log = running.runtime.logger;
+    log.info({ url: running.url, storage: running.runtime.db.describe }, 'pvai listening');
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        log.warn({ signal }, 'second signal: ending the requests in flight now');
+        running.hurry();
+        return;
+      }
+      stopping = true;
+      const graceMs = config.shutdownGraceMs;
+      log.info({ signal, graceMs }, 'stopping: refusing new connections, finishing the requests in flight');
+      // Should writing what is pending hang, exiting with an error is better than waiting for SIGKILL.
+      setTimeout(
+        () => {
+          log.fatal('the stop did not finish in time');
+          process.exit(1);
+        },
+        graceMs + FINAL_ANSWERS_MS + STOP_WRITES_MS,
+      ).unref();
+      running.shutdown({ graceMs }).then(
+        (report) => {
+          log.info(report, 'stopped');
+          process.exit(0);
+        },
+        (err: unknown) => {
+          log.error({ err }, 'stopping failed');
+          process.exit(1);
+        },
+      );
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
 
 const accounts = program.command('accounts').description('manage accounts');

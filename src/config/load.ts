@@ -28,6 +28,7 @@ const ENV_KEYS: ReadonlyArray<[string, keyof RawConfig, 'string' | 'int']> = [
   ['PVAI_LOCAL_MODEL', 'localModel', 'string'],
   ['PVAI_EMBEDDING_MODEL', 'embeddingModel', 'string'],
   ['PVAI_AUTH_CACHE_TTL_MS', 'authCacheTtlMs', 'int'],
+  ['PVAI_SHUTDOWN_GRACE_MS', 'shutdownGraceMs', 'int'],
 ];
 
 function readConfigFile(path: string): Record<string, unknown> {

@@ -43,6 +43,12 @@ export const configSchema = z
     authFailuresPerMinute: z.number().int().positive().default(30),
     /** How long a resolved API key is reused before asking the database again; 0 disables. */
     authCacheTtlMs: z.number().int().min(0).max(60_000).default(1000),
+    /**
+     * On SIGTERM/SIGINT, how long requests in flight may take to finish before they are ended (a stream
+     * with a final error event, any other request with 503). 8 s: with the 1 s left for those last answers
+     * and the final writes, the stop fits inside `docker stop`'s 10 s (Kubernetes gives 30 s).
+     */
+    shutdownGraceMs: z.number().int().min(0).max(600_000).default(8000),
     tiers: z
       .object(Object.fromEntries(TIERS.map((t) => [t, tierOverride.optional()])))
       .strict()

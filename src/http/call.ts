@@ -23,17 +23,24 @@ export class ClientDisconnectedError extends Error {
   }
 }
 
-/** Aborted when the client goes away before the response is complete, so the work stops with it. */
-export function clientDisconnectSignal(ctx: AppContext): AbortSignal {
+/**
+ * Aborted when the client goes away before the response is complete, so the work stops with it; or
+ * when the server stops waiting for work in flight (`stopping`, whose reason is the answer: a 503).
+ */
+export function clientDisconnectSignal(ctx: AppContext, stopping?: AbortSignal): AbortSignal {
   const controller = new AbortController();
+  const onStop = () => controller.abort(stopping?.reason);
   ctx.res.once('close', () => {
+    stopping?.removeEventListener('abort', onStop);
     if (!ctx.res.writableFinished) controller.abort(new ClientDisconnectedError());
   });
+  if (stopping?.aborted) controller.abort(stopping.reason);
+  else stopping?.addEventListener('abort', onStop, { once: true });
   return controller.signal;
 }
 
 /** The handler's view of a Koa request: made once per request, the signal only when asked for. */
-export function callOf(ctx: AppContext): Call {
+export function callOf(ctx: AppContext, stopping?: AbortSignal): Call {
   const state = ctx.state;
   let signal: AbortSignal | undefined;
   return {
@@ -44,7 +51,7 @@ export function callOf(ctx: AppContext): Call {
     principal: state.principal,
     usage: state.usage,
     disconnectSignal() {
-      signal ??= clientDisconnectSignal(ctx);
+      signal ??= clientDisconnectSignal(ctx, stopping);
       return signal;
     },
   };

@@ -47,10 +47,13 @@ function writeReply(ctx: AppContext, reply: AnyReply): void {
 }
 
 /** An operation as openapi-backend calls it: the validated request in, the reply written to Koa. */
-function adapt(operation: (request: OperationRequest<OperationId>, call: ReturnType<typeof callOf>) => unknown) {
+function adapt(
+  operation: (request: OperationRequest<OperationId>, call: ReturnType<typeof callOf>) => unknown,
+  stopping: AbortSignal | undefined,
+) {
   return async (c: OpenApiContext, ctx: AppContext) => {
     const request = { body: c.request.requestBody, params: c.request.params, query: c.request.query };
-    const reply = await operation(request as OperationRequest<OperationId>, callOf(ctx));
+    const reply = await operation(request as OperationRequest<OperationId>, callOf(ctx, stopping));
     writeReply(ctx, reply as AnyReply);
   };
 }
@@ -64,7 +67,10 @@ function adapt(operation: (request: OperationRequest<OperationId>, call: ReturnT
 export async function createOpenApi(operations: Operations, ports: HttpPorts): Promise<OpenAPIBackend> {
   const api = contractBackend();
   const handlers = Object.fromEntries(
-    Object.entries(operations).map(([id, operation]) => [id, adapt(operation as Parameters<typeof adapt>[0])]),
+    Object.entries(operations).map(([id, operation]) => [
+      id,
+      adapt(operation as Parameters<typeof adapt>[0], ports.stopping),
+    ]),
   );
   api.register({
     ...handlers,

@@ -97,7 +97,10 @@ export interface Call {
   readonly principal: Principal | undefined;
   /** Notes for this request's usage row. */
   readonly usage: UsageNote;
-  /** Aborted with a ClientDisconnectedError when the client goes away before the response is complete. */
+  /**
+   * Aborted with a ClientDisconnectedError when the client goes away before the response is complete, or
+   * with a 503 AppError when the server stops waiting for work in flight (HttpPorts.stopping).
+   */
   disconnectSignal(): AbortSignal;
 }
 

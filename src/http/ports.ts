@@ -51,4 +51,9 @@ export interface HttpPorts {
   admit(principal: Principal): Promise<Admission>;
   /** One row per authenticated request, whatever its outcome. */
   recordRequest(record: RequestRecord): Promise<void> | void;
+  /**
+   * Aborted when the server stops waiting for work in flight (its graceful stop's deadline); the reason
+   * is the error to answer. Every request's `Call.disconnectSignal()` follows it.
+   */
+  stopping?: AbortSignal;
 }

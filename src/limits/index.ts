@@ -10,7 +10,7 @@ export type { Limits, RateLimitDecision, RateLimitStore, WindowName, WindowState
 export { utcMonthStart } from './windows.js';
 
 export interface RateLimitStoreOptions {
-  /** A failed write-behind of the embedded store's windows (they stay in memory and are retried). */
+  /** A failed write of the embedded store's windows (they stay in memory and are written again). */
   onError?: (err: unknown) => void;
 }
 

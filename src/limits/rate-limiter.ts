@@ -26,7 +26,7 @@ export class RateLimiter {
     return decide(counts, limits, now);
   }
 
-  /** Writes what the store has pending (the embedded store writes behind). */
+  /** Writes what the store has pending (the embedded store's prunings and failed writes). */
   close(): Promise<void> {
     return this.#store.close();
   }

@@ -2,4 +2,4 @@
 export { MIGRATIONS, openDb, type StorageOptions, sqlitePath } from './data-source.js';
 export { checkDatabase, type Db, type Row, toSqliteParams, toSqlitePlaceholders } from './db.js';
 export { RESPONSE_CACHE_POSTGRES_DDL } from './migrations/1763700000000-initial-schema.js';
-export { WriteBehindTimer } from './write-behind.js';
+export { EndOfTurnWrite, WriteBehindTimer } from './write-behind.js';

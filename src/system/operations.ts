@@ -7,6 +7,8 @@ export interface DependencyCheck {
 }
 
 export interface SystemDeps {
+  /** The server is stopping: readiness says so before any dependency is asked. */
+  draining(): boolean;
   database(): Promise<DependencyCheck>;
   localModel(): DependencyCheck;
   sandbox(): Promise<DependencyCheck>;
@@ -47,6 +49,9 @@ export function systemOperations(deps: SystemDeps): Operations<SystemOperationId
   return {
     getHealth: () => ({ status: 200, body: { status: 'ok', version: contract.version } }),
     getReadiness: async () => {
+      if (deps.draining()) {
+        return { status: 503, body: { status: 'not_ready', checks: { server: { ok: false, detail: 'stopping' } } } };
+      }
       const [database, sandbox] = await Promise.all([deps.database(), sandboxHealth()]);
       const checks = { database, local_model: deps.localModel(), sandbox };
       // The sandbox is reported but not required: chat and everything else work without it.

@@ -216,28 +216,92 @@ for (const backend of backends()) {
           );
         });
 
-        it('writes credit charges behind, and uses credits another connection (the CLI) added once noticed', async () => {
+        const storedCredits = (id: string) => {
+          const other = new Database(sqlitePath(database.dataDir), { readonly: true });
+          try {
+            return (other.prepare('SELECT credits FROM accounts WHERE id = ?').pluck().get(id) as number) ?? -1;
+          } finally {
+            other.close();
+          }
+        };
+
+        it('stores a charge before it resolves, and uses credits another connection (the CLI) added once noticed', async () => {
           const a = await newAccount(3);
           assert.ok(accounts instanceof CreditLedgerAccountStore, 'the owner of an embedded database keeps a ledger');
-          const ledger = accounts;
           const cli = new Database(sqlitePath(database.dataDir));
-          const stored = () =>
-            (cli.prepare('SELECT credits FROM accounts WHERE id = ?').pluck().get(a.id) as number | undefined) ?? -1;
           try {
             assert.equal((await accounts.chargeCredits(a.id, 2)).ok, true);
-            assert.equal((await accounts.getAccount(a.id))?.credits, 1, 'this process sees the charge at once');
-            ledger.flush();
-            assert.equal(stored(), 1, 'written to the database by the flush');
+            assert.equal(storedCredits(a.id), 1, 'on disk once the charge resolved');
+            assert.equal((await accounts.getAccount(a.id))?.credits, 1);
             assert.equal((await accounts.chargeCredits(a.id, 2)).ok, false, 'never below zero');
             cli.prepare('UPDATE accounts SET credits = credits + 10 WHERE id = ?').run(a.id);
             await new Promise((resolve) => setTimeout(resolve, 3 * EXTERNAL_CHANGE_POLL_MS));
             const charge = await accounts.chargeCredits(a.id, 2);
             assert.deepEqual(charge, { ok: true, balance: 9 }, "the CLI's credits count once noticed");
-            ledger.flush();
-            assert.equal(stored(), 9);
+            assert.equal(storedCredits(a.id), 9);
+            await accounts.refundCredits(a.id, 2);
+            assert.equal(storedCredits(a.id), 11, 'a refund too is on disk once it resolved');
           } finally {
             cli.close();
           }
+        });
+
+        it('writes the charges of one event-loop turn in one transaction', async () => {
+          const a = await newAccount(100);
+          const inner = new SqlAccountStore(db);
+          const writes: number[] = [];
+          const apply = inner.applyCreditDeltas.bind(inner);
+          inner.applyCreditDeltas = (deltas) => {
+            writes.push(deltas.length);
+            apply(deltas);
+          };
+          const ledger = new CreditLedgerAccountStore(inner);
+          try {
+            const b = await newAccount(100);
+            await ledger.getAccount(a.id);
+            const results = await Promise.all(
+              Array.from({ length: 40 }, (_, i) => ledger.chargeCredits(i % 2 ? a.id : b.id, 1)),
+            );
+            assert.ok(results.every((r) => r.ok));
+            assert.deepEqual(writes, [2], 'one transaction, one delta per account');
+            assert.deepEqual([storedCredits(a.id), storedCredits(b.id)], [80, 80]);
+          } finally {
+            await ledger.close();
+          }
+        });
+
+        it('refuses a charge it could not store, and takes nothing', async () => {
+          const a = await newAccount(10);
+          const inner = new SqlAccountStore(db);
+          const apply = inner.applyCreditDeltas.bind(inner);
+          let failures = 1;
+          inner.applyCreditDeltas = (deltas) => {
+            if (failures-- > 0) throw new Error('disk I/O error');
+            apply(deltas);
+          };
+          const errors: unknown[] = [];
+          const ledger = new CreditLedgerAccountStore(inner, { onError: (err) => errors.push(err) });
+          try {
+            await assert.rejects(ledger.chargeCredits(a.id, 4), (err: { code?: string }) => {
+              return err.code === 'SERVICE_UNAVAILABLE';
+            });
+            assert.equal(errors.length, 1, 'the failure is reported');
+            assert.equal((await ledger.getAccount(a.id))?.credits, 10, 'the refused charge is undone');
+            assert.deepEqual(await ledger.chargeCredits(a.id, 4), { ok: true, balance: 6 });
+            assert.equal(storedCredits(a.id), 6);
+          } finally {
+            await ledger.close();
+          }
+        });
+
+        it('stores an admission before it resolves', async () => {
+          const id = (await newAccount()).id;
+          const rules = { rpm: 10, rpd: 15, monthly: 20 };
+          assert.ok((await limits.admit(id, rules, NOW)).admitted);
+          assert.ok((await limits.admit(id, rules, NOW + 1)).admitted);
+          const other = createRateLimitStore(db);
+          const seen = await other.peek(id, rules, NOW + 2);
+          assert.deepEqual([seen.minuteCount, seen.dayCount, seen.monthCount], [2, 2, 2], 'read back from disk');
         });
       });
     }

@@ -14,6 +14,7 @@ describe('configuration', () => {
     assert.equal(config.databaseUrl, undefined);
     assert.equal(config.tiers.free.rpm, 10);
     assert.equal(config.tiers.enterprise.codeTimeoutMaxSeconds, 120);
+    assert.equal(config.shutdownGraceMs, 8000, "a stop fits inside docker stop's 10 s");
   });
 
   it('routes every PV model to the local engine with its class budget, and reads PVAI_EMBEDDING_MODEL', () => {
@@ -58,6 +59,7 @@ describe('configuration', () => {
     ['a non-PostgreSQL DATABASE_URL', { DATABASE_URL: 'mysql://x' }, /databaseUrl \(DATABASE_URL\)/],
     ['a short admin token', { PVAI_ADMIN_TOKEN: 'short' }, /adminToken \(PVAI_ADMIN_TOKEN\): must be at least 16/],
     ['an unknown log level', { PVAI_LOG_LEVEL: 'loud' }, /logLevel \(PVAI_LOG_LEVEL\)/],
+    ['a negative grace period', { PVAI_SHUTDOWN_GRACE_MS: '-1' }, /shutdownGraceMs \(PVAI_SHUTDOWN_GRACE_MS\)/],
     ['a missing config file', { PVAI_CONFIG: '/nonexistent/pvai.yaml' }, /PVAI_CONFIG: cannot read/],
   ];
   for (const [name, env, message] of bad) {

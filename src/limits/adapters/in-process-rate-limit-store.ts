@@ -1,4 +1,4 @@
-import { WriteBehindTimer } from '../../storage/index.js';
+import { EndOfTurnWrite, WriteBehindTimer } from '../../storage/index.js';
 import type { AdmissionCounts, Limits, RateLimitStore } from '../types.js';
 import { MINUTE_MS, utcDayStart, utcMonthStart } from '../windows.js';
 import { MinuteLog } from './minute-log.js';
@@ -50,46 +50,65 @@ interface AccountWindows {
 }
 
 export interface InProcessOptions {
-  /** How long admissions wait before they are written (what a crash can lose). */
-  flushIntervalMs?: number;
+  /** How often idle accounts leave memory, prunings are written and a failed write is tried again. */
+  housekeepingIntervalMs?: number;
   onError?: (err: unknown) => void;
 }
 
 /**
  * Admission decided in memory, for a process that owns its database (embedded SQLite, held with
  * ProcessLock): no other process admits against the same windows, so this process's view is the whole
- * truth and deciding needs no storage round trip. The windows are written behind, every
- * `flushIntervalMs`, in one transaction; a restart loads them back. Exactness within the process is
- * trivial (decisions are synchronous); a crash can lose the last interval's admissions.
+ * truth and deciding needs no storage round trip. Admissions are stored before the request goes on: those
+ * of one event-loop turn are written in one transaction at the end of the turn (a group commit), and
+ * admit() resolves after it. So a crash forgets only admissions of requests that had not got past the
+ * limiter yet, never one that was answered; a restart loads the windows back. If that write fails, the
+ * limits still hold in this process (decisions are in memory) and the write is retried.
  */
 export class InProcessRateLimitStore implements RateLimitStore {
   readonly #persistence: WindowsPersistence;
   readonly #accounts = new Map<string, AccountWindows>();
-  readonly #writes: WriteBehindTimer;
+  /** Accounts with changes not yet written. */
+  readonly #dirty = new Map<string, AccountWindows>();
+  readonly #commit: EndOfTurnWrite;
+  readonly #housekeeping: WriteBehindTimer;
+  readonly #onError: (err: unknown) => void;
+  /** Settles after the commit of the current turn; every admission of the turn waits for it. */
+  #turn: { stored: Promise<void>; resolve(): void } | undefined;
 
   constructor(persistence: WindowsPersistence, options: InProcessOptions = {}) {
     this.#persistence = persistence;
-    // A failed write keeps the windows dirty in memory; the next admission's write retries it.
-    this.#writes = new WriteBehindTimer(
+    this.#onError = options.onError ?? (() => undefined);
+    this.#commit = new EndOfTurnWrite(() => this.#groupCommit());
+    this.#housekeeping = new WriteBehindTimer(
       () => {
         this.flush();
         this.#evictIdle();
       },
-      options.flushIntervalMs ?? 200,
-      options.onError,
+      options.housekeepingIntervalMs ?? 200,
+      this.#onError,
     );
   }
 
-  /** Decided synchronously; async only because the port is. */
+  /** Decided synchronously; an admission resolves once it is stored (at the end of this event-loop turn). */
   admit(accountId: string, limits: Limits, now: number): Promise<AdmissionCounts> {
-    return this.#count(accountId, limits, now, true);
+    const counts = this.#count(accountId, limits, now, true);
+    if (!counts.admitted) return Promise.resolve(counts);
+    if (!this.#turn) {
+      let resolve!: () => void;
+      const stored = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.#turn = { stored, resolve };
+      this.#commit.schedule();
+    }
+    return this.#turn.stored.then(() => counts);
   }
 
-  peek(accountId: string, limits: Limits, now: number): Promise<AdmissionCounts> {
+  async peek(accountId: string, limits: Limits, now: number): Promise<AdmissionCounts> {
     return this.#count(accountId, limits, now, false);
   }
 
-  async #count(accountId: string, limits: Limits, now: number, consume: boolean): Promise<AdmissionCounts> {
+  #count(accountId: string, limits: Limits, now: number, consume: boolean): AdmissionCounts {
     const w = this.#windows(accountId, now);
     const cutoff = now - MINUTE_MS;
     if (consume) {
@@ -97,7 +116,9 @@ export class InProcessRateLimitStore implements RateLimitStore {
       if (pruned > 0) {
         w.persisted = Math.max(0, w.persisted - pruned);
         w.prunedThrough = cutoff;
-        w.dirty = true;
+        this.#markDirty(accountId, w);
+        // Written with the next admission, or by housekeeping if none comes.
+        this.#housekeeping.schedule();
       }
     }
     const minuteCount = w.log.countAfter(cutoff);
@@ -108,20 +129,18 @@ export class InProcessRateLimitStore implements RateLimitStore {
       if (!w.log.append(now)) w.replaceLog = true;
       w.dayCount += 1;
       w.monthCount += 1;
-      w.dirty = true;
       w.lastUsed = now;
-      this.#writes.schedule();
+      this.#markDirty(accountId, w);
+      this.#housekeeping.schedule();
     }
     return counts;
   }
 
-  /** Writes every pending change now. */
+  /** Writes every pending change now, in one transaction. Throws if it failed (the changes stay pending). */
   flush(): void {
-    this.#writes.cancel();
+    if (this.#dirty.size === 0) return;
     const changes: WindowsChange[] = [];
-    const written: AccountWindows[] = [];
-    for (const [accountId, w] of this.#accounts) {
-      if (!w.dirty) continue;
+    for (const [accountId, w] of this.#dirty) {
       changes.push({
         accountId,
         prunedThrough: w.prunedThrough,
@@ -133,20 +152,46 @@ export class InProcessRateLimitStore implements RateLimitStore {
         monthCount: w.monthCount,
         dropOlderPeriods: w.startedPeriod,
       });
-      written.push(w);
     }
-    if (changes.length > 0) this.#persistence.save(changes);
-    for (const w of written) {
+    this.#persistence.save(changes);
+    for (const w of this.#dirty.values()) {
       w.dirty = false;
       w.replaceLog = false;
       w.prunedThrough = null;
       w.startedPeriod = false;
       w.persisted = w.log.size;
     }
+    this.#dirty.clear();
   }
 
   async close(): Promise<void> {
-    this.flush();
+    this.#commit.cancel();
+    this.#housekeeping.cancel();
+    try {
+      this.flush();
+    } finally {
+      this.#turn?.resolve();
+      this.#turn = undefined;
+    }
+  }
+
+  /** The end of a turn: one transaction for the turn's admissions, then they go on (even if it failed). */
+  #groupCommit(): void {
+    const turn = this.#turn;
+    this.#turn = undefined;
+    try {
+      this.flush();
+    } catch (err) {
+      // The limits still hold in memory; housekeeping writes the windows again.
+      this.#onError(err);
+      this.#housekeeping.schedule();
+    }
+    turn?.resolve();
+  }
+
+  #markDirty(accountId: string, w: AccountWindows): void {
+    w.dirty = true;
+    this.#dirty.set(accountId, w);
   }
 
   /** Accounts without an admission in the last minute are reloaded from storage when next seen. */

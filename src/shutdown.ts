@@ -1,0 +1,107 @@
+import type { RequestListener, Server, ServerResponse } from 'node:http';
+import type { Lifecycle } from './system/index.js';
+
+/** How long the requests ended at the grace deadline get for their last bytes (a final event, a 503). */
+export const FINAL_ANSWERS_MS = 1000;
+
+export interface ShutdownOptions {
+  /** How long requests in flight may take to finish (config.shutdownGraceMs). */
+  graceMs: number;
+  /** Then how long the ones still running get to send their last answer. Default FINAL_ANSWERS_MS. */
+  finalMs?: number;
+}
+
+export interface ShutdownReport {
+  /** Requests in flight when the stop began. */
+  inFlight: number;
+  /** Requests still running at the grace deadline, told to end. */
+  ended: number;
+  /** Requests whose connection was closed under them after the final window. */
+  cut: number;
+  ms: number;
+}
+
+/**
+ * The graceful stop of a Node HTTP server, the way an orchestrator stops a replica. It counts the requests
+ * in flight; stop() then refuses new connections (the listening socket closes), makes every answer not
+ * yet begun close its connection (`Connection: close`) and closes each kept-alive connection as soon as it
+ * is idle, waits for the requests in flight up to the grace period, then ends the rest through the
+ * Lifecycle (a stream gets a final error event, any other request a 503) and gives them `finalMs` for those
+ * answers before it closes every connection.
+ */
+export class GracefulShutdown {
+  readonly #lifecycle: Lifecycle;
+  readonly #inFlight = new Set<ServerResponse>();
+  #server: Server | undefined;
+  /** Called when the last request in flight finishes (during a stop). */
+  #onIdle: (() => void) | undefined;
+  /** Ends the grace period now (a second signal). */
+  #hurry: (() => void) | undefined;
+  #hurried = false;
+
+  constructor(lifecycle: Lifecycle) {
+    this.#lifecycle = lifecycle;
+  }
+
+  /** The server's request listener: `listener`, with the request counted until its response closes. */
+  track(listener: RequestListener): RequestListener {
+    return (req, res) => {
+      this.#inFlight.add(res);
+      res.once('close', () => this.#finished(res));
+      if (this.#lifecycle.draining) res.shouldKeepAlive = false;
+      listener(req, res);
+    };
+  }
+
+  /** Skips what is left of the grace period: work in flight is ended now. */
+  hurry(): void {
+    this.#hurried = true;
+    this.#hurry?.();
+  }
+
+  async stop(server: Server, options: ShutdownOptions): Promise<ShutdownReport> {
+    const started = performance.now();
+    this.#server = server;
+    this.#lifecycle.drain();
+    const inFlight = this.#inFlight.size;
+    for (const res of this.#inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+    // Stops listening and closes the idle kept-alive connections; resolves once every connection closed.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    let ended = 0;
+    if (!(await this.#allFinishWithin(options.graceMs, true))) {
+      ended = this.#inFlight.size;
+      this.#lifecycle.endWork();
+      await this.#allFinishWithin(options.finalMs ?? FINAL_ANSWERS_MS, false);
+    }
+    const cut = this.#inFlight.size;
+    server.closeAllConnections();
+    await closed;
+    return { inFlight, ended, cut, ms: Math.round(performance.now() - started) };
+  }
+
+  #finished(res: ServerResponse): void {
+    this.#inFlight.delete(res);
+    if (!this.#lifecycle.draining) return;
+    // An answer begun before the stop kept its connection alive: close it now that it is idle.
+    const server = this.#server;
+    if (server) setImmediate(() => server.closeIdleConnections());
+    if (this.#inFlight.size === 0) this.#onIdle?.();
+  }
+
+  /** Whether every request in flight finishes within `ms`; a hurry() ends a hurriable wait at once. */
+  #allFinishWithin(ms: number, hurriable: boolean): Promise<boolean> {
+    if (this.#inFlight.size === 0) return Promise.resolve(true);
+    if (hurriable && this.#hurried) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const settle = (allFinished: boolean) => {
+        clearTimeout(timer);
+        this.#onIdle = undefined;
+        this.#hurry = undefined;
+        resolve(allFinished);
+      };
+      const timer = setTimeout(() => settle(false), ms);
+      this.#onIdle = () => settle(true);
+      if (hurriable) this.#hurry = () => settle(false);
+    });
+  }
+}
