@@ -170,7 +170,15 @@ export interface paths {
         /** List an end user's documents */
         get: operations["listDocuments"];
         put?: never;
-        /** Add a document to an end user's collection */
+        /**
+         * Add a document to an end user's collection
+         * @description The document is stored durably before this answers, then chunked and indexed by a background job
+         *     that survives restarts. A small document is usually `ready` in this response (the server waits up
+         *     to about 1.5 s); a larger one answers at once with `status: processing` and shows its `progress`
+         *     on `GET /z1/rag/documents/{document_id}`. Its chunks are found lexically as soon as they are
+         *     stored and by meaning as soon as they are embedded. **Body limit: 24 MiB** on this route (a
+         *     `content` of 5,000,000 characters in JSON), 1 MiB elsewhere; over it: 413 `PAYLOAD_TOO_LARGE`.
+         */
         post: operations["createDocument"];
         delete?: never;
         options?: never;
@@ -680,6 +688,21 @@ export interface components {
             document_id?: string;
             chunk_id?: string;
             url?: string;
+            /**
+             * Format: int32
+             * @description Document citations: the page the chunk starts on (PDF), null for formats without pages.
+             */
+            page?: number | null;
+            /**
+             * Format: int32
+             * @description Document citations: where the snippet starts in the document's extracted text (UTF-16 code units).
+             */
+            char_start?: number;
+            /**
+             * Format: int32
+             * @description Document citations: where the snippet ends (exclusive).
+             */
+            char_end?: number;
         };
         MemoryContext: {
             /** Format: int32 */
@@ -848,6 +871,18 @@ export interface components {
             deleted: boolean;
         };
         Document: {
+            /**
+             * @description `processing` while the background job chunks and embeds it; `ready` when every chunk is searchable lexically and by meaning; `failed` with `failure` saying why.
+             * @enum {string}
+             */
+            status: "processing" | "ready" | "failed";
+            /** @description Share of the work done (chunks stored, then chunks embedded). */
+            progress: number;
+            /** @description Why indexing failed; null unless `status` is `failed`. */
+            failure: {
+                code: string;
+                message: string;
+            } | null;
             id: string;
             /** @enum {string} */
             object: "document";
@@ -877,8 +912,16 @@ export interface components {
             document_id: string;
             chunk_id: string;
             title: string;
+            /** @description The chunk's text (an exact substring of the document's extracted text). */
             snippet: string;
+            /** @description Fused rank score (reciprocal rank fusion of lexical and dense ranks); higher is better. */
             score: number;
+            /** Format: int32 */
+            page: number | null;
+            /** Format: int32 */
+            char_start: number;
+            /** Format: int32 */
+            char_end: number;
         };
         DocumentSearchResult: {
             /** @enum {string} */
@@ -2111,7 +2154,10 @@ export interface operations {
                      *       "size_bytes": 24,
                      *       "chunk_count": 1,
                      *       "metadata": {},
-                     *       "created_at": "2026-11-21T10:00:00.000Z"
+                     *       "created_at": "2026-11-21T10:00:00.000Z",
+                     *       "status": "ready",
+                     *       "progress": 1,
+                     *       "failure": null
                      *     }
                      */
                     "application/json": components["schemas"]["Document"];
@@ -2158,7 +2204,10 @@ export interface operations {
                      *       "size_bytes": 24,
                      *       "chunk_count": 1,
                      *       "metadata": {},
-                     *       "created_at": "2026-11-21T10:00:00.000Z"
+                     *       "created_at": "2026-11-21T10:00:00.000Z",
+                     *       "status": "ready",
+                     *       "progress": 1,
+                     *       "failure": null
                      *     }
                      */
                     "application/json": components["schemas"]["Document"];

@@ -26,6 +26,7 @@ const ENV_KEYS: ReadonlyArray<[string, keyof RawConfig, 'string' | 'int']> = [
   ['PVAI_BODY_LIMIT_BYTES', 'bodyLimitBytes', 'int'],
   ['PVAI_AUTH_FAILURES_PER_MINUTE', 'authFailuresPerMinute', 'int'],
   ['PVAI_LOCAL_MODEL', 'localModel', 'string'],
+  ['PVAI_EMBEDDING_MODEL', 'embeddingModel', 'string'],
   ['PVAI_AUTH_CACHE_TTL_MS', 'authCacheTtlMs', 'int'],
 ];
 

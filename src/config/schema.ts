@@ -45,6 +45,8 @@ export const configSchema = z
       .default({}),
     /** GGUF path or URL of the local model (PVAI_LOCAL_MODEL); default: the first *.gguf in <dataDir>/models. */
     localModel: z.string().min(1).optional(),
+    /** GGUF path or URL of the embedding model (PVAI_EMBEDDING_MODEL); default <dataDir>/models/embedding/all-MiniLM-L6-v2.Q8_0.gguf. */
+    embeddingModel: z.string().min(1).optional(),
     localEngine: localEngineSchema,
     routing: routingSchema,
     cache: cacheSchema,

@@ -102,6 +102,32 @@ const requireJsonBody: Koa.Middleware = async (ctx, next) => {
   await next();
 };
 
+/**
+ * The JSON body parser with the limit the contract states for the route (`x-body-limit-bytes` on the
+ * operation, e.g. document upload), or the global limit. The route is matched before the body is read,
+ * so a large body is refused at the limit of its own route, not buffered first.
+ */
+function routeBodyParser(api: OpenAPIBackend, globalLimit: number): Koa.Middleware {
+  const parsers = new Map<number, Koa.Middleware>();
+  const parserFor = (limit: number) => {
+    let parser = parsers.get(limit);
+    if (!parser) {
+      parser = bodyParser({ enableTypes: ['json'], jsonLimit: limit, encoding: 'utf-8' }) as Koa.Middleware;
+      parsers.set(limit, parser);
+    }
+    return parser;
+  };
+  return (ctx, next) => {
+    let limit = globalLimit;
+    if (BODY_METHODS.has(ctx.method)) {
+      const operation = api.router.matchOperation({ method: ctx.method, path: ctx.path, headers: {} });
+      const routeLimit = (operation as { 'x-body-limit-bytes'?: unknown } | undefined)?.['x-body-limit-bytes'];
+      if (typeof routeLimit === 'number') limit = routeLimit;
+    }
+    return parserFor(limit)(ctx, next);
+  };
+}
+
 export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestState> {
   const app = new Koa<RequestState>({ proxy: false });
   const limit = ports.bodyLimitBytes;
@@ -114,7 +140,7 @@ export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestSta
   const assets = referenceAssets().routes() as unknown as Koa.Middleware<RequestState>;
   app.use((ctx, next) => (ctx.path.startsWith('/docs/assets/') ? assets(ctx, next) : next()));
   app.use(requireJsonBody);
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: limit, encoding: 'utf-8' }));
+  app.use(routeBodyParser(api, limit));
   app.use(async (ctx: AppContext) => {
     await api.handleRequest(openApiRequest(ctx), ctx);
   });

@@ -126,6 +126,7 @@ export class RAGApi extends runtime.BaseAPI {
     }
 
     /**
+     * The document is stored durably before this answers, then chunked and indexed by a background job that survives restarts. A small document is usually `ready` in this response (the server waits up to about 1.5 s); a larger one answers at once with `status: processing` and shows its `progress` on `GET /z1/rag/documents/{document_id}`. Its chunks are found lexically as soon as they are stored and by meaning as soon as they are embedded. **Body limit: 24 MiB** on this route (a `content` of 5,000,000 characters in JSON), 1 MiB elsewhere; over it: 413 `PAYLOAD_TOO_LARGE`. 
      * Add a document to an end user\'s collection
      */
     async createDocumentRaw(requestParameters: CreateDocumentRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Document>> {
@@ -136,6 +137,7 @@ export class RAGApi extends runtime.BaseAPI {
     }
 
     /**
+     * The document is stored durably before this answers, then chunked and indexed by a background job that survives restarts. A small document is usually `ready` in this response (the server waits up to about 1.5 s); a larger one answers at once with `status: processing` and shows its `progress` on `GET /z1/rag/documents/{document_id}`. Its chunks are found lexically as soon as they are stored and by meaning as soon as they are embedded. **Body limit: 24 MiB** on this route (a `content` of 5,000,000 characters in JSON), 1 MiB elsewhere; over it: 413 `PAYLOAD_TOO_LARGE`. 
      * Add a document to an end user\'s collection
      */
     async createDocument(requestParameters: CreateDocumentRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Document> {

@@ -26,6 +26,7 @@ export * from './DependencyCheck.js';
 export * from './Document.js';
 export * from './DocumentChunkMatch.js';
 export * from './DocumentCreateRequest.js';
+export * from './DocumentFailure.js';
 export * from './DocumentList.js';
 export * from './DocumentSearchResult.js';
 export * from './FunctionDefinition.js';
