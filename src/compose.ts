@@ -17,6 +17,7 @@ import {
 import { creditsPerRequest, modelOperations } from './models/index.js';
 import { plannedOperations } from './planned/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
+import { createEmbedder, RagService, ragContextSource, ragOperations, SqlDocumentStore } from './rag/index.js';
 import { type CodeRunner, createSandbox } from './sandbox/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { systemOperations } from './system/index.js';
@@ -100,6 +101,14 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       ? createPostgresCache((sql, params) => db.pool.query(sql, params), { now: clock })
       : createMemoryCache({ maxBytes: config.cache.maxBytes, now: clock });
   const supervisor = localModel;
+  const rag = new RagService({
+    store: new SqlDocumentStore(db),
+    embedder: createEmbedder(config, logger),
+    clock,
+    logger,
+    soleWorker: db.dialect === 'sqlite' && db.owned,
+  });
+  await rag.start();
   const chat = new ChatService({
     router,
     cache,
@@ -107,7 +116,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       charge: (accountId, amount) => accounts.chargeCredits(accountId, amount),
       refund: (accountId, amount) => accounts.refundCredits(accountId, amount),
     },
-    context: new ContextRegistry(),
+    context: new ContextRegistry([ragContextSource(rag)]),
     clock,
     cacheTtlMs: config.cache.ttlSeconds * 1000,
     price: creditsPerRequest,
@@ -132,6 +141,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     ...chatOperations({ chat, tiers }),
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),
+    ...ragOperations(rag),
     ...plannedOperations(tiers),
   };
 
@@ -168,6 +178,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     operations,
     ports,
     async close() {
+      await rag.close();
       await router.close();
       await cache.close();
       await sandbox.close();

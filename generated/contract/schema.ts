@@ -188,7 +188,13 @@ export interface paths {
     };
     "/z1/rag/documents/{document_id}": {
         parameters: {
-            query?: never;
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
             header?: never;
             path: {
                 /** @example doc_7c2e9a0b1f3d */
@@ -2174,7 +2180,13 @@ export interface operations {
     };
     getDocument: {
         parameters: {
-            query?: never;
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
             header?: never;
             path: {
                 /** @example doc_7c2e9a0b1f3d */
@@ -2223,7 +2235,13 @@ export interface operations {
     };
     deleteDocument: {
         parameters: {
-            query?: never;
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
             header?: never;
             path: {
                 /** @example doc_7c2e9a0b1f3d */

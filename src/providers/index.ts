@@ -17,6 +17,7 @@ export {
   downloadModel,
   formatBytes,
   formatProgressBar,
+  getSharedLlama,
   LOCAL_ENGINE_DEFAULTS,
   LocalChatProvider,
   type LocalEngineSettings,

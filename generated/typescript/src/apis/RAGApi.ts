@@ -56,6 +56,10 @@ export interface DeleteDocumentRequest {
      * 
      */
     documentId: string;
+    /**
+     * The end user inside the account.
+     */
+    userId: string;
 }
 
 export interface GetDocumentRequest {
@@ -63,6 +67,10 @@ export interface GetDocumentRequest {
      * 
      */
     documentId: string;
+    /**
+     * The end user inside the account.
+     */
+    userId: string;
 }
 
 export interface ListDocumentsRequest {
@@ -156,7 +164,18 @@ export class RAGApi extends runtime.BaseAPI {
             );
         }
 
+        if (requestParameters['userId'] == null) {
+            throw new runtime.RequiredError(
+                'userId',
+                'Required parameter "userId" was null or undefined when calling deleteDocument().'
+            );
+        }
+
         const queryParameters: any = {};
+
+        if (requestParameters['userId'] != null) {
+            queryParameters['user_id'] = requestParameters['userId'];
+        }
 
         const headerParameters: runtime.HTTPHeaders = {};
 
@@ -213,7 +232,18 @@ export class RAGApi extends runtime.BaseAPI {
             );
         }
 
+        if (requestParameters['userId'] == null) {
+            throw new runtime.RequiredError(
+                'userId',
+                'Required parameter "userId" was null or undefined when calling getDocument().'
+            );
+        }
+
         const queryParameters: any = {};
+
+        if (requestParameters['userId'] != null) {
+            queryParameters['user_id'] = requestParameters['userId'];
+        }
 
         const headerParameters: runtime.HTTPHeaders = {};
 

@@ -1,0 +1,9 @@
+/** Documents per end user, their ingestion and retrieval, and the chat context source built on them. */
+export { chunkText } from './chunker.js';
+export { ragContextSource } from './context-source.js';
+export { createEmbedder, DEFAULT_EMBEDDING_MODEL_FILE, defaultEmbeddingModelPath } from './embedders.js';
+export { LocalEmbedder, normalise } from './local-embedder.js';
+export { documentBody, matchBody, ragOperations } from './operations.js';
+export { type NewDocument, RagService, type RagServiceDeps, READY_WAIT_MS } from './rag-service.js';
+export { SqlDocumentStore } from './sql-document-store.js';
+export type { Chunk, ChunkMatch, DocumentRecord, DocumentStore, Embedder, Tenant } from './types.js';
