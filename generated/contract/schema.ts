@@ -177,7 +177,15 @@ export interface paths {
          *     to about 1.5 s); a larger one answers at once with `status: processing` and shows its `progress`
          *     on `GET /z1/rag/documents/{document_id}`. Its chunks are found lexically as soon as they are
          *     stored and by meaning as soon as they are embedded. **Body limit: 24 MiB** on this route (a
-         *     `content` of 5,000,000 characters in JSON), 1 MiB elsewhere; over it: 413 `PAYLOAD_TOO_LARGE`.
+         *     `content` of 5,000,000 characters in JSON, or an uploaded file), 1 MiB elsewhere; over it: 413
+         *     `PAYLOAD_TOO_LARGE`.
+         *
+         *     A file upload is `multipart/form-data` with the fields `file` and `user_id` (optional `title`, and
+         *     `metadata` as a JSON object in a string). Formats: txt, md, html (its main text; scripts, styles and
+         *     navigation are left out), pdf (with page numbers in citations) and docx. Another format: 415
+         *     `UNSUPPORTED_MEDIA_TYPE`. A file with no text: 400 `EMPTY_DOCUMENT`; corrupt, not decodable or not
+         *     parseable within 30 s: 400 `DOCUMENT_UNREADABLE`; a password-protected PDF: 400 `DOCUMENT_ENCRYPTED`;
+         *     a DOCX that would decompress past 64 MiB: 413 `PAYLOAD_TOO_LARGE`.
          */
         post: operations["createDocument"];
         delete?: never;
@@ -492,7 +500,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_PARAMETER" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "INVALID_JSON" | "INVALID_PARAMETER" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
             details: {
                 [key: string]: unknown;
             } | null;
@@ -913,6 +921,18 @@ export interface components {
             title?: string;
             content: string;
             metadata?: components["schemas"]["Metadata"];
+        };
+        DocumentUpload: {
+            /**
+             * Format: binary
+             * @description A txt, md, html, pdf or docx file.
+             */
+            file: string;
+            user_id: string;
+            /** @description Default: the HTML title, else the file name. */
+            title?: string;
+            /** @description A JSON object, as text. */
+            metadata?: string;
         };
         DocumentChunkMatch: {
             document_id: string;
@@ -2137,6 +2157,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["DocumentCreateRequest"];
+                "multipart/form-data": components["schemas"]["DocumentUpload"];
             };
         };
         responses: {

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors/index.js';
 import { CLIENT_CLOSED_REQUEST } from './call.js';
 import { errorMiddleware } from './error-middleware.js';
+import { isMultipart, readMultipart } from './multipart.js';
 import type { HttpPorts } from './ports.js';
 import type { AppContext, RequestState } from './state.js';
 
@@ -91,16 +92,44 @@ function usageRecorder(ports: HttpPorts): Koa.Middleware {
   };
 }
 
-/** A body on a JSON API must be JSON; anything else is 415 rather than silently ignored. */
-const requireJsonBody: Koa.Middleware = async (ctx, next) => {
-  const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
-  if (BODY_METHODS.has(ctx.method) && hasBody && !ctx.is('application/json')) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json', {
-      content_type: ctx.get('content-type') || null,
-    });
-  }
-  await next();
-};
+/** The contract's operation for a request (before its body is read), if any. */
+function operationOf(api: OpenAPIBackend, ctx: Koa.Context): Record<string, unknown> | undefined {
+  return api.router.matchOperation({ method: ctx.method, path: ctx.path, headers: {} }) as unknown as
+    | Record<string, unknown>
+    | undefined;
+}
+
+/** Whether the operation's request body may be multipart/form-data (e.g. a document upload). */
+function acceptsMultipart(operation: Record<string, unknown> | undefined): boolean {
+  const content = (operation?.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
+  return content !== undefined && 'multipart/form-data' in content;
+}
+
+/**
+ * A body on a JSON API must be JSON, or multipart/form-data where the contract says so (read here,
+ * within the route's limit, into `state.upload`); anything else is 415 rather than silently ignored.
+ */
+const requireJsonBody =
+  (api: OpenAPIBackend, globalLimit: number): Koa.Middleware =>
+  async (ctx: AppContext, next) => {
+    const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+    if (BODY_METHODS.has(ctx.method) && hasBody && isMultipart(ctx.headers)) {
+      const operation = operationOf(api, ctx);
+      if (acceptsMultipart(operation)) {
+        const routeLimit = operation?.['x-body-limit-bytes'];
+        ctx.state.upload = await readMultipart(ctx, typeof routeLimit === 'number' ? routeLimit : globalLimit);
+        // The stream is consumed: the JSON body parser must not try to read it again.
+        (ctx as { disableBodyParser?: boolean }).disableBodyParser = true;
+        return next();
+      }
+    }
+    if (BODY_METHODS.has(ctx.method) && hasBody && !ctx.is('application/json')) {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json', {
+        content_type: ctx.get('content-type') || null,
+      });
+    }
+    await next();
+  };
 
 /**
  * The JSON body parser with the limit the contract states for the route (`x-body-limit-bytes` on the
@@ -120,8 +149,7 @@ function routeBodyParser(api: OpenAPIBackend, globalLimit: number): Koa.Middlewa
   return (ctx, next) => {
     let limit = globalLimit;
     if (BODY_METHODS.has(ctx.method)) {
-      const operation = api.router.matchOperation({ method: ctx.method, path: ctx.path, headers: {} });
-      const routeLimit = (operation as { 'x-body-limit-bytes'?: unknown } | undefined)?.['x-body-limit-bytes'];
+      const routeLimit = operationOf(api, ctx)?.['x-body-limit-bytes'];
       if (typeof routeLimit === 'number') limit = routeLimit;
     }
     return parserFor(limit)(ctx, next);
@@ -139,7 +167,7 @@ export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestSta
   // would be work for nothing.
   const assets = referenceAssets().routes() as unknown as Koa.Middleware<RequestState>;
   app.use((ctx, next) => (ctx.path.startsWith('/docs/assets/') ? assets(ctx, next) : next()));
-  app.use(requireJsonBody);
+  app.use(requireJsonBody(api, limit));
   app.use(routeBodyParser(api, limit));
   app.use(async (ctx: AppContext) => {
     await api.handleRequest(openApiRequest(ctx), ctx);

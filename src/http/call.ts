@@ -43,6 +43,7 @@ export function callOf(ctx: AppContext): Call {
     },
     principal: state.principal,
     usage: state.usage,
+    upload: state.upload,
     disconnectSignal() {
       signal ??= clientDisconnectSignal(ctx);
       return signal;

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Principal } from '../kernel/index.js';
+import type { Upload } from './multipart.js';
 import type { UsageNote } from './operation.js';
 
 export interface RequestState {
@@ -12,6 +13,8 @@ export interface RequestState {
   usage: UsageNote;
   /** Set by streamed responses: settles when the stream has ended, with the final token counts noted. */
   streamDone?: Promise<void>;
+  /** A multipart/form-data body, for operations whose contract accepts one. */
+  upload?: Upload;
 }
 
 export type AppContext = Koa.ParameterizedContext<RequestState>;

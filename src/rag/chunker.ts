@@ -50,9 +50,11 @@ export function chunkText(documentId: string, source: string, pages?: PageStarts
   const chunks: Chunk[] = [];
   let start = 0;
   while (start < source.length) {
-    const limit = Math.min(source.length, start + CHUNK_CHARS);
+    // A chunk never crosses a page break, so its page is the page all of its text is on.
+    const nextPage = pages?.[firstAtLeast(pages, start + 1)];
+    const limit = Math.min(source.length, start + CHUNK_CHARS, nextPage ?? Number.POSITIVE_INFINITY);
     let end = limit;
-    if (limit < source.length) {
+    if (limit < source.length && limit !== nextPage) {
       // Boundaries are sorted: the last one at or before the limit, if it is in the window's second half.
       const last = ends[firstAtLeast(ends, limit + 1) - 1];
       if (last !== undefined && last > start + CHUNK_CHARS / 2) end = last;
@@ -77,6 +79,10 @@ export function chunkText(documentId: string, source: string, pages?: PageStarts
       });
     }
     if (end >= source.length) break;
+    if (end === nextPage) {
+      start = end;
+      continue;
+    }
     // Step back by the overlap, to a boundary if there is one, but always forward.
     const back = ends[firstAtLeast(ends, end - OVERLAP_CHARS)];
     start = back !== undefined && back < end && back > start ? back : end;

@@ -1,6 +1,8 @@
 import { type Operations, requirePrincipal, type Schema } from '../http/index.js';
+import { Extractor } from './extract/extractor.js';
 import type { RagService } from './rag-service.js';
 import type { ChunkMatch, DocumentRecord } from './types.js';
+import { fromUpload } from './upload.js';
 
 type DocumentOperationId = 'createDocument' | 'listDocuments' | 'getDocument' | 'deleteDocument' | 'searchDocuments';
 
@@ -41,10 +43,15 @@ export function matchBody(m: ChunkMatch): Schema<'DocumentChunkMatch'> {
  * /z1/rag: every operation is scoped by the key's account and the request's user_id; another
  * tenant's document id is 404, exactly as a missing one.
  */
-export function ragOperations(rag: RagService): Operations<DocumentOperationId> {
+export function ragOperations(rag: RagService, extractor = new Extractor()): Operations<DocumentOperationId> {
   return {
     createDocument: async ({ body }, call) => {
       const { account } = requirePrincipal(call);
+      if (call.upload) {
+        const { userId, document } = await fromUpload(call.upload, extractor);
+        const doc = await rag.create({ accountId: account.id, userId }, document);
+        return { status: 201, body: documentBody(doc) };
+      }
       const doc = await rag.create(
         { accountId: account.id, userId: body.user_id },
         {

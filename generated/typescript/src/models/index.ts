@@ -29,6 +29,7 @@ export * from './DocumentCreateRequest.js';
 export * from './DocumentFailure.js';
 export * from './DocumentList.js';
 export * from './DocumentSearchResult.js';
+export * from './DocumentUpload.js';
 export * from './FunctionDefinition.js';
 export * from './FunctionMessage.js';
 export * from './Health.js';
