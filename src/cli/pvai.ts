@@ -6,6 +6,7 @@ import { AppError } from '../errors/index.js';
 import { isTier, TIERS, type Tier } from '../kernel/index.js';
 import { startServer } from '../server.js';
 import { withStorage } from './context.js';
+import { registerDocsCommands } from './docs.js';
 import { runDoctor } from './doctor.js';
 import { pullModel } from './models-pull.js';
 
@@ -147,6 +148,8 @@ program
   .action(async (o: { json?: boolean }) => {
     process.exitCode = await runDoctor(Boolean(o.json));
   });
+
+registerDocsCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof AppError || err instanceof ConfigError) {

@@ -52,6 +52,21 @@ export async function fromUpload(
   if (file?.field !== 'file') {
     throw new AppError('INVALID_PARAMETER', 'file is required', { field: 'file', reason: 'is required' });
   }
+  return {
+    userId,
+    document: await fileToDocument(file.data, file.filename, file.contentType, extractor, { title, metadata }),
+  };
+}
+
+/** A file's bytes → the document to store: format from its bytes and name (415 if none), text extracted. */
+export async function fileToDocument(
+  data: Buffer,
+  filename: string,
+  contentType: string,
+  extractor: Extractor,
+  given: { title?: string | undefined; metadata?: Record<string, unknown> | undefined } = {},
+): Promise<NewDocument> {
+  const file = { data, filename, contentType };
   const format = detectFormat(file.data, file.filename, file.contentType);
   if (!format) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Supported files are txt, md, html, pdf and docx', {
@@ -62,14 +77,11 @@ export async function fromUpload(
   if (file.data.length === 0) throw new AppError('EMPTY_DOCUMENT', 'The file is empty');
   const extracted = await extractor.extract(file.data, format);
   return {
-    userId,
-    document: {
-      title: title ?? extracted.title ?? file.filename,
-      text: extracted.text,
-      metadata,
-      contentType: format,
-      sizeBytes: file.data.length,
-      pages: extracted.pages,
-    },
+    title: given.title ?? extracted.title ?? file.filename,
+    text: extracted.text,
+    metadata: given.metadata,
+    contentType: format,
+    sizeBytes: file.data.length,
+    pages: extracted.pages,
   };
 }
