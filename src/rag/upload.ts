@@ -4,6 +4,9 @@ import type { Extractor } from './extract/extractor.js';
 import { detectFormat } from './extract/formats.js';
 import type { NewDocument } from './rag-service.js';
 
+/** The contract's DocumentUpload text fields (it allows no others). */
+const FORM_FIELDS = new Set(['user_id', 'title', 'metadata']);
+
 function field(upload: Upload, name: string, max: number, required: boolean): string | undefined {
   const value = upload.fields[name];
   if (value === undefined || value === '') {
@@ -45,6 +48,13 @@ export async function fromUpload(
   upload: Upload,
   extractor: Extractor,
 ): Promise<{ userId: string; document: NewDocument }> {
+  const unknown = Object.keys(upload.fields).find((name) => !FORM_FIELDS.has(name));
+  if (unknown !== undefined) {
+    throw new AppError('INVALID_PARAMETER', `Unknown form field ${unknown}`, {
+      field: unknown,
+      reason: 'unknown field',
+    });
+  }
   const userId = field(upload, 'user_id', 256, true) as string;
   const title = field(upload, 'title', 512, false);
   const metadata = metadataOf(field(upload, 'metadata', 64 * 1024, false));
