@@ -69,6 +69,21 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
+  const rag = new RagService({
+    store: new SqlDocumentStore(db),
+    embedder: createEmbedder(config, logger),
+    clock,
+    logger,
+    soleWorker: db.dialect === 'sqlite' && db.owned,
+  });
+  try {
+    // First, with only the database open: an index built with another embedding model stops the start here.
+    await rag.start();
+  } catch (err) {
+    await rag.close();
+    await db.close();
+    throw err;
+  }
   const accountStore = createAccountStore(db, {
     onError: (err) => logger.error({ err }, 'writing credit charges failed'),
   });
@@ -101,14 +116,6 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       ? createPostgresCache((sql, params) => db.pool.query(sql, params), { now: clock })
       : createMemoryCache({ maxBytes: config.cache.maxBytes, now: clock });
   const supervisor = localModel;
-  const rag = new RagService({
-    store: new SqlDocumentStore(db),
-    embedder: createEmbedder(config, logger),
-    clock,
-    logger,
-    soleWorker: db.dialect === 'sqlite' && db.owned,
-  });
-  await rag.start();
   const chat = new ChatService({
     router,
     cache,

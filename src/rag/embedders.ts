@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { LocalEmbedder } from './local-embedder.js';
+import { OpenAIEmbedder } from './openai-embedder.js';
 import type { Embedder } from './types.js';
 
 export const DEFAULT_EMBEDDING_MODEL_FILE = 'all-MiniLM-L6-v2.Q8_0.gguf';
@@ -12,14 +13,24 @@ export function defaultEmbeddingModelPath(dataDir: string): string {
 }
 
 /**
- * The embedder the configuration names (PVAI_EMBEDDING_MODEL), or the default model file in the data
+ * The embedder the configuration names (an OpenAI-compatible upstream, PVAI_EMBEDDING_MODEL), or the default model file in the data
  * dir. Without a model file retrieval is lexical only, said once in the log rather than failing the
  * start: chat and everything else work without one.
  */
 export function createEmbedder(
-  config: Pick<Config, 'embeddingModel' | 'dataDir'>,
+  config: Pick<Config, 'embeddingModel' | 'embeddingUpstream' | 'dataDir'>,
   logger: Logger,
+  env: NodeJS.ProcessEnv = process.env,
 ): Embedder | undefined {
+  const upstream = config.embeddingUpstream;
+  if (upstream) {
+    return new OpenAIEmbedder({
+      baseUrl: upstream.baseUrl,
+      model: upstream.model,
+      apiKey: upstream.apiKeyEnv ? env[upstream.apiKeyEnv] : undefined,
+      ...(upstream.batchSize ? { batchSize: upstream.batchSize } : {}),
+    });
+  }
   const path = config.embeddingModel ?? defaultEmbeddingModelPath(config.dataDir);
   if (/^https?:\/\//.test(path)) {
     logger.warn(
