@@ -931,7 +931,7 @@ export interface components {
             user_id: string;
             /** @description Default: the HTML title, else the file name. */
             title?: string;
-            /** @description A JSON object, as text. */
+            /** @description A JSON object, as text; anything else is 400 `INVALID_PARAMETER` (`details.field: metadata`). */
             metadata?: string;
         };
         DocumentChunkMatch: {

@@ -32,7 +32,7 @@ export interface DocumentUpload {
      */
     title?: string;
     /**
-     * A JSON object, as text.
+     * A JSON object, as text; anything else is 400 `INVALID_PARAMETER` (`details.field: metadata`).
      */
     metadata?: string;
 }
