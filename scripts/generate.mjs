@@ -64,7 +64,7 @@ function generate(generator, outDir, props, extraArgs = []) {
       '-o',
       outDir,
       '--global-property',
-      'skipFormSchemas=true',
+      'skipFormSchemas=true,skipFormModel=false',
       '--additional-properties',
       props,
       '--skip-validate-spec',

@@ -17,6 +17,7 @@ import {
 import { creditsPerRequest, modelOperations } from './models/index.js';
 import { plannedOperations } from './planned/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
+import { createEmbedder, RagService, ragContextSource, ragOperations, SqlDocumentStore } from './rag/index.js';
 import { type CodeRunner, createSandbox } from './sandbox/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { Lifecycle, systemOperations } from './system/index.js';
@@ -70,6 +71,21 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
+  const rag = new RagService({
+    store: new SqlDocumentStore(db),
+    embedder: createEmbedder(config, logger),
+    clock,
+    logger,
+    soleWorker: db.dialect === 'sqlite' && db.owned,
+  });
+  try {
+    // First, with only the database open: an index built with another embedding model stops the start here.
+    await rag.start();
+  } catch (err) {
+    await rag.close();
+    await db.close();
+    throw err;
+  }
   const accountStore = createAccountStore(db, {
     onError: (err) => logger.error({ err }, 'writing credit charges failed'),
   });
@@ -109,7 +125,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       charge: (accountId, amount) => accounts.chargeCredits(accountId, amount),
       refund: (accountId, amount) => accounts.refundCredits(accountId, amount),
     },
-    context: new ContextRegistry(),
+    context: new ContextRegistry([ragContextSource(rag)]),
     clock,
     cacheTtlMs: config.cache.ttlSeconds * 1000,
     price: creditsPerRequest,
@@ -136,6 +152,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     ...chatOperations({ chat, tiers }),
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),
+    ...ragOperations(rag),
     ...plannedOperations(tiers),
   };
 
@@ -177,6 +194,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     operations,
     ports,
     async close() {
+      await rag.close();
       await router.close();
       await cache.close();
       await sandbox.close();

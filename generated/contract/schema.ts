@@ -170,7 +170,23 @@ export interface paths {
         /** List an end user's documents */
         get: operations["listDocuments"];
         put?: never;
-        /** Add a document to an end user's collection */
+        /**
+         * Add a document to an end user's collection
+         * @description The document is stored durably before this answers, then chunked and indexed by a background job
+         *     that survives restarts. A small document is usually `ready` in this response (the server waits up
+         *     to about 1.5 s); a larger one answers at once with `status: processing` and shows its `progress`
+         *     on `GET /z1/rag/documents/{document_id}`. Its chunks are found lexically as soon as they are
+         *     stored and by meaning as soon as they are embedded. **Body limit: 24 MiB** on this route (a
+         *     `content` of 5,000,000 characters in JSON, or an uploaded file), 1 MiB elsewhere; over it: 413
+         *     `PAYLOAD_TOO_LARGE`.
+         *
+         *     A file upload is `multipart/form-data` with the fields `file` and `user_id` (optional `title`, and
+         *     `metadata` as a JSON object in a string). Formats: txt, md, html (its main text; scripts, styles and
+         *     navigation are left out), pdf (with page numbers in citations) and docx. Another format: 415
+         *     `UNSUPPORTED_MEDIA_TYPE`. A file with no text: 400 `EMPTY_DOCUMENT`; corrupt, not decodable or not
+         *     parseable within 30 s: 400 `DOCUMENT_UNREADABLE`; a password-protected PDF: 400 `DOCUMENT_ENCRYPTED`;
+         *     a DOCX that would decompress past 64 MiB: 413 `PAYLOAD_TOO_LARGE`.
+         */
         post: operations["createDocument"];
         delete?: never;
         options?: never;
@@ -180,7 +196,13 @@ export interface paths {
     };
     "/z1/rag/documents/{document_id}": {
         parameters: {
-            query?: never;
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
             header?: never;
             path: {
                 /** @example doc_7c2e9a0b1f3d */
@@ -478,7 +500,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
             details: {
                 [key: string]: unknown;
             } | null;
@@ -685,6 +707,21 @@ export interface components {
             document_id?: string;
             chunk_id?: string;
             url?: string;
+            /**
+             * Format: int32
+             * @description Document citations: the page the chunk starts on (PDF), null for formats without pages.
+             */
+            page?: number | null;
+            /**
+             * Format: int32
+             * @description Document citations: where the snippet starts in the document's extracted text (UTF-16 code units).
+             */
+            char_start?: number;
+            /**
+             * Format: int32
+             * @description Document citations: where the snippet ends (exclusive).
+             */
+            char_end?: number;
         };
         MemoryContext: {
             /** Format: int32 */
@@ -854,6 +891,18 @@ export interface components {
             deleted: boolean;
         };
         Document: {
+            /**
+             * @description `processing` while the background job chunks and embeds it; `ready` when every chunk is searchable lexically and by meaning; `failed` with `failure` saying why.
+             * @enum {string}
+             */
+            status: "processing" | "ready" | "failed";
+            /** @description Share of the work done (chunks stored, then chunks embedded). */
+            progress: number;
+            /** @description Why indexing failed; null unless `status` is `failed`. */
+            failure: {
+                code: string;
+                message: string;
+            } | null;
             id: string;
             /** @enum {string} */
             object: "document";
@@ -879,12 +928,32 @@ export interface components {
             content: string;
             metadata?: components["schemas"]["Metadata"];
         };
+        DocumentUpload: {
+            /**
+             * Format: binary
+             * @description A txt, md, html, pdf or docx file.
+             */
+            file: string;
+            user_id: string;
+            /** @description Default: the HTML title, else the file name. */
+            title?: string;
+            /** @description A JSON object, as text; anything else is 400 `INVALID_PARAMETER` (`details.field: metadata`). */
+            metadata?: string;
+        };
         DocumentChunkMatch: {
             document_id: string;
             chunk_id: string;
             title: string;
+            /** @description The chunk's text (an exact substring of the document's extracted text). */
             snippet: string;
+            /** @description Fused rank score (reciprocal rank fusion of lexical and dense ranks); higher is better. */
             score: number;
+            /** Format: int32 */
+            page: number | null;
+            /** Format: int32 */
+            char_start: number;
+            /** Format: int32 */
+            char_end: number;
         };
         DocumentSearchResult: {
             /** @enum {string} */
@@ -2138,6 +2207,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["DocumentCreateRequest"];
+                "multipart/form-data": components["schemas"]["DocumentUpload"];
             };
         };
         responses: {
@@ -2161,7 +2231,10 @@ export interface operations {
                      *       "size_bytes": 24,
                      *       "chunk_count": 1,
                      *       "metadata": {},
-                     *       "created_at": "2026-11-21T10:00:00.000Z"
+                     *       "created_at": "2026-11-21T10:00:00.000Z",
+                     *       "status": "ready",
+                     *       "progress": 1,
+                     *       "failure": null
                      *     }
                      */
                     "application/json": components["schemas"]["Document"];
@@ -2179,7 +2252,13 @@ export interface operations {
     };
     getDocument: {
         parameters: {
-            query?: never;
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
             header?: never;
             path: {
                 /** @example doc_7c2e9a0b1f3d */
@@ -2209,7 +2288,10 @@ export interface operations {
                      *       "size_bytes": 24,
                      *       "chunk_count": 1,
                      *       "metadata": {},
-                     *       "created_at": "2026-11-21T10:00:00.000Z"
+                     *       "created_at": "2026-11-21T10:00:00.000Z",
+                     *       "status": "ready",
+                     *       "progress": 1,
+                     *       "failure": null
                      *     }
                      */
                     "application/json": components["schemas"]["Document"];
@@ -2225,7 +2307,13 @@ export interface operations {
     };
     deleteDocument: {
         parameters: {
-            query?: never;
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
             header?: never;
             path: {
                 /** @example doc_7c2e9a0b1f3d */

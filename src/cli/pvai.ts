@@ -7,6 +7,7 @@ import { isTier, TIERS, type Tier } from '../kernel/index.js';
 import { FINAL_ANSWERS_MS, startServer } from '../server.js';
 import { HF_SYNTAX, installDefaultModels, pullModel, runDoctor } from '../setup/index.js';
 import { withStorage } from './context.js';
+import { registerDocsCommands } from './docs.js';
 
 /** What a stop may take beyond its grace and final answers (writing what is pending, closing storage). */
 const STOP_WRITES_MS = 5000;
@@ -195,6 +196,8 @@ program
   .action(async (o: { json?: boolean }) => {
     process.exitCode = await runDoctor(Boolean(o.json));
   });
+
+registerDocsCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof AppError || err instanceof ConfigError) {

@@ -60,6 +60,17 @@ export const configSchema = z
      * `<dataDir>/models/embedding/all-MiniLM-L6-v2.Q8_0.gguf`, where `scripts/setup` puts it (src/setup).
      */
     embeddingModel: z.string().min(1).optional(),
+    /** Embeddings from an OpenAI-compatible /embeddings endpoint instead of the local model (config file only). */
+    embeddingUpstream: z
+      .object({
+        baseUrl: z.string().url(),
+        model: z.string().min(1),
+        /** Environment variable holding the upstream's API key. */
+        apiKeyEnv: z.string().min(1).optional(),
+        batchSize: z.number().int().min(1).max(2048).optional(),
+      })
+      .strict()
+      .optional(),
     localEngine: localEngineSchema,
     routing: routingSchema,
     cache: cacheSchema,

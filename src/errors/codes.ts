@@ -16,6 +16,12 @@ export const ERROR_STATUS = {
   INVALID_MODEL: 400,
   RAG_K_EXCEEDS_TIER: 400,
   TIMEOUT_EXCEEDS_TIER: 400,
+  /** An uploaded document with no text in it (an empty file, a scanned PDF without a text layer). */
+  EMPTY_DOCUMENT: 400,
+  /** An uploaded document that is corrupt, not in its stated format, or not decodable as text. */
+  DOCUMENT_UNREADABLE: 400,
+  /** A password-protected PDF: its text cannot be read without the password. */
+  DOCUMENT_ENCRYPTED: 400,
   UNAUTHORIZED: 401,
   INSUFFICIENT_CREDITS: 402,
   MODEL_NOT_ALLOWED: 403,

@@ -11,10 +11,12 @@ import { CLIENT_CLOSED_REQUEST } from './call.js';
 import { corsAndOptions } from './cors.js';
 import { errorMiddleware } from './error-middleware.js';
 import type { IndexedOpenAPIRouter } from './indexed-router.js';
+import { isMultipart, readMultipart } from './multipart.js';
 import type { HttpPorts } from './ports.js';
 import type { AppContext, RequestState } from './state.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /** The reference page's two static files, from the swagger-ui-dist package (no CDN). */
 function referenceAssets(): Router {
@@ -91,6 +93,53 @@ function usageRecorder(ports: HttpPorts): Koa.Middleware {
   };
 }
 
+/** The contract's operation for a request (before its body is read), if any. */
+function operationOf(api: OpenAPIBackend, ctx: Koa.Context): Record<string, unknown> | undefined {
+  return api.router.matchOperation({ method: ctx.method, path: ctx.path, headers: {} }) as unknown as
+    | Record<string, unknown>
+    | undefined;
+}
+
+/** Whether the operation's request body may be multipart/form-data (e.g. a document upload). */
+function acceptsMultipart(operation: Record<string, unknown> | undefined): boolean {
+  const content = (operation?.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
+  return content !== undefined && 'multipart/form-data' in content;
+}
+
+/** The body limit the contract states for the route (`x-body-limit-bytes`, e.g. document upload), or the global one. */
+function routeLimit(operation: Record<string, unknown> | undefined, globalLimit: number): number {
+  const limit = operation?.['x-body-limit-bytes'];
+  return typeof limit === 'number' ? limit : globalLimit;
+}
+
+/**
+ * Bodies where they enter: multipart/form-data only where the contract accepts it (read into
+ * `state.upload` within the route's limit); every other body through the JSON reader (jsonBody), with
+ * the route's limit. The route is matched before the body is read, so a large body is refused at the
+ * limit of its own route, not buffered first.
+ */
+function routeBodies(api: OpenAPIBackend, ports: HttpPorts): Koa.Middleware {
+  const readers = new Map<number, Koa.Middleware>();
+  const readerFor = (limitBytes: number) => {
+    let reader = readers.get(limitBytes);
+    if (!reader) {
+      reader = jsonBody({ limitBytes, maxDepth: ports.maxJsonDepth, idleTimeoutMs: ports.bodyIdleTimeoutMs });
+      readers.set(limitBytes, reader);
+    }
+    return reader;
+  };
+  return async (ctx: AppContext, next) => {
+    if (!BODY_METHODS.has(ctx.method)) return readerFor(ports.bodyLimitBytes)(ctx, next);
+    const operation = operationOf(api, ctx);
+    const limit = routeLimit(operation, ports.bodyLimitBytes);
+    if (isMultipart(ctx.headers) && acceptsMultipart(operation)) {
+      ctx.state.upload = await readMultipart(ctx, limit);
+      return next();
+    }
+    return readerFor(limit)(ctx, next);
+  };
+}
+
 export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestState> {
   const app = new Koa<RequestState>({ proxy: false });
   const limit = ports.bodyLimitBytes;
@@ -104,7 +153,7 @@ export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestSta
   // would be work for nothing.
   const assets = referenceAssets().routes() as unknown as Koa.Middleware<RequestState>;
   app.use((ctx, next) => (ctx.path.startsWith('/docs/assets/') ? assets(ctx, next) : next()));
-  app.use(jsonBody({ limitBytes: limit, maxDepth: ports.maxJsonDepth, idleTimeoutMs: ports.bodyIdleTimeoutMs }));
+  app.use(routeBodies(api, ports));
   app.use(async (ctx: AppContext) => {
     await api.handleRequest(openApiRequest(ctx), ctx);
   });

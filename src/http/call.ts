@@ -50,6 +50,7 @@ export function callOf(ctx: AppContext, stopping?: AbortSignal): Call {
     },
     principal: state.principal,
     usage: state.usage,
+    upload: state.upload,
     disconnectSignal() {
       signal ??= clientDisconnectSignal(ctx, stopping);
       return signal;

@@ -25,9 +25,9 @@ export function toAppError(err: unknown, bodyLimit: number): AppError {
     });
   }
   if (status === 413 || e.type === 'entity.too.large') {
-    return new AppError('PAYLOAD_TOO_LARGE', `The body is over the ${bodyLimit}-byte limit`, {
-      limit_bytes: bodyLimit,
-    });
+    // The parser's own limit: routes may have their own (x-body-limit-bytes in the contract).
+    const limit = typeof e.limit === 'number' ? e.limit : bodyLimit;
+    return new AppError('PAYLOAD_TOO_LARGE', `The body is over the ${limit}-byte limit`, { limit_bytes: limit });
   }
   if (status === 415 || e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
     return new AppError('UNSUPPORTED_MEDIA_TYPE', e.message ?? 'Unsupported media type');

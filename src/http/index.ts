@@ -8,6 +8,7 @@ export { type BodyLimits, jsonBody } from './body.js';
 export { CLIENT_CLOSED_REQUEST, ClientDisconnectedError, requirePrincipal } from './call.js';
 export { loadContract, projectRoot } from './document.js';
 export { toAppError } from './error-middleware.js';
+export type { Upload } from './multipart.js';
 export { contractBackend, createOpenApi, useIndexedRouter } from './openapi.js';
 export type {
   Call,

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { components, operations } from '../../generated/contract/schema.js';
 import type { Principal } from '../kernel/index.js';
+import type { Upload } from './multipart.js';
 
 /**
  * The contract's operations as TypeScript types, generated from openapi/openapi.yaml by openapi-typescript
@@ -102,6 +103,8 @@ export interface Call {
    * with a 503 AppError when the server stops waiting for work in flight (HttpPorts.stopping).
    */
   disconnectSignal(): AbortSignal;
+  /** The form and file of a multipart/form-data request (its `body` is then undefined). */
+  readonly upload?: Upload | undefined;
 }
 
 export type Operation<K extends OperationId> = (

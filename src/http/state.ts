@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Principal } from '../kernel/index.js';
 import type { ReadBody } from './body.js';
+import type { Upload } from './multipart.js';
 import type { UsageNote } from './operation.js';
 
 export interface RequestState {
@@ -15,6 +16,8 @@ export interface RequestState {
   body?: ReadBody;
   /** Set by streamed responses: settles when the stream has ended, with the final token counts noted. */
   streamDone?: Promise<void>;
+  /** A multipart/form-data body, for operations whose contract accepts one. */
+  upload?: Upload;
 }
 
 export type AppContext = Koa.ParameterizedContext<RequestState>;

@@ -16,15 +16,12 @@ type MemoryOperationId =
   | 'updateMemory'
   | 'deleteMemory'
   | 'searchMemories';
-type DocumentOperationId = 'createDocument' | 'listDocuments' | 'getDocument' | 'deleteDocument' | 'searchDocuments';
 
 /**
- * The contract's operations whose capability is not built yet (memory, documents, SLA, metrics). Each
+ * The contract's operations whose capability is not built yet (memory, SLA, metrics). Each
  * leaves this file when its capability folder lands with the real operations.
  */
-export function plannedOperations(
-  tiers: TierPolicy,
-): Operations<MemoryOperationId | DocumentOperationId | 'getSla' | 'getMetrics'> {
+export function plannedOperations(tiers: TierPolicy): Operations<MemoryOperationId | 'getSla' | 'getMetrics'> {
   return {
     listMemories: unavailable('Memory'),
     createMemory: unavailable('Memory'),
@@ -32,11 +29,6 @@ export function plannedOperations(
     updateMemory: unavailable('Memory'),
     deleteMemory: unavailable('Memory'),
     searchMemories: unavailable('Memory'),
-    createDocument: unavailable('Document retrieval'),
-    listDocuments: unavailable('Document retrieval'),
-    getDocument: unavailable('Document retrieval'),
-    deleteDocument: unavailable('Document retrieval'),
-    searchDocuments: unavailable('Document retrieval'),
     getSla: (request, call) => {
       tiers.requireFeature(requirePrincipal(call).account, 'sla');
       return unavailable<'getSla'>('SLA monitoring')(request, call);

@@ -136,6 +136,19 @@ function textEvents(text: string, finishReason: string, usage: MockUsage | null)
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
+/** Dimension of the mock's embeddings: a hashed bag of words, so texts sharing words are close. */
+export const MOCK_EMBEDDING_DIMENSION = 64;
+
+function mockEmbedding(text: string): number[] {
+  const vector = new Array<number>(MOCK_EMBEDDING_DIMENSION).fill(0);
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    let h = 2166136261;
+    for (const ch of word) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+    vector[(h >>> 0) % MOCK_EMBEDDING_DIMENSION] = (vector[(h >>> 0) % MOCK_EMBEDDING_DIMENSION] ?? 0) + 1;
+  }
+  return vector;
+}
+
 export async function startMockUpstream(options: MockUpstreamOptions = {}): Promise<MockUpstream> {
   const record = options.record ?? true;
   const defaultText = options.defaultText ?? 'Hello from the mock upstream.';
@@ -320,7 +333,47 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     }
   }
 
+  /** POST /embeddings as OpenAI answers it (inputs in reverse order, so clients must sort by index). */
+  function embeddings(req: IncomingMessage, res: ServerResponse, raw: string): void {
+    let body: { model?: string; input?: string | string[] };
+    try {
+      body = JSON.parse(raw) as typeof body;
+    } catch {
+      res.writeHead(400, JSON_HEADERS).end(JSON.stringify({ error: { message: 'invalid JSON body' } }));
+      return;
+    }
+    const inputs = typeof body.input === 'string' ? [body.input] : (body.input ?? []);
+    if (record) {
+      requests.push({
+        method: 'POST',
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        model: body.model,
+        stream: false,
+        behaviour: 'answer',
+        receivedAt: Date.now(),
+        clientDisconnected: false,
+      });
+    }
+    const data = inputs.map((text, index) => ({ object: 'embedding', index, embedding: mockEmbedding(text) }));
+    res.writeHead(200, JSON_HEADERS).end(
+      JSON.stringify({
+        object: 'list',
+        data: data.reverse(),
+        model: body.model ?? MODEL,
+        usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
+      }),
+    );
+  }
+
   const server = createServer((req, res) => {
+    if (req.method === 'POST' && req.url?.endsWith('/embeddings')) {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => embeddings(req, res, Buffer.concat(chunks).toString('utf8')));
+      return;
+    }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res
         .writeHead(404, JSON_HEADERS)

@@ -39,6 +39,11 @@ import {
     DocumentSearchResultToJSON,
 } from '../models/DocumentSearchResult.js';
 import {
+    type DocumentUpload,
+    DocumentUploadFromJSON,
+    DocumentUploadToJSON,
+} from '../models/DocumentUpload.js';
+import {
     type SearchRequest,
     SearchRequestFromJSON,
     SearchRequestToJSON,
@@ -56,6 +61,10 @@ export interface DeleteDocumentRequest {
      * 
      */
     documentId: string;
+    /**
+     * The end user inside the account.
+     */
+    userId: string;
 }
 
 export interface GetDocumentRequest {
@@ -63,6 +72,10 @@ export interface GetDocumentRequest {
      * 
      */
     documentId: string;
+    /**
+     * The end user inside the account.
+     */
+    userId: string;
 }
 
 export interface ListDocumentsRequest {
@@ -126,6 +139,7 @@ export class RAGApi extends runtime.BaseAPI {
     }
 
     /**
+     * The document is stored durably before this answers, then chunked and indexed by a background job that survives restarts. A small document is usually `ready` in this response (the server waits up to about 1.5 s); a larger one answers at once with `status: processing` and shows its `progress` on `GET /z1/rag/documents/{document_id}`. Its chunks are found lexically as soon as they are stored and by meaning as soon as they are embedded. **Body limit: 24 MiB** on this route (a `content` of 5,000,000 characters in JSON, or an uploaded file), 1 MiB elsewhere; over it: 413 `PAYLOAD_TOO_LARGE`.  A file upload is `multipart/form-data` with the fields `file` and `user_id` (optional `title`, and `metadata` as a JSON object in a string). Formats: txt, md, html (its main text; scripts, styles and navigation are left out), pdf (with page numbers in citations) and docx. Another format: 415 `UNSUPPORTED_MEDIA_TYPE`. A file with no text: 400 `EMPTY_DOCUMENT`; corrupt, not decodable or not parseable within 30 s: 400 `DOCUMENT_UNREADABLE`; a password-protected PDF: 400 `DOCUMENT_ENCRYPTED`; a DOCX that would decompress past 64 MiB: 413 `PAYLOAD_TOO_LARGE`. 
      * Add a document to an end user\'s collection
      */
     async createDocumentRaw(requestParameters: CreateDocumentRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Document>> {
@@ -136,6 +150,7 @@ export class RAGApi extends runtime.BaseAPI {
     }
 
     /**
+     * The document is stored durably before this answers, then chunked and indexed by a background job that survives restarts. A small document is usually `ready` in this response (the server waits up to about 1.5 s); a larger one answers at once with `status: processing` and shows its `progress` on `GET /z1/rag/documents/{document_id}`. Its chunks are found lexically as soon as they are stored and by meaning as soon as they are embedded. **Body limit: 24 MiB** on this route (a `content` of 5,000,000 characters in JSON, or an uploaded file), 1 MiB elsewhere; over it: 413 `PAYLOAD_TOO_LARGE`.  A file upload is `multipart/form-data` with the fields `file` and `user_id` (optional `title`, and `metadata` as a JSON object in a string). Formats: txt, md, html (its main text; scripts, styles and navigation are left out), pdf (with page numbers in citations) and docx. Another format: 415 `UNSUPPORTED_MEDIA_TYPE`. A file with no text: 400 `EMPTY_DOCUMENT`; corrupt, not decodable or not parseable within 30 s: 400 `DOCUMENT_UNREADABLE`; a password-protected PDF: 400 `DOCUMENT_ENCRYPTED`; a DOCX that would decompress past 64 MiB: 413 `PAYLOAD_TOO_LARGE`. 
      * Add a document to an end user\'s collection
      */
     async createDocument(requestParameters: CreateDocumentRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Document> {
@@ -154,7 +169,18 @@ export class RAGApi extends runtime.BaseAPI {
             );
         }
 
+        if (requestParameters['userId'] == null) {
+            throw new runtime.RequiredError(
+                'userId',
+                'Required parameter "userId" was null or undefined when calling deleteDocument().'
+            );
+        }
+
         const queryParameters: any = {};
+
+        if (requestParameters['userId'] != null) {
+            queryParameters['user_id'] = requestParameters['userId'];
+        }
 
         const headerParameters: runtime.HTTPHeaders = {};
 
@@ -211,7 +237,18 @@ export class RAGApi extends runtime.BaseAPI {
             );
         }
 
+        if (requestParameters['userId'] == null) {
+            throw new runtime.RequiredError(
+                'userId',
+                'Required parameter "userId" was null or undefined when calling getDocument().'
+            );
+        }
+
         const queryParameters: any = {};
+
+        if (requestParameters['userId'] != null) {
+            queryParameters['user_id'] = requestParameters['userId'];
+        }
 
         const headerParameters: runtime.HTTPHeaders = {};
 

@@ -51,6 +51,18 @@ export interface Citation {
      * 
      */
     url?: string;
+    /**
+     * Document citations: the page the chunk starts on (PDF), null for formats without pages.
+     */
+    page?: number | null;
+    /**
+     * Document citations: where the snippet starts in the document's extracted text (UTF-16 code units).
+     */
+    charStart?: number;
+    /**
+     * Document citations: where the snippet ends (exclusive).
+     */
+    charEnd?: number;
 }
 
 
@@ -94,6 +106,9 @@ export function CitationFromJSONTyped(json: any, ignoreDiscriminator: boolean): 
         'documentId': json['document_id'] == null ? undefined : json['document_id'],
         'chunkId': json['chunk_id'] == null ? undefined : json['chunk_id'],
         'url': json['url'] == null ? undefined : json['url'],
+        'page': json['page'] === undefined ? undefined : json['page'] === null ? null : json['page'],
+        'charStart': json['char_start'] == null ? undefined : json['char_start'],
+        'charEnd': json['char_end'] == null ? undefined : json['char_end'],
     };
 }
 
@@ -116,6 +131,9 @@ export function CitationToJSONTyped(value?: Citation | null, ignoreDiscriminator
         'document_id': value['documentId'],
         'chunk_id': value['chunkId'],
         'url': value['url'],
+        'page': value['page'],
+        'char_start': value['charStart'],
+        'char_end': value['charEnd'],
     };
 }
 

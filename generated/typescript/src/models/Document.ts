@@ -13,12 +13,32 @@
  */
 
 import { mapValues, parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime.js';
+import type { DocumentFailure } from './DocumentFailure.js';
+import {
+    DocumentFailureFromJSON,
+    DocumentFailureFromJSONTyped,
+    DocumentFailureToJSON,
+    DocumentFailureToJSONTyped,
+} from './DocumentFailure.js';
+
 /**
  * 
  * @export
  * @interface Document
  */
 export interface Document {
+    /**
+     * `processing` while the background job chunks and embeds it; `ready` when every chunk is searchable lexically and by meaning; `failed` with `failure` saying why.
+     */
+    status: DocumentStatusEnum;
+    /**
+     * Share of the work done (chunks stored, then chunks embedded).
+     */
+    progress: number;
+    /**
+     * 
+     */
+    failure: DocumentFailure | null;
     /**
      * 
      */
@@ -61,6 +81,16 @@ export interface Document {
 /**
  * @export
  */
+export const DocumentStatusEnum = {
+    processing: 'processing',
+    ready: 'ready',
+    failed: 'failed',
+} as const;
+export type DocumentStatusEnum = typeof DocumentStatusEnum[keyof typeof DocumentStatusEnum];
+
+/**
+ * @export
+ */
 export const DocumentObjectEnum = {
     document: 'document',
 } as const;
@@ -71,6 +101,9 @@ export type DocumentObjectEnum = typeof DocumentObjectEnum[keyof typeof Document
  * Check if a given object implements the Document interface.
  */
 export function instanceOfDocument(value: object): value is Document {
+    if (!('status' in value) || value['status'] === undefined) return false;
+    if (!('progress' in value) || value['progress'] === undefined) return false;
+    if (!('failure' in value) || value['failure'] === undefined) return false;
     if (!('id' in value) || value['id'] === undefined) return false;
     if (!('object' in value) || value['object'] === undefined) return false;
     if (value['object'] !== 'document') return false;
@@ -95,6 +128,9 @@ export function DocumentFromJSONTyped(json: any, ignoreDiscriminator: boolean): 
     }
     return {
         
+        'status': json['status'],
+        'progress': json['progress'],
+        'failure': DocumentFailureFromJSON(json['failure']),
         'id': json['id'],
         'object': json['object'],
         'userId': json['user_id'],
@@ -118,6 +154,9 @@ export function DocumentToJSONTyped(value?: Document | null, ignoreDiscriminator
 
     return {
         
+        'status': value['status'],
+        'progress': value['progress'],
+        'failure': DocumentFailureToJSON(value['failure']),
         'id': value['id'],
         'object': value['object'],
         'user_id': value['userId'],

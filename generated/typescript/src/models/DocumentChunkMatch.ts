@@ -32,13 +32,25 @@ export interface DocumentChunkMatch {
      */
     title: string;
     /**
-     * 
+     * The chunk's text (an exact substring of the document's extracted text).
      */
     snippet: string;
     /**
-     * 
+     * Fused rank score (reciprocal rank fusion of lexical and dense ranks); higher is better.
      */
     score: number;
+    /**
+     * 
+     */
+    page: number | null;
+    /**
+     * 
+     */
+    charStart: number;
+    /**
+     * 
+     */
+    charEnd: number;
 }
 
 /**
@@ -50,6 +62,9 @@ export function instanceOfDocumentChunkMatch(value: object): value is DocumentCh
     if (!('title' in value) || value['title'] === undefined) return false;
     if (!('snippet' in value) || value['snippet'] === undefined) return false;
     if (!('score' in value) || value['score'] === undefined) return false;
+    if (!('page' in value) || value['page'] === undefined) return false;
+    if ((!('charStart' in (value as Record<string, any>)) && !('char_start' in (value as Record<string, any>))) || ((value as Record<string, any>)['charStart'] === undefined && (value as Record<string, any>)['char_start'] === undefined)) return false;
+    if ((!('charEnd' in (value as Record<string, any>)) && !('char_end' in (value as Record<string, any>))) || ((value as Record<string, any>)['charEnd'] === undefined && (value as Record<string, any>)['char_end'] === undefined)) return false;
     return true;
 }
 
@@ -68,6 +83,9 @@ export function DocumentChunkMatchFromJSONTyped(json: any, ignoreDiscriminator: 
         'title': json['title'],
         'snippet': json['snippet'],
         'score': json['score'],
+        'page': json['page'],
+        'charStart': json['char_start'],
+        'charEnd': json['char_end'],
     };
 }
 
@@ -87,6 +105,9 @@ export function DocumentChunkMatchToJSONTyped(value?: DocumentChunkMatch | null,
         'title': value['title'],
         'snippet': value['snippet'],
         'score': value['score'],
+        'page': value['page'],
+        'char_start': value['charStart'],
+        'char_end': value['charEnd'],
     };
 }
 

@@ -1,0 +1,120 @@
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { Command } from 'commander';
+import { pino } from 'pino';
+import { systemClock } from '../clock/index.js';
+import { loadConfig } from '../config/index.js';
+import { formatProgressBar } from '../providers/index.js';
+import {
+  createEmbedder,
+  type DocumentRecord,
+  documentBody,
+  Extractor,
+  fileToDocument,
+  RagService,
+  SqlDocumentStore,
+} from '../rag/index.js';
+import { openDb } from '../storage/index.js';
+
+/** The service's document capability on the same storage (PVAI_DATA_DIR or DATABASE_URL). */
+async function withRag<T>(fn: (rag: RagService) => Promise<T>, options: { embed: boolean }): Promise<T> {
+  const config = loadConfig();
+  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const logger = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  // A worker like the server's: it takes this command's jobs (and any other unleased ones) and keeps leases.
+  const rag = new RagService({
+    store: new SqlDocumentStore(db),
+    // Only `add` embeds; list and rm need not load the model.
+    embedder: options.embed ? createEmbedder(config, logger) : undefined,
+    clock: systemClock,
+    logger,
+    soleWorker: false,
+    readyWaitMs: 0,
+  });
+  try {
+    await rag.start();
+    return await fn(rag);
+  } finally {
+    await rag.close();
+    await db.close();
+  }
+}
+
+function line(doc: DocumentRecord): string {
+  const status = doc.status === 'failed' ? `failed: ${doc.failure?.message ?? ''}` : doc.status;
+  return `${doc.id}  ${doc.title}  ${doc.chunkCount} chunks  ${status}`;
+}
+
+/** `pvai docs add|list|rm`: a user's documents from the command line, with the server's ingestion. */
+export function registerDocsCommands(program: Command): void {
+  const docs = program.command('docs').description("manage an end user's documents (RAG)");
+  docs
+    .command('add')
+    .description('upload files (txt, md, html, pdf, docx) and index them, with progress')
+    .requiredOption('--account <id>')
+    .requiredOption('--user <user_id>')
+    .argument('<files...>')
+    .option('--json')
+    .action(async (files: string[], o: { account: string; user: string; json?: boolean }) => {
+      const tenant = { accountId: o.account, userId: o.user };
+      await withRag(
+        async (rag) => {
+          const extractor = new Extractor();
+          const added: DocumentRecord[] = [];
+          for (const file of files) {
+            const document = await fileToDocument(await readFile(file), basename(file), '', extractor);
+            added.push(await rag.create(tenant, document));
+          }
+          const out = process.stderr;
+          let docsNow = added;
+          for (;;) {
+            docsNow = await Promise.all(added.map((d) => rag.get(tenant, d.id)));
+            const total = docsNow.reduce((n, d) => n + Math.max(1, d.chunkCount) * 2, 0);
+            const done = docsNow.reduce(
+              (n, d) =>
+                n + (d.status === 'processing' ? d.chunkCount + d.chunksEmbedded : Math.max(1, d.chunkCount) * 2),
+              0,
+            );
+            const bar = formatProgressBar({ receivedBytes: done, totalBytes: total }).replace(/ {2}.*$/, '');
+            if (out.isTTY) out.write(`\r${bar} ${done}/${total} steps`);
+            if (docsNow.every((d) => d.status !== 'processing')) break;
+            await new Promise((r) => setTimeout(r, 200));
+          }
+          if (out.isTTY) out.write('\n');
+          console.log(o.json ? JSON.stringify({ data: docsNow.map(documentBody) }) : docsNow.map(line).join('\n'));
+          if (docsNow.some((d) => d.status === 'failed')) process.exitCode = 1;
+        },
+        { embed: true },
+      );
+    });
+  docs
+    .command('list')
+    .requiredOption('--account <id>')
+    .requiredOption('--user <user_id>')
+    .option('--json')
+    .action(async (o: { account: string; user: string; json?: boolean }) => {
+      await withRag(
+        async (rag) => {
+          const list = await rag.list({ accountId: o.account, userId: o.user });
+          console.log(o.json ? JSON.stringify({ data: list.map(documentBody) }) : list.map(line).join('\n'));
+        },
+        { embed: false },
+      );
+    });
+  docs
+    .command('rm')
+    .requiredOption('--account <id>')
+    .requiredOption('--user <user_id>')
+    .argument('<document_ids...>')
+    .action(async (ids: string[], o: { account: string; user: string }) => {
+      await withRag(
+        async (rag) => {
+          for (const id of ids) {
+            await rag.delete({ accountId: o.account, userId: o.user }, id);
+            console.log(`deleted ${id}`);
+          }
+        },
+        { embed: false },
+      );
+    });
+}

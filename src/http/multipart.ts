@@ -1,0 +1,102 @@
+import busboy from 'busboy';
+import type Koa from 'koa';
+import { AppError } from '../errors/index.js';
+import type { AppContext } from './state.js';
+
+/** A multipart/form-data body: its text fields and its one file. */
+export interface Upload {
+  fields: Record<string, string>;
+  file?: { field: string; filename: string; contentType: string; data: Buffer };
+}
+
+/** Form fields are short (ids, titles, a metadata JSON); only the file may be large. */
+const FIELD_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * Reads a multipart/form-data body for operations whose contract accepts one, at most `limit` bytes of
+ * file, one file and a few fields; anything over: 413, a malformed body: 400. The upload goes to the
+ * handler as `call.upload` (openapi-backend validates JSON bodies only; the handler checks the fields).
+ */
+export function readMultipart(ctx: AppContext, limit: number): Promise<Upload> {
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) {
+    return Promise.reject(
+      new AppError('PAYLOAD_TOO_LARGE', `The body is over the ${limit}-byte limit`, { limit_bytes: limit }),
+    );
+  }
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: ctx.req.headers,
+        limits: { fileSize: limit, files: 1, fields: 16, fieldSize: FIELD_LIMIT_BYTES, parts: 17 },
+      });
+    } catch (err) {
+      reject(
+        new AppError('INVALID_PARAMETER', `Malformed multipart body: ${(err as Error).message}`, {
+          field: 'body',
+          reason: (err as Error).message,
+        }),
+      );
+      return;
+    }
+    const upload: Upload = { fields: {} };
+    let failed = false;
+    const fail = (err: AppError) => {
+      if (failed) return;
+      failed = true;
+      ctx.req.unpipe(parser);
+      ctx.req.resume();
+      reject(err);
+    };
+    const tooLarge = () =>
+      fail(new AppError('PAYLOAD_TOO_LARGE', `The file is over the ${limit}-byte limit`, { limit_bytes: limit }));
+    parser.on('field', (name, value, info) => {
+      if (info.valueTruncated) {
+        fail(new AppError('INVALID_PARAMETER', `The field ${name} is too long`, { field: name, reason: 'too long' }));
+        return;
+      }
+      upload.fields[name] = value;
+    });
+    parser.on('file', (name, stream, info) => {
+      const parts: Buffer[] = [];
+      stream.on('data', (part: Buffer) => parts.push(part));
+      stream.on('limit', tooLarge);
+      stream.on('close', () => {
+        if (failed) return;
+        upload.file = {
+          field: name,
+          filename: info.filename ?? '',
+          contentType: info.mimeType ?? 'application/octet-stream',
+          data: Buffer.concat(parts),
+        };
+      });
+    });
+    parser.on('filesLimit', () =>
+      fail(new AppError('INVALID_PARAMETER', 'One file per upload', { field: 'file', reason: 'one file per upload' })),
+    );
+    parser.on('partsLimit', () =>
+      fail(new AppError('INVALID_PARAMETER', 'Too many form fields', { field: 'body', reason: 'too many parts' })),
+    );
+    parser.on('error', (err: Error) =>
+      fail(
+        new AppError('INVALID_PARAMETER', `Malformed multipart body: ${err.message}`, {
+          field: 'body',
+          reason: err.message,
+        }),
+      ),
+    );
+    parser.on('close', () => {
+      if (!failed) resolve(upload);
+    });
+    ctx.req.pipe(parser);
+  });
+}
+
+/** Whether a request carries a multipart/form-data body. */
+export function isMultipart(headers: Record<string, string | string[] | undefined>): boolean {
+  const type = headers['content-type'];
+  return typeof type === 'string' && /^multipart\/form-data\b/i.test(type);
+}
+
+export type { Koa };

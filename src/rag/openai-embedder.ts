@@ -1,0 +1,66 @@
+import { normalise } from './local-embedder.js';
+import type { Embedder } from './types.js';
+
+export interface OpenAIEmbedderOptions {
+  /** Base URL including `/v1` (vLLM, Ollama's OpenAI endpoint, a hosted API). */
+  baseUrl: string;
+  model: string;
+  apiKey?: string | undefined;
+  /** Texts per request (OpenAI accepts up to 2048 inputs; vLLM and Ollama batch them internally). */
+  batchSize?: number;
+  timeoutMs?: number;
+}
+
+interface EmbeddingsResponse {
+  data?: Array<{ index: number; embedding: number[] }>;
+}
+
+/**
+ * Any OpenAI-compatible `/embeddings` endpoint: texts in batches, answers put back in input order by
+ * their `index` (the API does not promise order), vectors normalised (not every server does).
+ */
+export class OpenAIEmbedder implements Embedder {
+  readonly id: string;
+  readonly #options: OpenAIEmbedderOptions;
+  #dimension: number | undefined;
+
+  constructor(options: OpenAIEmbedderOptions) {
+    this.#options = options;
+    this.id = `openai-compatible:${options.model}`;
+  }
+
+  async dimension(): Promise<number> {
+    if (this.#dimension === undefined) {
+      const [probe] = await this.embed(['dimension probe']);
+      this.#dimension = probe?.length ?? 0;
+    }
+    return this.#dimension;
+  }
+
+  async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    const size = this.#options.batchSize ?? 64;
+    const out: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += size) out.push(...(await this.#batch(texts.slice(i, i + size), signal)));
+    return out;
+  }
+
+  async #batch(input: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    const { baseUrl, model, apiKey, timeoutMs = 30_000 } = this.#options;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const res = await fetch(`${baseUrl.replace(/\/$/, '')}/embeddings`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
+      body: JSON.stringify({ model, input }),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+    if (!res.ok) throw new Error(`embeddings upstream answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+    const body = (await res.json()) as EmbeddingsResponse;
+    const data = body.data ?? [];
+    if (data.length !== input.length) {
+      throw new Error(`embeddings upstream returned ${data.length} vectors for ${input.length} texts`);
+    }
+    return [...data].sort((a, b) => a.index - b.index).map((d) => normalise(d.embedding));
+  }
+
+  async close(): Promise<void> {}
+}

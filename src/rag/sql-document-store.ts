@@ -1,0 +1,287 @@
+import type { Db, Row } from '../storage/index.js';
+import type { Chunk, ChunkMatch, DocumentRecord, DocumentStore, IngestionJob, Tenant } from './types.js';
+
+const DOC_COLUMNS = `id, account_id, user_id, title, content_type, size_bytes, metadata, status, chunk_count,
+  chunks_embedded, failure_code, failure_message, created_at`;
+
+function toDocument(row: Row): DocumentRecord {
+  const code = row.failure_code as string | null;
+  return {
+    id: row.id as string,
+    accountId: row.account_id as string,
+    userId: row.user_id as string,
+    title: row.title as string,
+    contentType: row.content_type as string,
+    sizeBytes: Number(row.size_bytes),
+    metadata: JSON.parse(row.metadata as string) as Record<string, unknown>,
+    status: row.status as DocumentRecord['status'],
+    chunkCount: Number(row.chunk_count),
+    chunksEmbedded: Number(row.chunks_embedded),
+    failure: code ? { code, message: (row.failure_message as string | null) ?? '' } : null,
+    createdAt: Number(row.created_at),
+  };
+}
+
+function toChunk(row: Row): Chunk {
+  return {
+    id: row.id as string,
+    documentId: row.document_id as string,
+    ordinal: Number(row.ordinal),
+    text: row.text as string,
+    charStart: Number(row.char_start),
+    charEnd: Number(row.char_end),
+    page: row.page === null || row.page === undefined ? null : Number(row.page),
+  };
+}
+
+/** Words of a query, for a lexical OR query on either dialect (no operator of the user's reaches SQL). */
+export function queryTerms(query: string): string[] {
+  return [...new Set((query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 64))];
+}
+
+function toBytes(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+function fromBytes(bytes: Uint8Array): Float32Array {
+  // Copied: the driver's buffer need not be 4-byte aligned.
+  return new Float32Array(new Uint8Array(bytes).buffer);
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (a[i] ?? 0) * (b[i] ?? 0);
+  return s;
+}
+
+/**
+ * Documents, chunks and jobs in the service's database (SQLite or PostgreSQL, the same SQL where it
+ * can be). Lexical: FTS5 bm25 on SQLite, ts_rank_cd over a GIN-indexed tsvector on PostgreSQL. Dense:
+ * an exact scan of the tenant's vectors (unit length, so the dot product is the cosine).
+ */
+export class SqlDocumentStore implements DocumentStore {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async insert(doc: DocumentRecord, text: string, pages: readonly number[]): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO rag_documents (id, account_id, user_id, title, content_type, size_bytes, metadata, text, pages,
+        status, chunk_count, chunks_embedded, lease_until, attempts, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10, 'processing', 0, 0, 0, 0, $9)`,
+      [
+        doc.id,
+        doc.accountId,
+        doc.userId,
+        doc.title,
+        doc.contentType,
+        doc.sizeBytes,
+        JSON.stringify(doc.metadata),
+        text,
+        doc.createdAt,
+        JSON.stringify(pages),
+      ],
+    );
+  }
+
+  async get(tenant: Tenant, id: string): Promise<DocumentRecord | undefined> {
+    const rows = await this.#db.query(
+      `SELECT ${DOC_COLUMNS} FROM rag_documents WHERE id = $1 AND account_id = $2 AND user_id = $3`,
+      [id, tenant.accountId, tenant.userId],
+    );
+    return rows[0] ? toDocument(rows[0]) : undefined;
+  }
+
+  async list(tenant: Tenant): Promise<DocumentRecord[]> {
+    const rows = await this.#db.query(
+      `SELECT ${DOC_COLUMNS} FROM rag_documents WHERE account_id = $1 AND user_id = $2 ORDER BY created_at, id`,
+      [tenant.accountId, tenant.userId],
+    );
+    return rows.map(toDocument);
+  }
+
+  async delete(tenant: Tenant, id: string): Promise<boolean> {
+    const rows = await this.#db.query(
+      'DELETE FROM rag_documents WHERE id = $1 AND account_id = $2 AND user_id = $3 RETURNING id',
+      [id, tenant.accountId, tenant.userId],
+    );
+    return rows.length > 0;
+  }
+
+  async version(tenant: Tenant): Promise<number> {
+    const rows = await this.#db.query<{ version: number }>(
+      'SELECT version FROM rag_user_versions WHERE account_id = $1 AND user_id = $2',
+      [tenant.accountId, tenant.userId],
+    );
+    return Number(rows[0]?.version ?? 0);
+  }
+
+  async bumpVersion(tenant: Tenant): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO rag_user_versions (account_id, user_id, version) VALUES ($1, $2, 1)
+       ON CONFLICT (account_id, user_id) DO UPDATE SET version = rag_user_versions.version + 1`,
+      [tenant.accountId, tenant.userId],
+    );
+  }
+
+  async claim(now: number, leaseMs: number): Promise<IngestionJob | undefined> {
+    // SKIP LOCKED: two replicas never take the same job; SQLite has one writer per file anyway.
+    const lock = this.#db.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+    const rows = await this.#db.query(
+      `UPDATE rag_documents SET lease_until = $1, attempts = attempts + 1
+       WHERE id = (SELECT id FROM rag_documents WHERE status = 'processing' AND lease_until < $2
+                   ORDER BY created_at LIMIT 1 ${lock})
+       RETURNING ${DOC_COLUMNS}, text, pages`,
+      [now + leaseMs, now],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return { doc: toDocument(row), text: row.text as string, pages: JSON.parse(row.pages as string) as number[] };
+  }
+
+  async releaseLeases(): Promise<void> {
+    await this.#db.query("UPDATE rag_documents SET lease_until = 0 WHERE status = 'processing'");
+  }
+
+  async extendLease(id: string, until: number): Promise<void> {
+    await this.#db.query('UPDATE rag_documents SET lease_until = $1 WHERE id = $2', [until, id]);
+  }
+
+  async putChunks(doc: DocumentRecord, chunks: readonly Chunk[]): Promise<void> {
+    const insert = `INSERT INTO rag_chunks (id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
+    const params = (c: Chunk) => [
+      c.id,
+      doc.id,
+      doc.accountId,
+      doc.userId,
+      c.ordinal,
+      c.text,
+      c.charStart,
+      c.charEnd,
+      c.page,
+    ];
+    const count = 'UPDATE rag_documents SET chunk_count = $1, chunks_embedded = 0 WHERE id = $2';
+    const db = this.#db;
+    if (db.dialect === 'sqlite') {
+      // One transaction: a crash leaves either no chunks or all of them.
+      const stmtDelete = db.sqlite.prepare('DELETE FROM rag_chunks WHERE document_id = ?');
+      const stmtInsert = db.sqlite.prepare(insert.replace(/\$\d+/g, '?'));
+      const stmtCount = db.sqlite.prepare(count.replace(/\$\d+/g, '?'));
+      db.sqlite.transaction(() => {
+        stmtDelete.run(doc.id);
+        for (const c of chunks) stmtInsert.run(...params(c));
+        stmtCount.run(chunks.length, doc.id);
+      })();
+      return;
+    }
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('DELETE FROM rag_chunks WHERE document_id = $1', [doc.id]);
+      for (const c of chunks) await client.query(insert, params(c));
+      await client.query(count, [chunks.length, doc.id]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async unembedded(documentId: string, limit: number): Promise<Chunk[]> {
+    const rows = await this.#db.query(
+      `SELECT id, document_id, ordinal, text, char_start, char_end, page FROM rag_chunks
+       WHERE document_id = $1 AND embedding IS NULL ORDER BY ordinal LIMIT $2`,
+      [documentId, limit],
+    );
+    return rows.map(toChunk);
+  }
+
+  async putVectors(documentId: string, vectors: ReadonlyArray<{ chunkId: string; vector: Float32Array }>) {
+    for (const { chunkId, vector } of vectors) {
+      await this.#db.query('UPDATE rag_chunks SET embedding = $1 WHERE id = $2 AND document_id = $3', [
+        toBytes(vector),
+        chunkId,
+        documentId,
+      ]);
+    }
+    await this.#db.query(
+      `UPDATE rag_documents SET chunks_embedded =
+        (SELECT count(*) FROM rag_chunks WHERE document_id = $1 AND embedding IS NOT NULL) WHERE id = $1`,
+      [documentId],
+    );
+  }
+
+  async finish(id: string, result: { status: 'ready' } | { status: 'failed'; code: string; message: string }) {
+    await this.#db.query(
+      `UPDATE rag_documents SET status = $1, failure_code = $2, failure_message = $3, lease_until = 0 WHERE id = $4`,
+      [
+        result.status,
+        result.status === 'failed' ? result.code : null,
+        result.status === 'failed' ? result.message : null,
+        id,
+      ],
+    );
+  }
+
+  async lexical(tenant: Tenant, query: string, k: number): Promise<Array<{ chunkId: string; score: number }>> {
+    const terms = queryTerms(query);
+    if (terms.length === 0) return [];
+    if (this.#db.dialect === 'sqlite') {
+      // Each term quoted: FTS5 syntax in the user's query is text, not operators. bm25() is lower-is-better.
+      const match = terms.map((t) => `"${t}"`).join(' OR ');
+      const rows = await this.#db.query<{ id: string; s: number }>(
+        `SELECT c.id AS id, bm25(rag_chunks_fts) AS s FROM rag_chunks_fts
+         JOIN rag_chunks c ON c.seq = rag_chunks_fts.rowid
+         WHERE rag_chunks_fts MATCH $1 AND c.account_id = $2 AND c.user_id = $3
+         ORDER BY s LIMIT $4`,
+        [match, tenant.accountId, tenant.userId, k],
+      );
+      return rows.map((r) => ({ chunkId: r.id, score: -Number(r.s) }));
+    }
+    const rows = await this.#db.query<{ id: string; s: number }>(
+      `SELECT id, ts_rank_cd(tsv, q) AS s FROM rag_chunks, to_tsquery('english', $1) q
+       WHERE tsv @@ q AND account_id = $2 AND user_id = $3 ORDER BY s DESC LIMIT $4`,
+      [terms.join(' | '), tenant.accountId, tenant.userId, k],
+    );
+    return rows.map((r) => ({ chunkId: r.id, score: Number(r.s) }));
+  }
+
+  async dense(tenant: Tenant, vector: Float32Array, k: number): Promise<Array<{ chunkId: string; score: number }>> {
+    const rows = await this.#db.query<{ id: string; embedding: Uint8Array }>(
+      'SELECT id, embedding FROM rag_chunks WHERE account_id = $1 AND user_id = $2 AND embedding IS NOT NULL',
+      [tenant.accountId, tenant.userId],
+    );
+    return rows
+      .map((r) => ({ chunkId: r.id, score: dot(vector, fromBytes(r.embedding)) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, k);
+  }
+
+  async chunks(tenant: Tenant, ids: readonly string[]): Promise<ChunkMatch[]> {
+    if (ids.length === 0) return [];
+    const placeholders = ids.map((_, i) => `$${i + 3}`).join(', ');
+    const rows = await this.#db.query(
+      `SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.page, d.title
+       FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id
+       WHERE c.account_id = $1 AND c.user_id = $2 AND c.id IN (${placeholders})`,
+      [tenant.accountId, tenant.userId, ...ids],
+    );
+    return rows.map((r) => ({ ...toChunk(r), title: r.title as string, score: 0 }));
+  }
+
+  async embeddingModel(id: string): Promise<string> {
+    await this.#db.query(
+      `INSERT INTO rag_settings (key, value) VALUES ('embedding_model', $1) ON CONFLICT (key) DO NOTHING`,
+      [id],
+    );
+    const rows = await this.#db.query<{ value: string }>(
+      "SELECT value FROM rag_settings WHERE key = 'embedding_model'",
+    );
+    return rows[0]?.value ?? id;
+  }
+}

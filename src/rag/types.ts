@@ -1,0 +1,84 @@
+/** Who owns a document: an end user inside an account. Every read and write is scoped by both. */
+export interface Tenant {
+  accountId: string;
+  userId: string;
+}
+
+export type DocumentStatus = 'processing' | 'ready' | 'failed';
+
+export interface DocumentRecord extends Tenant {
+  id: string;
+  title: string;
+  contentType: string;
+  sizeBytes: number;
+  metadata: Record<string, unknown>;
+  status: DocumentStatus;
+  chunkCount: number;
+  chunksEmbedded: number;
+  failure: { code: string; message: string } | null;
+  createdAt: number;
+}
+
+/** A window of a document's extracted text; `text === documentText.slice(charStart, charEnd)`. */
+export interface Chunk {
+  id: string;
+  documentId: string;
+  ordinal: number;
+  text: string;
+  charStart: number;
+  charEnd: number;
+  /** 1-based page the chunk starts on (PDF), or null. */
+  page: number | null;
+}
+
+export interface ChunkMatch extends Chunk {
+  title: string;
+  /** Fused score, higher is better. */
+  score: number;
+}
+
+/** Turns texts into unit-length vectors. The id and dimension are recorded with the stored vectors. */
+export interface Embedder {
+  readonly id: string;
+  dimension(): Promise<number>;
+  embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  close(): Promise<void>;
+}
+
+/** Documents, chunks, ingestion jobs and per-user versions. One adapter per database dialect. */
+export interface DocumentStore {
+  /** Stores the document with its text and marks it `processing` (the job) in one statement. */
+  insert(doc: DocumentRecord, text: string, pages: readonly number[]): Promise<void>;
+  get(tenant: Tenant, id: string): Promise<DocumentRecord | undefined>;
+  list(tenant: Tenant): Promise<DocumentRecord[]>;
+  /** Removes the document and its chunks; false when it is not this tenant's. */
+  delete(tenant: Tenant, id: string): Promise<boolean>;
+  version(tenant: Tenant): Promise<number>;
+  bumpVersion(tenant: Tenant): Promise<void>;
+  /** Leases one `processing` document whose lease has run out (a crashed or restarted worker's). */
+  claim(now: number, leaseMs: number): Promise<IngestionJob | undefined>;
+  /** Voids every lease (only when this process is the database's sole writer, at start). */
+  releaseLeases(): Promise<void>;
+  /** Replaces the document's chunks (idempotent, so a resumed job starts again cleanly). */
+  putChunks(doc: DocumentRecord, chunks: readonly Chunk[]): Promise<void>;
+  /** Chunks of the document still without a vector, in order. */
+  unembedded(documentId: string, limit: number): Promise<Chunk[]>;
+  putVectors(documentId: string, vectors: ReadonlyArray<{ chunkId: string; vector: Float32Array }>): Promise<void>;
+  finish(id: string, result: { status: 'ready' } | { status: 'failed'; code: string; message: string }): Promise<void>;
+  extendLease(id: string, until: number): Promise<void>;
+  /** Lexical search over the tenant's chunks, best first. */
+  lexical(tenant: Tenant, query: string, k: number): Promise<Array<{ chunkId: string; score: number }>>;
+  /** Dense search over the tenant's embedded chunks (cosine), best first. */
+  dense(tenant: Tenant, vector: Float32Array, k: number): Promise<Array<{ chunkId: string; score: number }>>;
+  chunks(tenant: Tenant, ids: readonly string[]): Promise<ChunkMatch[]>;
+  /** The embedding model recorded for the stored vectors; records `id` when none is. */
+  embeddingModel(id: string): Promise<string>;
+}
+
+/** A leased `processing` document with what its worker needs. */
+export interface IngestionJob {
+  doc: DocumentRecord;
+  text: string;
+  /** Where each page starts in `text` (PDF), else empty. */
+  pages: number[];
+}

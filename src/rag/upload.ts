@@ -1,0 +1,97 @@
+import { AppError } from '../errors/index.js';
+import type { Upload } from '../http/index.js';
+import type { Extractor } from './extract/extractor.js';
+import { detectFormat } from './extract/formats.js';
+import type { NewDocument } from './rag-service.js';
+
+/** The contract's DocumentUpload text fields (it allows no others). */
+const FORM_FIELDS = new Set(['user_id', 'title', 'metadata']);
+
+function field(upload: Upload, name: string, max: number, required: boolean): string | undefined {
+  const value = upload.fields[name];
+  if (value === undefined || value === '') {
+    if (!required) return undefined;
+    throw new AppError('INVALID_PARAMETER', `${name} is required`, { field: name, reason: 'is required' });
+  }
+  if (value.length > max) {
+    throw new AppError('INVALID_PARAMETER', `${name} is longer than ${max} characters`, {
+      field: name,
+      reason: `must be at most ${max} characters`,
+    });
+  }
+  return value;
+}
+
+function metadataOf(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new AppError('INVALID_PARAMETER', 'metadata must be a JSON object', {
+      field: 'metadata',
+      reason: 'must be a JSON object',
+    });
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * A multipart upload → the user it is for and the document to store: its fields checked as the
+ * contract's multipart schema says (openapi-backend validates JSON bodies only), the format found from the
+ * file's bytes and name (415 otherwise), its text extracted in a worker.
+ */
+export async function fromUpload(
+  upload: Upload,
+  extractor: Extractor,
+): Promise<{ userId: string; document: NewDocument }> {
+  const unknown = Object.keys(upload.fields).find((name) => !FORM_FIELDS.has(name));
+  if (unknown !== undefined) {
+    throw new AppError('INVALID_PARAMETER', `Unknown form field ${unknown}`, {
+      field: unknown,
+      reason: 'unknown field',
+    });
+  }
+  const userId = field(upload, 'user_id', 256, true) as string;
+  const title = field(upload, 'title', 512, false);
+  const metadata = metadataOf(field(upload, 'metadata', 64 * 1024, false));
+  const file = upload.file;
+  if (file?.field !== 'file') {
+    throw new AppError('INVALID_PARAMETER', 'file is required', { field: 'file', reason: 'is required' });
+  }
+  return {
+    userId,
+    document: await fileToDocument(file.data, file.filename, file.contentType, extractor, { title, metadata }),
+  };
+}
+
+/** A file's bytes → the document to store: format from its bytes and name (415 if none), text extracted. */
+export async function fileToDocument(
+  data: Buffer,
+  filename: string,
+  contentType: string,
+  extractor: Extractor,
+  given: { title?: string | undefined; metadata?: Record<string, unknown> | undefined } = {},
+): Promise<NewDocument> {
+  const file = { data, filename, contentType };
+  const format = detectFormat(file.data, file.filename, file.contentType);
+  if (!format) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Supported files are txt, md, html, pdf and docx', {
+      content_type: file.contentType,
+      filename: file.filename,
+    });
+  }
+  if (file.data.length === 0) throw new AppError('EMPTY_DOCUMENT', 'The file is empty');
+  const extracted = await extractor.extract(file.data, format);
+  return {
+    title: given.title ?? extracted.title ?? file.filename,
+    text: extracted.text,
+    metadata: given.metadata,
+    contentType: format,
+    sizeBytes: file.data.length,
+    pages: extracted.pages,
+  };
+}

@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { pvai, type ServerProcess, startServerProcess } from '../support/processes.js';
+import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/rag.js';
+import { TEST_MODEL } from '../support/server.js';
+
+async function call<T>(server: ServerProcess, apiKey: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(server.url + path, {
+    method,
+    headers: { Authorization: `Bearer ${apiKey}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+for (const backend of backends()) {
+  describe(`ingestion survives a crash (${backend})`, () => {
+    let database: TestDatabase;
+    let env: Record<string, string>;
+    let apiKey: string;
+    let server: ServerProcess | undefined;
+
+    before(async () => {
+      database = await createTestDatabase(backend);
+      env = {
+        PVAI_DATA_DIR: database.dataDir,
+        PVAI_LOCAL_MODEL: TEST_MODEL,
+        PVAI_EMBEDDING_MODEL: EMBEDDING_MODEL,
+        // Empty, not absent: the test process's own DATABASE_URL must not reach a SQLite server.
+        DATABASE_URL: database.databaseUrl ?? '',
+      };
+      const { stdout } = await pvai(
+        ['accounts', 'create', '--email', 'crash@example.com', '--tier', 'business', '--json'],
+        env,
+      );
+      apiKey = (JSON.parse(stdout) as { api_key: string }).api_key;
+    });
+    after(async () => {
+      await server?.stop();
+      await database.drop();
+    });
+
+    it('loses no acknowledged document to SIGKILL and finishes the job after restart', async () => {
+      server = await startServerProcess(env);
+      const big = `${filler(260, 3)}\n\nThe harbourmaster's boat is called Gullwing.\n\n${filler(100, 77)}`;
+      const first = await call<DocumentBody>(server, apiKey, 'POST', '/z1/rag/documents', {
+        user_id: 'u',
+        title: 'Harbour',
+        content: big,
+      });
+      assert.equal(first.status, 201);
+      assert.equal(first.body.status, 'processing');
+      const small = await call<DocumentBody>(server, apiKey, 'POST', '/z1/rag/documents', {
+        user_id: 'u',
+        content: 'The bakery opens at 05:30.',
+      });
+      assert.equal(small.status, 201);
+      const mid = await call<DocumentBody>(server, apiKey, 'GET', `/z1/rag/documents/${first.body.id}?user_id=u`);
+      assert.equal(mid.body.status, 'processing', 'killed while the job runs');
+
+      server.child.kill('SIGKILL');
+      await new Promise((r) => server?.child.once('exit', r));
+      server = await startServerProcess(env);
+
+      const list = await call<{ data: DocumentBody[] }>(server, apiKey, 'GET', '/z1/rag/documents?user_id=u');
+      assert.deepEqual(list.body.data.map((d) => d.id).sort(), [first.body.id, small.body.id].sort());
+      // PostgreSQL: another replica may hold the job, so it waits out the dead worker's 30 s lease.
+      // Polled twice a second: the account's rate limit counts these requests too.
+      let done = mid.body;
+      for (const deadline = Date.now() + 120_000; done.status !== 'ready' && Date.now() < deadline; ) {
+        await sleep(500);
+        done = (await call<DocumentBody>(server, apiKey, 'GET', `/z1/rag/documents/${first.body.id}?user_id=u`)).body;
+      }
+      assert.equal(done.status, 'ready');
+      assert.equal(done.progress, 1);
+      const hits = await call<{ data: MatchBody[] }>(server, apiKey, 'POST', '/z1/rag/search', {
+        user_id: 'u',
+        query: 'what is the name of the harbourmaster boat',
+      });
+      assert.ok(hits.body.data[0]?.snippet.includes('Gullwing'));
+    });
+  });
+}
+
+describe('two server processes on one PostgreSQL share documents', { skip: !backends().includes('postgres') }, () => {
+  let database: TestDatabase;
+  let servers: ServerProcess[] = [];
+  let apiKey: string;
+
+  before(async () => {
+    database = await createTestDatabase('postgres');
+    const env = {
+      DATABASE_URL: database.databaseUrl ?? '',
+      PVAI_DATA_DIR: database.dataDir,
+      PVAI_LOCAL_MODEL: TEST_MODEL,
+      PVAI_EMBEDDING_MODEL: EMBEDDING_MODEL,
+    };
+    const { stdout } = await pvai(
+      ['accounts', 'create', '--email', 'r@example.com', '--tier', 'business', '--json'],
+      env,
+    );
+    apiKey = (JSON.parse(stdout) as { api_key: string }).api_key;
+    servers = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+  });
+  after(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await database.drop();
+  });
+
+  it('finds through one what was uploaded through the other, and both see the deletion', async () => {
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    const doc = await call<DocumentBody>(a, apiKey, 'POST', '/z1/rag/documents', {
+      user_id: 'u',
+      content: 'The observatory dome opens at 21:00 on clear nights.',
+    });
+    assert.equal(doc.status, 201);
+    const query = { user_id: 'u', query: 'observatory dome' };
+    assert.equal(
+      (await call<{ data: MatchBody[] }>(b, apiKey, 'POST', '/z1/rag/search', query)).body.data[0]?.document_id,
+      doc.body.id,
+    );
+    assert.equal((await call(b, apiKey, 'DELETE', `/z1/rag/documents/${doc.body.id}?user_id=u`)).status, 200);
+    assert.deepEqual((await call<{ data: MatchBody[] }>(a, apiKey, 'POST', '/z1/rag/search', query)).body.data, []);
+    assert.equal((await call(a, apiKey, 'GET', `/z1/rag/documents/${doc.body.id}?user_id=u`)).status, 404);
+  });
+});
