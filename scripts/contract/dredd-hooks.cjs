@@ -6,7 +6,9 @@
 //   - authenticate: `Authorization: Bearer <key>` on /z1 (but /z1/health*), the admin token on /admin;
 //   - replace the example ids in paths by real ones created in beforeAll (memory, document, account, keys);
 //   - turn the request of each non-2xx transaction into one that really provokes that status, where the status
-//     can be provoked from outside on a healthy server (400, 401, 402, 403, 404, 408, 409, 413, 415);
+//     can be provoked from outside on a healthy server (400, 401, 402, 403, 404, 408, 409, 413, 415) by a whole
+//     request, as Dredd sends them (a body that stops arriving, the other 408, is the slow-client tests' and the
+//     fuzz stage's);
 //   - skip, with the reason printed, what cannot be meaningful (see SKIP_STATUS and the capability probe);
 //   - check the text/event-stream answer of chat completions themselves (Dredd has no validator for it).
 // The server comes from scripts/contract/serve-for-contract.mjs: PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN.
@@ -290,7 +292,14 @@ hooks.beforeEach((t) => {
       else if (resource === '/z1/usage') setQuery(t, (q) => q.set('group_by', 'week'));
       else if (resource === '/z1/sla') setQuery(t, (q) => q.set('window', '2h'));
       else if (t.fullPath.includes('user_id=')) setQuery(t, (q) => q.delete('user_id'));
-      else return skip(t, '400: no invalid variant of this request is defined');
+      else if (isAdmin || needsKey) {
+        // Nothing of this request can be invalid but its credentials: a second, different key is ambiguous.
+        // Refused before authentication, so without the (optional) rate-limit headers of authenticated answers.
+        headers['X-API-Key'] = `pv_sk_${'0'.repeat(40)}`;
+        t.expectedCode = 'AMBIGUOUS_CREDENTIALS';
+        for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+          delete t.expected.headers[h];
+      } else return skip(t, '400: no invalid variant of this request is defined');
       return;
     case 401:
       if (isAdmin) headers.Authorization = 'Bearer not-the-admin-token-0000';
@@ -312,6 +321,12 @@ hooks.beforeEach((t) => {
       else return skip(t, '404: no path id to make unknown');
       return;
     case 408:
+      if (resource !== '/z1/code/execute') {
+        return skip(
+          t,
+          '408 REQUEST_TIMEOUT needs a body that stops arriving, which Dredd cannot send; covered by test/http/slow-clients.test.ts and the fuzz stage',
+        );
+      }
       setBody(t, { code: 'import time\nprint("started", flush=True)\ntime.sleep(30)', user_id: 'dredd', timeout: 1 });
       return;
     case 409:

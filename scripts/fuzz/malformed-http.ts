@@ -888,7 +888,7 @@ async function main(): Promise<void> {
   for (const line of unanswered) console.log(`    ${line}`);
   console.log(`  statuses: ${sorted(statuses)}`);
   console.log(`  error codes: ${sorted(codes)}`);
-  console.log(`  first steps: ${sorted(kinds)}`);
+  console.log(`  by method ("connection": not a request at all): ${sorted(kinds)}`);
   const byProblem = new Map<string, Finding[]>();
   for (const f of findings) byProblem.set(f.problem, [...(byProblem.get(f.problem) ?? []), f]);
   for (const [problem, list] of byProblem) {

@@ -1,18 +1,7 @@
-export interface UsageRecord {
-  accountId: string;
-  keyId: string | null;
-  requestId: string;
-  /** The operationId, e.g. createChatCompletion. */
-  endpoint: string;
-  model: string | null;
-  status: number;
-  promptTokens: number;
-  completionTokens: number;
-  credits: number;
-  latencyMs: number;
-  cached: boolean;
-  createdAt: number;
-}
+import type { RequestRecord } from '../http/index.js';
+
+/** One authenticated request's row: the shape the HTTP layer records (http/ports.ts), stored as is. */
+export type UsageRecord = RequestRecord;
 
 export interface UsageTotals {
   requests: number;

@@ -135,8 +135,8 @@ for (const backend of backends())
       timeout: 60_000,
     }, async () => {
       try {
-        // Each answer takes about 1.2 s upstream: 12 chunks, 100 ms apart.
-        upstream.scriptModel('mock-model', { kind: 'slow', chunks: Array(12).fill('word '), delayMs: 100 });
+        // Each answer takes about 2 s upstream (20 chunks, 100 ms apart): the stop begins while they run.
+        upstream.scriptModel('mock-model', { kind: 'slow', chunks: Array(20).fill('word '), delayMs: 100 });
         server = await startServerProcess(serverEnv(database, upstream.url));
         const { accountId, apiKey } = await createAccount(server.url, 'startup', PURCHASED);
         // A client with an idle kept-alive connection (a load balancer's pool).
@@ -167,7 +167,7 @@ for (const backend of backends())
           assert.equal(outcome.status, 200, `chat ${i}`);
           if (i % 2 === 0) assert.equal(lastEvent(outcome.text), '[DONE]', `stream ${i} ends normally`);
           else {
-            assert.equal(JSON.parse(outcome.text).choices[0].message.content.trim(), Array(12).fill('word').join(' '));
+            assert.equal(JSON.parse(outcome.text).choices[0].message.content.trim(), Array(20).fill('word').join(' '));
             assert.equal(outcome.headers.get('connection'), 'close', 'an answer during the stop closes its connection');
           }
         }
