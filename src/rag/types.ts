@@ -82,3 +82,53 @@ export interface IngestionJob {
   /** Where each page starts in `text` (PDF), else empty. */
   pages: number[];
 }
+
+/** One ranked chunk from an index; higher score is better (scales differ between modes and adapters). */
+export interface ChunkHit {
+  chunkId: string;
+  score: number;
+}
+
+export type SearchMode = 'hybrid' | 'lexical' | 'dense';
+
+export interface ChunkQuery {
+  text: string;
+  /** The query's embedding; without it a hybrid search is lexical only. */
+  vector?: Float32Array | undefined;
+  k: number;
+  /** Default `hybrid`: lexical and dense ranks fused (RRF). The others exist for benchmarks and tests. */
+  mode?: SearchMode;
+}
+
+/**
+ * Retrieval: what makes a tenant's chunks findable, by words and by meaning. The document store stays
+ * the source of truth for documents and chunk text; an index holds what search needs and answers with
+ * chunk ids. Every call is scoped by the tenant: no query, write or delete reaches another tenant's
+ * chunks. Adapters: SQL (FTS5 / tsvector + vectors, embedded default) and Qdrant. One contract suite
+ * (`test/rag/chunk-index-contract.ts`) runs against each.
+ */
+export interface ChunkIndex {
+  /** Short name for logs and benchmarks (`sqlite`, `postgres`, `qdrant`). */
+  readonly name: string;
+  /**
+   * Creates what is missing (idempotent, safe from several replicas at once). With an embedding model:
+   * records its id and dimension on first use and refuses, with a message that says what to do, an index
+   * built with another model or dimension.
+   */
+  prepare(embedding?: { id: string; dimension: number }): Promise<void>;
+  /** Makes the document's chunks lexically findable at once, replacing whatever it had indexed before. */
+  putChunks(tenant: Tenant, documentId: string, chunks: readonly Chunk[]): Promise<void>;
+  /** Adds vectors to chunks already put (unit length; the dot product is the cosine). */
+  putVectors(
+    tenant: Tenant,
+    documentId: string,
+    vectors: ReadonlyArray<{ chunkId: string; vector: Float32Array }>,
+  ): Promise<void>;
+  /** Removes every trace of the document (lexical and dense). */
+  deleteDocument(tenant: Tenant, documentId: string): Promise<void>;
+  /** Removes every chunk of the tenant (a user forgotten). */
+  deleteTenant(tenant: Tenant): Promise<void>;
+  /** The tenant's best `k` chunks for the query, best first. */
+  search(tenant: Tenant, query: ChunkQuery): Promise<ChunkHit[]>;
+  close(): Promise<void>;
+}
