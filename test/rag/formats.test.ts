@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertConformsToContract } from '../support/contract.js';
-import { docxFixture, pdfFixture, zipBomb } from '../support/fixtures.js';
+import { docxFixture, encryptedPdfFixture, pdfFixture, zipBomb } from '../support/fixtures.js';
 import type { DocumentBody, MatchBody } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -90,13 +90,14 @@ describe('document uploads: formats and hostile files', () => {
     assert.ok((await search('parking level'))[0]?.snippet.includes('-2'));
   });
 
-  it('refuses other formats, empty, corrupt and binary files with 4xx codes, and stays healthy', async () => {
+  it('refuses other formats, empty, encrypted, corrupt and binary files with 4xx codes, and stays healthy', async () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
     const cases: Array<[Buffer | string, string, string, number, string]> = [
       [png, 'image.png', 'image/png', 415, 'UNSUPPORTED_MEDIA_TYPE'],
       ['', 'empty.txt', 'text/plain', 400, 'EMPTY_DOCUMENT'],
       ['   \n\n  ', 'blank.md', 'text/markdown', 400, 'EMPTY_DOCUMENT'],
       ['%PDF-1.7\n1 0 obj garbage', 'broken.pdf', 'application/pdf', 400, 'DOCUMENT_UNREADABLE'],
+      [await encryptedPdfFixture('locked'), 'locked.pdf', 'application/pdf', 400, 'DOCUMENT_ENCRYPTED'],
       [
         Buffer.from('PK\u0003\u0004 not really a zip'),
         'broken.docx',

@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { Document, Packer, Paragraph } from 'docx';
 import JSZip from 'jszip';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { PDFDocument, PDFHexString, StandardFonts } from 'pdf-lib';
 
 /** A real two-page PDF with a text layer: one line of `pages[i]` per page. */
 export async function pdfFixture(pages: string[]): Promise<Buffer> {
@@ -13,6 +14,24 @@ export async function pdfFixture(pages: string[]): Promise<Buffer> {
     });
   }
   return Buffer.from(await pdf.save());
+}
+
+/**
+ * A PDF that needs a password to open: the standard security handler (RC4, revision 2) with random
+ * owner and user keys, so the empty user password a reader tries first does not match.
+ */
+export async function encryptedPdfFixture(text: string): Promise<Buffer> {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.Helvetica);
+  pdf.addPage([595, 842]).drawText(text, { x: 50, y: 780, size: 11, font });
+  const ctx = pdf.context;
+  const key = () => PDFHexString.of(randomBytes(32).toString('hex'));
+  ctx.trailerInfo.Encrypt = ctx.register(
+    ctx.obj({ Filter: 'Standard', V: 1, R: 2, Length: 40, P: -4, O: key(), U: key() }),
+  );
+  const id = PDFHexString.of(randomBytes(16).toString('hex'));
+  ctx.trailerInfo.ID = ctx.obj([id, id]);
+  return Buffer.from(await pdf.save({ useObjectStreams: false }));
 }
 
 /** A real DOCX (Office Open XML) with one paragraph per entry. */
