@@ -90,23 +90,28 @@ for (const backend of backends()) {
       for (const c of res.body.citations ?? []) assert.equal(content.slice(c.char_start, c.char_end), c.snippet);
     });
 
-    it("sends the citations in the stream's last chunk", async () => {
+    const streamEvents = async (key: string, userId: string) => {
       const res = await fetch(`${server.url}/z1/chat/completions`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
         body: JSON.stringify({
           model: 'PV-TURBO',
-          user_id: 'alice',
+          user_id: userId,
           use_rag: true,
           stream: true,
           skip_cache: true,
           messages: [{ role: 'user', content: 'Zephyr launch code?' }],
         }),
       });
-      const events = (await res.text())
+      assert.equal(res.status, 200);
+      return (await res.text())
         .split('\n\n')
         .filter((e) => e.startsWith('data: ') && e !== 'data: [DONE]')
         .map((e) => JSON.parse(e.slice(6)) as { choices: unknown[]; citations?: CitationBody[] });
+    };
+
+    it("sends the citations in the stream's last chunk", async () => {
+      const events = await streamEvents(apiKey, 'alice');
       const last = events.at(-1);
       assert.deepEqual(last?.choices, []);
       assert.equal(last?.citations?.[0]?.document_id, doc.id);
@@ -114,7 +119,7 @@ for (const backend of backends()) {
       assert.ok(events.slice(0, -1).every((e) => e.citations === undefined));
     });
 
-    it('gives another user of the account and the same user_id elsewhere no trace of it', async () => {
+    it('gives another user of the account and the same user_id elsewhere no trace of it, whole or streamed', async () => {
       for (const [key, userId] of [
         [apiKey, 'bob'],
         [otherKey, 'alice'],
@@ -122,6 +127,11 @@ for (const backend of backends()) {
         const res = await ask(key, userId, { skip_cache: true });
         assert.equal(res.status, 200);
         assert.deepEqual(res.body.citations, []);
+        assert.doesNotMatch(systemPrompt(upstream), /walrus/);
+        upstream.reset();
+        const events = await streamEvents(key, userId);
+        assert.ok(events.length > 1, 'a streamed answer');
+        assert.ok(events.every((e) => (e.citations ?? []).length === 0));
         assert.doesNotMatch(systemPrompt(upstream), /walrus/);
       }
     });
