@@ -3,12 +3,17 @@ import type { Db, Row } from '../storage/index.js';
 import { reciprocalRankFusion } from './fusion.js';
 import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, Tenant } from './types.js';
 import { VectorCache } from './vector-cache.js';
-import { VectorSet } from './vector-set.js';
+import { rerank, VectorSet } from './vector-set.js';
 
 /** Candidates taken from each ranking before a hybrid search fuses them. */
 const CANDIDATES = 50;
-/** Vectors kept in memory across tenants (least recently searched go first): ~1.9 KB each at 384 dims. */
-const CACHED_VECTORS = 300_000;
+/**
+ * Vectors kept in memory across tenants (least recently searched go first): ~0.5 KB each at 384 dims
+ * (int8, its scale and score, the ids), so ~250 MB at most.
+ */
+const CACHED_VECTORS = 500_000;
+/** Candidates of the int8 scan reranked exactly (at least; 2k when k is larger). */
+const RERANK = 100;
 
 /** Words of a query, for a lexical OR query on either dialect (no operator of the user's reaches SQL). */
 export function queryTerms(query: string): string[] {
@@ -44,8 +49,11 @@ export function modelMismatch(
  * The ChunkIndex in the service's own database (the embedded default, and PostgreSQL without Qdrant).
  * rag_index_chunks holds per chunk its tenant, document and vector; lexical search is FTS5 bm25 over a
  * contentless table on SQLite (the text itself stays in the document store) and ts_rank_cd over a
- * GIN-indexed tsvector on PostgreSQL. Dense: an exact scan of the tenant's vectors (unit length, so the
- * dot product is the cosine). Hybrid: both rankings fused by RRF. Every statement is scoped by tenant.
+ * GIN-indexed tsvector on PostgreSQL. Dense: the tenant's vectors are held in memory in int8 (VectorSet,
+ * kept current by VectorCache's generations), scanned with WebAssembly SIMD, and the best 100 reranked
+ * by their exact float32 vectors (unit length: the dot product is the cosine), read back by id. Why this
+ * and not sqlite-vec or HNSW: docs/decisions.md. Hybrid: both rankings fused by RRF. Every statement
+ * is scoped by tenant.
  */
 export class SqlChunkIndex implements ChunkIndex {
   readonly name: string;
@@ -299,7 +307,24 @@ export class SqlChunkIndex implements ChunkIndex {
     if (set.dimension !== vector.length) {
       throw new Error(`a query vector of ${vector.length} dimensions for an index of ${set.dimension}`);
     }
-    return set.search(vector, k).map((h) => ({ chunkId: h.id, score: h.score }));
+    // The int8 scan's best, reranked by their exact float32 vectors read back (tenant-filtered) by id.
+    const candidates = set.candidates(vector, Math.max(RERANK, 2 * k));
+    if (candidates.length === 0) return [];
+    const ids = candidates.map((c) => c.id);
+    const rows =
+      db.dialect === 'sqlite'
+        ? (this.#sqliteStatements(db.sqlite).floats.all(
+            tenant.accountId,
+            tenant.userId,
+            JSON.stringify(ids),
+          ) as VectorRow[])
+        : await db.query<VectorRow>(
+            `SELECT chunk_id, document_id, embedding FROM rag_index_chunks
+             WHERE account_id = $1 AND user_id = $2 AND chunk_id = ANY($3::text[]) AND embedding IS NOT NULL`,
+            [tenant.accountId, tenant.userId, ids],
+          );
+    const floats = new Map(rows.map((r) => [r.chunk_id, fromBytes(r.embedding)]));
+    return rerank(vector, candidates, (id) => floats.get(id), k).map((h) => ({ chunkId: h.id, score: h.score }));
   }
 
   #statements: ReturnType<typeof sqliteStatements> | undefined;
@@ -391,6 +416,10 @@ function sqliteStatements(sqlite: BetterSqlite3.Database) {
       const row = generation.get(tenant.accountId, tenant.userId) as { generation: number } | undefined;
       return Number(row?.generation ?? 0);
     },
+    floats: sqlite.prepare(
+      `SELECT chunk_id, document_id, embedding FROM rag_index_chunks
+       WHERE account_id = ? AND user_id = ? AND chunk_id IN (SELECT value FROM json_each(?)) AND embedding IS NOT NULL`,
+    ),
     vectors: sqlite.prepare(
       `SELECT chunk_id, document_id, embedding FROM rag_index_chunks
        WHERE account_id = ? AND user_id = ? AND embedding IS NOT NULL`,
