@@ -17,7 +17,15 @@ import {
 import { creditsPerRequest, modelOperations } from './models/index.js';
 import { plannedOperations } from './planned/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
-import { createEmbedder, RagService, ragContextSource, ragOperations, SqlDocumentStore } from './rag/index.js';
+import {
+  chunkIndexFor,
+  createEmbedder,
+  RagService,
+  ragContextSource,
+  ragOperations,
+  SqlChunkIndex,
+  SqlDocumentStore,
+} from './rag/index.js';
 import { type CodeRunner, createSandbox } from './sandbox/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { Lifecycle, systemOperations } from './system/index.js';
@@ -73,6 +81,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
   const rag = new RagService({
     store: new SqlDocumentStore(db),
+    // Qdrant when QDRANT_URL is set, else the embedded default: retrieval in the service's own database.
+    index: chunkIndexFor(config, () => new SqlChunkIndex(db)),
     embedder: createEmbedder(config, logger),
     clock,
     logger,

@@ -1,0 +1,247 @@
+/**
+ * The Qdrant adapter of the retrieval port (`QDRANT_URL`).
+ *
+ * What lives where: documents, their extracted text and the chunk text stay in SQL (the document
+ * store, PostgreSQL or SQLite through TypeORM), which is the source of truth for everything the API
+ * returns and what a re-index is rebuilt from. Qdrant holds only what search needs: per chunk one
+ * point with a named dense vector (`dense`, cosine, the embedding model's dimension), a sparse BM25
+ * vector (`bm25`, IDF modifier) that Qdrant computes itself from the chunk text at upsert time
+ * (`qdrant/bm25`, so nothing but the vector is kept there), and the tenant payload. Keeping the text
+ * out of the payload avoids a second copy that could drift from SQL and keeps end users' text in one
+ * place to delete, back up and secure; a search costs one extra indexed SQL read by chunk id, which
+ * the SQL adapter pays too.
+ *
+ * Isolation: `account_id` is a keyword index with `is_tenant: true` (Qdrant co-locates a tenant's
+ * points), `user_id` and `document_id` are keyword indexes, every query, update and delete carries a
+ * `must` filter on account and user, and point ids are derived from (account, user, chunk id), so no
+ * write of one tenant can address another's point even with the same chunk id.
+ *
+ * The embedding model's id and dimension are kept in the collection's metadata; an index built with
+ * another model is refused instead of mixing vector spaces.
+ */
+import { QdrantClient } from '@qdrant/js-client-rest';
+import {
+  BM25_MODEL,
+  type CollectionState,
+  DENSE,
+  describeQdrantError,
+  embeddingMismatch,
+  LEXICAL,
+  pointId,
+  readState,
+  tenantFilter,
+} from './qdrant-support.js';
+import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, Tenant } from './types.js';
+
+export const DEFAULT_QDRANT_COLLECTION = 'pvai_chunks';
+/** Points per upsert: the server tokenises each text for BM25, so batches stay moderate. */
+const BATCH = 256;
+/** Candidates each side of a hybrid query contributes to the fusion. */
+const CANDIDATES = 50;
+/** The RRF constant the SQL adapter uses too (Cormack et al.); Qdrant's own default is 2. */
+const RRF_K = 60;
+
+export interface QdrantChunkIndexOptions {
+  url: string;
+  apiKey?: string | undefined;
+  /** Default `pvai_chunks`. */
+  collection?: string | undefined;
+  /** Per request, in milliseconds (default 30 s). */
+  timeoutMs?: number | undefined;
+}
+
+type Payload = { account_id: string; user_id: string; document_id: string; chunk_id: string };
+
+export class QdrantChunkIndex implements ChunkIndex {
+  readonly name = 'qdrant';
+  readonly collection: string;
+  readonly #client: QdrantClient;
+  readonly #url: string;
+  /** Whether the collection has the dense vector (known after prepare). */
+  #dense = false;
+
+  constructor(options: QdrantChunkIndexOptions) {
+    this.collection = options.collection ?? DEFAULT_QDRANT_COLLECTION;
+    this.#url = options.url;
+    this.#client = new QdrantClient({
+      url: options.url,
+      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      timeout: options.timeoutMs ?? 30_000,
+      checkCompatibility: false,
+    });
+  }
+
+  async prepare(embedding?: { id: string; dimension: number }): Promise<void> {
+    await this.#call('prepare', async () => {
+      let state = await this.#state();
+      if (!state) {
+        await this.#client
+          .createCollection(this.collection, {
+            vectors: embedding ? { [DENSE]: { size: embedding.dimension, distance: 'Cosine' } } : {},
+            sparse_vectors: { [LEXICAL]: { modifier: 'idf' } },
+            metadata: { pvai: { schema: 1, embedding: embedding ?? null } },
+          })
+          .catch(async (err: unknown) => {
+            // Another replica created it first (409): what it created is checked below like any other.
+            if ((err as { status?: number }).status !== 409) throw err;
+          });
+        state = await this.#state();
+        if (!state) throw new Error('the collection was created but cannot be read back');
+      }
+      if (!state.pvai) {
+        throw new Error(
+          `collection "${this.collection}" exists but was not created by pvai; set QDRANT_COLLECTION to another name`,
+        );
+      }
+      if (embedding) {
+        const recorded = state.embedding;
+        if (recorded) {
+          const mismatch = embeddingMismatch(this.collection, recorded, embedding);
+          if (mismatch) throw new Error(mismatch);
+          if (state.denseSize !== undefined && state.denseSize !== embedding.dimension) {
+            throw new Error(
+              `collection "${this.collection}" has ${state.denseSize}-dimension vectors but records ${recorded.dimension}`,
+            );
+          }
+        } else {
+          // Built without an embedding model so far (lexical only): add the dense vector and record the model.
+          if (state.denseSize === undefined) {
+            await this.#client.createVectorName(
+              this.collection,
+              DENSE,
+              { dense: { size: embedding.dimension, distance: 'Cosine' } } as never,
+              { wait: true },
+            );
+          }
+          await this.#client.updateCollection(this.collection, { metadata: { pvai: { schema: 1, embedding } } });
+          const after = await this.#state();
+          const mismatch = after?.embedding && embeddingMismatch(this.collection, after.embedding, embedding);
+          if (mismatch) throw new Error(mismatch); // a replica with another model raced us
+        }
+      }
+      for (const [field, isTenant] of [
+        ['account_id', true],
+        ['user_id', false],
+        ['document_id', false],
+      ] as const) {
+        // Idempotent: creating an index that exists with the same schema succeeds.
+        await this.#client.createPayloadIndex(this.collection, {
+          wait: true,
+          field_name: field,
+          field_schema: isTenant ? { type: 'keyword', is_tenant: true } : 'keyword',
+        });
+      }
+      this.#dense = (await this.#state())?.denseSize !== undefined;
+    });
+  }
+
+  async putChunks(tenant: Tenant, documentId: string, chunks: readonly Chunk[]): Promise<void> {
+    await this.#call('putChunks', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < chunks.length; i += BATCH) {
+        const points = chunks.slice(i, i + BATCH).map((chunk) => {
+          const payload: Payload = {
+            account_id: tenant.accountId,
+            user_id: tenant.userId,
+            document_id: documentId,
+            chunk_id: chunk.id,
+          };
+          const id = pointId(tenant, chunk.id);
+          ids.push(id);
+          // An upsert replaces the whole point: a re-put chunk loses its old vector until putVectors.
+          return { id, vector: { [LEXICAL]: { text: chunk.text, model: BM25_MODEL } }, payload };
+        });
+        await this.#client.upsert(this.collection, { wait: true, points });
+      }
+      // Then the document's earlier chunks that are not among these: no moment without the document.
+      const filter = tenantFilter(tenant, documentId);
+      await this.#client.delete(this.collection, {
+        wait: true,
+        filter: ids.length ? { ...filter, must_not: [{ has_id: ids }] } : filter,
+      });
+    });
+  }
+
+  async putVectors(
+    tenant: Tenant,
+    documentId: string,
+    vectors: ReadonlyArray<{ chunkId: string; vector: Float32Array }>,
+  ): Promise<void> {
+    if (vectors.length === 0) return;
+    if (!this.#dense) {
+      throw new Error(`Qdrant collection "${this.collection}" was prepared without an embedding model`);
+    }
+    await this.#call('putVectors', async () => {
+      for (let i = 0; i < vectors.length; i += BATCH) {
+        await this.#client.updateVectors(this.collection, {
+          wait: true,
+          points: vectors
+            .slice(i, i + BATCH)
+            .map((v) => ({ id: pointId(tenant, v.chunkId), vector: { [DENSE]: Array.from(v.vector) } })),
+          update_filter: tenantFilter(tenant, documentId),
+        });
+      }
+    });
+  }
+
+  async deleteDocument(tenant: Tenant, documentId: string): Promise<void> {
+    await this.#call('deleteDocument', () =>
+      this.#client.delete(this.collection, { wait: true, filter: tenantFilter(tenant, documentId) }),
+    );
+  }
+
+  async deleteTenant(tenant: Tenant): Promise<void> {
+    await this.#call('deleteTenant', () =>
+      this.#client.delete(this.collection, { wait: true, filter: tenantFilter(tenant) }),
+    );
+  }
+
+  async search(tenant: Tenant, query: ChunkQuery): Promise<ChunkHit[]> {
+    const mode = query.mode ?? 'hybrid';
+    const k = Math.max(0, Math.floor(query.k));
+    // Words: BM25 drops punctuation itself; a query with no letter or digit has nothing to match.
+    const text = query.text.replaceAll('\u0000', ' ');
+    const lexical = mode !== 'dense' && /[\p{L}\p{N}]/u.test(text) ? { text, model: BM25_MODEL } : undefined;
+    const dense = mode !== 'lexical' && this.#dense && query.vector ? Array.from(query.vector) : undefined;
+    if (k === 0 || (!lexical && !dense)) return [];
+    const filter = tenantFilter(tenant);
+    const common = { filter, limit: k, with_payload: ['chunk_id'], with_vector: false };
+    const result = await this.#call('search', () => {
+      if (lexical && dense) {
+        const limit = Math.max(k, CANDIDATES);
+        return this.#client.query(this.collection, {
+          ...common,
+          prefetch: [
+            { query: lexical, using: LEXICAL, filter, limit },
+            { query: dense, using: DENSE, filter, limit },
+          ],
+          query: { rrf: { k: RRF_K } } as never,
+        });
+      }
+      return lexical
+        ? this.#client.query(this.collection, { ...common, query: lexical, using: LEXICAL })
+        : this.#client.query(this.collection, { ...common, query: dense, using: DENSE });
+    });
+    return result.points.flatMap((p) => {
+      const chunkId = (p.payload as Partial<Payload> | null | undefined)?.chunk_id;
+      return typeof chunkId === 'string' ? [{ chunkId, score: p.score }] : [];
+    });
+  }
+
+  async close(): Promise<void> {
+    // The REST client keeps no connection of its own to close.
+  }
+
+  async #state(): Promise<CollectionState | undefined> {
+    return readState(this.#client, this.collection);
+  }
+
+  /** Runs one Qdrant operation; failures say what failed, where, and Qdrant's own reason. */
+  async #call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw describeQdrantError(err, { url: this.#url, collection: this.collection, operation });
+    }
+  }
+}

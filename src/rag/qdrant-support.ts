@@ -1,0 +1,104 @@
+/** Small pieces of the Qdrant adapter: point ids, tenant filters, the recorded model, error messages. */
+import { createHash } from 'node:crypto';
+import type { QdrantClient } from '@qdrant/js-client-rest';
+import type { Tenant } from './types.js';
+
+/** The named dense vector (the embedding model's). */
+export const DENSE = 'dense';
+/** The named sparse vector: BM25 term weights, IDF applied by Qdrant at query time. */
+export const LEXICAL = 'bm25';
+/** Qdrant's built-in BM25 "model": it tokenises, stems and weighs the text server-side. */
+export const BM25_MODEL = 'qdrant/bm25';
+
+/**
+ * A UUID derived from (account, user, chunk id): stable, so re-putting a chunk overwrites its point,
+ * and tenant-bound, so the same chunk id under two tenants names two points.
+ */
+export function pointId(tenant: Tenant, chunkId: string): string {
+  const hex = createHash('sha256')
+    .update(JSON.stringify([tenant.accountId, tenant.userId, chunkId]))
+    .digest('hex');
+  // Version 8 (custom) and the RFC 4122 variant, so it is a well-formed UUID.
+  const variant = ((Number.parseInt(hex.slice(16, 18), 16) & 0x3f) | 0x80).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(18, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** `must` account and user (and document): the filter on every query, update and delete. */
+export function tenantFilter(tenant: Tenant, documentId?: string) {
+  const must = [
+    { key: 'account_id', match: { value: tenant.accountId } },
+    { key: 'user_id', match: { value: tenant.userId } },
+  ];
+  if (documentId !== undefined) must.push({ key: 'document_id', match: { value: documentId } });
+  return { must };
+}
+
+export interface EmbeddingModel {
+  id: string;
+  dimension: number;
+}
+
+export interface CollectionState {
+  /** Whether pvai's metadata is there (a collection pvai did not create has none). */
+  pvai: boolean;
+  embedding: EmbeddingModel | null;
+  /** The dense vector's size, when the collection has one. */
+  denseSize: number | undefined;
+}
+
+export async function readState(client: QdrantClient, collection: string): Promise<CollectionState | undefined> {
+  const { exists } = await client.collectionExists(collection);
+  if (!exists) return undefined;
+  const info = await client.getCollection(collection);
+  const config = info.config as typeof info.config & { metadata?: Record<string, unknown> | null };
+  const pvai = config.metadata?.pvai as { embedding?: unknown } | undefined;
+  const vectors = config.params.vectors as Record<string, { size?: number } | undefined> | undefined;
+  const embedding = pvai?.embedding as Partial<EmbeddingModel> | null | undefined;
+  return {
+    pvai: pvai !== undefined && pvai !== null,
+    embedding:
+      embedding && typeof embedding.id === 'string' && typeof embedding.dimension === 'number'
+        ? { id: embedding.id, dimension: embedding.dimension }
+        : null,
+    denseSize: vectors?.[DENSE]?.size,
+  };
+}
+
+/** Why `wanted` cannot use an index built with `recorded`, or undefined when it can. */
+export function embeddingMismatch(
+  collection: string,
+  recorded: EmbeddingModel,
+  wanted: EmbeddingModel,
+): string | undefined {
+  if (recorded.id === wanted.id && recorded.dimension === wanted.dimension) return undefined;
+  return (
+    `Qdrant collection "${collection}" was built with embedding model "${recorded.id}" ` +
+    `(${recorded.dimension} dimensions), but this server embeds with "${wanted.id}" (${wanted.dimension} dimensions); ` +
+    'vectors of different models cannot be searched together. Configure the model the collection was built with, ' +
+    'or point QDRANT_COLLECTION at a new collection and re-ingest the documents.'
+  );
+}
+
+/** A Qdrant failure as a message that says what failed, where, and Qdrant's reason (401 names the key). */
+export function describeQdrantError(
+  err: unknown,
+  where: { url: string; collection: string; operation: string },
+): Error {
+  const failed = err as { status?: unknown; data?: { status?: { error?: unknown } } | string; message?: unknown };
+  const at = `Qdrant ${where.operation} on collection "${where.collection}" at ${where.url}`;
+  if (typeof failed?.status === 'number') {
+    const reason =
+      typeof failed.data === 'string'
+        ? failed.data
+        : typeof failed.data?.status?.error === 'string'
+          ? failed.data.status.error
+          : String(failed.message ?? '');
+    if (failed.status === 401 || failed.status === 403) {
+      return new Error(`${at} was refused (${failed.status} ${reason}): check QDRANT_API_KEY`, { cause: err });
+    }
+    return new Error(`${at} failed (${failed.status}): ${reason}`, { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : '';
+  return new Error(`${at} failed: ${message}${cause}`, { cause: err });
+}

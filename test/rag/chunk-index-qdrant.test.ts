@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { QdrantChunkIndex } from '../../src/rag/qdrant-chunk-index.js';
+import { type QdrantServer, qdrantAvailable, startQdrant } from '../support/qdrant.js';
+import { chunkIndexContract, MODEL } from './chunk-index-contract.js';
+
+const available = qdrantAvailable();
+
+describe('Qdrant chunk index', { skip: !available && 'no Qdrant binary (../shared/bin/qdrant)' }, () => {
+  let server: QdrantServer;
+  before(async () => {
+    server = await startQdrant();
+  });
+  after(() => server?.stop());
+
+  // One server for the file, a fresh collection per case.
+  chunkIndexContract('qdrant', async () => {
+    const collection = `test_${randomBytes(6).toString('hex')}`;
+    const open = () => new QdrantChunkIndex({ url: server.url, collection });
+    return {
+      index: open(),
+      reopen: async () => open(),
+      cleanup: async () => {
+        await fetch(`${server.url}/collections/${collection}`, { method: 'DELETE' });
+      },
+    };
+  });
+
+  it('refuses a collection it did not create, with a message naming it', async () => {
+    const collection = `foreign_${randomBytes(6).toString('hex')}`;
+    const res = await fetch(`${server.url}/collections/${collection}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ vectors: { size: 8, distance: 'Dot' } }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    const index = new QdrantChunkIndex({ url: server.url, collection });
+    await assert.rejects(index.prepare(MODEL), new RegExp(`"${collection}" exists but was not created by pvai`));
+  });
+
+  it('adds the dense vector when an embedding model comes to a lexical-only collection', async () => {
+    const collection = `late_${randomBytes(6).toString('hex')}`;
+    const index = new QdrantChunkIndex({ url: server.url, collection });
+    await index.prepare();
+    const tenant = { accountId: 'a', userId: 'u' };
+    await index.putChunks(tenant, 'd', [
+      { id: 'd_c0', documentId: 'd', ordinal: 0, text: 'Basalt columns', charStart: 0, charEnd: 14, page: null },
+    ]);
+    await index.prepare(MODEL);
+    const unit = Float32Array.from({ length: 8 }, (_, i) => (i === 0 ? 1 : 0));
+    await index.putVectors(tenant, 'd', [{ chunkId: 'd_c0', vector: unit }]);
+    const hits = await index.search(tenant, { text: '', vector: unit, k: 3, mode: 'dense' });
+    assert.deepEqual(
+      hits.map((h) => h.chunkId),
+      ['d_c0'],
+    );
+    const other = new QdrantChunkIndex({ url: server.url, collection });
+    await assert.rejects(other.prepare({ id: 'another', dimension: 8 }), /"test-model".*"another"/);
+  });
+});
+
+describe('Qdrant with an API key', { skip: !available && 'no Qdrant binary (../shared/bin/qdrant)' }, () => {
+  let server: QdrantServer;
+  before(async () => {
+    server = await startQdrant({ apiKey: 'right-key' });
+  });
+  after(() => server?.stop());
+
+  it('works with the right key and says a wrong or missing key was refused', async () => {
+    const collection = `keyed_${randomBytes(6).toString('hex')}`;
+    await new QdrantChunkIndex({ url: server.url, apiKey: 'right-key', collection }).prepare(MODEL);
+    for (const apiKey of ['wrong-key', undefined]) {
+      const index = new QdrantChunkIndex({ url: server.url, apiKey, collection });
+      await assert.rejects(index.prepare(MODEL), (err: Error) => {
+        assert.match(err.message, /Qdrant prepare on collection ".*" at http:\/\/127\.0\.0\.1:\d+ was refused \(401/);
+        assert.match(err.message, /check QDRANT_API_KEY/);
+        return true;
+      });
+    }
+  });
+
+  it('says where Qdrant is when it cannot be reached', async () => {
+    const index = new QdrantChunkIndex({ url: 'http://127.0.0.1:9', collection: 'x', timeoutMs: 2000 });
+    await assert.rejects(index.search({ accountId: 'a', userId: 'u' }, { text: 'x', k: 1 }), /127\.0\.0\.1:9/);
+  });
+});
