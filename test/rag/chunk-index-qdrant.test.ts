@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { QdrantChunkIndex } from '../../src/rag/qdrant-chunk-index.js';
+import { checkQdrant } from '../../src/setup/doctor.js';
 import { type QdrantServer, qdrantAvailable, startQdrant } from '../support/qdrant.js';
 import { chunkIndexContract, MODEL } from './chunk-index-contract.js';
 
@@ -77,6 +78,19 @@ describe('Qdrant with an API key', { skip: !available && 'no Qdrant binary (../s
         assert.match(err.message, /check QDRANT_API_KEY/);
         return true;
       });
+    }
+  });
+
+  it('pvai doctor says when Qdrant refuses the key (its /readyz needs none)', async () => {
+    assert.deepEqual(await checkQdrant({ QDRANT_URL: server.url, QDRANT_API_KEY: 'right-key' }), {
+      ok: true,
+      detail: `${server.url} ready`,
+    });
+    for (const key of ['wrong-key', undefined]) {
+      const check = await checkQdrant({ QDRANT_URL: server.url, ...(key ? { QDRANT_API_KEY: key } : {}) });
+      assert.equal(check.ok, false, JSON.stringify(check));
+      assert.match(check.detail, /refused .*\(HTTP 401\)/);
+      assert.match(check.fix ?? '', /QDRANT_API_KEY/);
     }
   });
 
