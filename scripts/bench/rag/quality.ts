@@ -25,24 +25,6 @@ export async function peerQuality(peer: PeerIndex, corpus: Corpus): Promise<Qual
   return runsToQuality(peer.name, corpus, runs);
 }
 
-/** Loads the corpus into the index for one tenant: chunks per document, then their cached vectors. */
-export async function loadIndex(index: ChunkIndex, tenant: Tenant, corpus: Corpus): Promise<void> {
-  const byDoc = new Map<string, typeof corpus.chunks>();
-  for (const c of corpus.chunks) {
-    const list = byDoc.get(c.documentId) ?? [];
-    list.push(c);
-    byDoc.set(c.documentId, list);
-  }
-  for (const [documentId, chunks] of byDoc) {
-    await index.putChunks(tenant, documentId, chunks);
-    await index.putVectors(
-      tenant,
-      documentId,
-      chunks.map((c) => ({ chunkId: c.id, vector: corpus.chunkVectors.get(c.id) as Float32Array })),
-    );
-  }
-}
-
 export async function indexQuality(
   label: string,
   index: ChunkIndex,
