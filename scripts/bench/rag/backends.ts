@@ -1,10 +1,14 @@
 /**
- * The ChunkIndex adapters under test, each with what it needs started and cleaned up: embedded SQLite
- * (a temp file), and Qdrant (the shared binary, started here on free ports, stopped after). Each
+ * The ChunkIndex adapters under test, each with what it needs started and cleaned up: SqlChunkIndex on
+ * embedded SQLite (a temp dir) and on PostgreSQL (a new database on DATABASE_URL), and Qdrant (the shared
+ * binary, started here on free ports, stopped after). Each
  * benchmark phase gets its own collection or database, so phases do not share term statistics.
  */
 import { QdrantChunkIndex } from '../../../src/rag/qdrant-chunk-index.js';
+import { SqlChunkIndex } from '../../../src/rag/sql-chunk-index.js';
 import type { ChunkIndex } from '../../../src/rag/types.js';
+import { type Db, openDb } from '../../../src/storage/index.js';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js';
 import { type QdrantProcess, qdrantAvailable, startQdrant, waitIndexed } from './qdrant-process.js';
 
 export interface Backend {
@@ -37,4 +41,40 @@ export async function qdrantBackend(): Promise<Backend | undefined> {
       await server.stop();
     },
   };
+}
+
+/** SqlChunkIndex on a fresh database per `open` (migrated by openDb, as the server does). */
+function sqlBackend(label: string, backend: 'sqlite' | 'postgres'): Backend {
+  const opened: Array<{ db: Db; database: TestDatabase; index: ChunkIndex }> = [];
+  return {
+    label,
+    async open(embedding) {
+      const database = await createTestDatabase(backend);
+      const db = await openDb({
+        dataDir: database.dataDir,
+        ...(database.databaseUrl ? { databaseUrl: database.databaseUrl } : {}),
+        owner: true,
+      });
+      const index = new SqlChunkIndex(db);
+      await index.prepare(embedding);
+      opened.push({ db, database, index });
+      return index;
+    },
+    async settle() {},
+    async stop() {
+      for (const { db, database, index } of opened) {
+        await index.close();
+        await db.close();
+        await database.drop();
+      }
+    },
+  };
+}
+
+export async function sqliteBackend(): Promise<Backend> {
+  return sqlBackend('SQLite', 'sqlite');
+}
+
+export async function postgresBackend(): Promise<Backend | undefined> {
+  return process.env.DATABASE_URL ? sqlBackend('PostgreSQL', 'postgres') : undefined;
 }
