@@ -18,6 +18,7 @@ import { creditsPerRequest, modelOperations } from './models/index.js';
 import { plannedOperations } from './planned/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
 import {
+  chunkIndexFor,
   createEmbedder,
   RagService,
   ragContextSource,
@@ -80,8 +81,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
   const rag = new RagService({
     store: new SqlDocumentStore(db),
-    // The embedded default: retrieval in the service's own database (SQLite or PostgreSQL).
-    index: new SqlChunkIndex(db),
+    // Qdrant when QDRANT_URL is set, else the embedded default: retrieval in the service's own database.
+    index: chunkIndexFor(config, () => new SqlChunkIndex(db)),
     embedder: createEmbedder(config, logger),
     clock,
     logger,

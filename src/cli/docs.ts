@@ -6,6 +6,7 @@ import { systemClock } from '../clock/index.js';
 import { loadConfig } from '../config/index.js';
 import { formatProgressBar } from '../providers/index.js';
 import {
+  chunkIndexFor,
   createEmbedder,
   type DocumentRecord,
   documentBody,
@@ -25,7 +26,8 @@ async function withRag<T>(fn: (rag: RagService) => Promise<T>, options: { embed:
   // A worker like the server's: it takes this command's jobs (and any other unleased ones) and keeps leases.
   const rag = new RagService({
     store: new SqlDocumentStore(db),
-    index: new SqlChunkIndex(db),
+    // The server's retrieval adapter (Qdrant when QDRANT_URL is set), so what is added here is found there.
+    index: chunkIndexFor(config, () => new SqlChunkIndex(db)),
     // Only `add` embeds; list and rm need not load the model.
     embedder: options.embed ? createEmbedder(config, logger) : undefined,
     clock: systemClock,

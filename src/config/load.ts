@@ -27,6 +27,9 @@ const ENV_KEYS: ReadonlyArray<[string, keyof RawConfig, 'string' | 'int']> = [
   ['PVAI_AUTH_FAILURES_PER_MINUTE', 'authFailuresPerMinute', 'int'],
   ['PVAI_LOCAL_MODEL', 'localModel', 'string'],
   ['PVAI_EMBEDDING_MODEL', 'embeddingModel', 'string'],
+  ['QDRANT_URL', 'qdrantUrl', 'string'],
+  ['QDRANT_API_KEY', 'qdrantApiKey', 'string'],
+  ['QDRANT_COLLECTION', 'qdrantCollection', 'string'],
   ['PVAI_AUTH_CACHE_TTL_MS', 'authCacheTtlMs', 'int'],
   ['PVAI_SHUTDOWN_GRACE_MS', 'shutdownGraceMs', 'int'],
 ];

@@ -60,6 +60,21 @@ export const configSchema = z
      * `<dataDir>/models/embedding/all-MiniLM-L6-v2.Q8_0.gguf`, where `scripts/setup` puts it (src/setup).
      */
     embeddingModel: z.string().min(1).optional(),
+    /**
+     * Retrieval on Qdrant (QDRANT_URL, e.g. `http://qdrant:6333`) instead of the service's own database;
+     * documents and chunk text stay in the database either way (docs/decisions.md).
+     */
+    qdrantUrl: z
+      .string()
+      .regex(/^https?:\/\/[^/\s]/, 'must be the http:// or https:// URL of the Qdrant REST API')
+      .optional(),
+    /** Qdrant's API key (QDRANT_API_KEY), when it requires one. */
+    qdrantApiKey: z.string().min(1).optional(),
+    /** The Qdrant collection (QDRANT_COLLECTION); one collection holds every tenant's chunks. */
+    qdrantCollection: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,255}$/, 'letters, digits, _ and - only')
+      .default('pvai_chunks'),
     /** Embeddings from an OpenAI-compatible /embeddings endpoint instead of the local model (config file only). */
     embeddingUpstream: z
       .object({

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { backends } from '../support/databases.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
+import { type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
 import { type CitationBody, type DocumentBody, EMBEDDING_MODEL, filler } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -21,8 +21,9 @@ function systemPrompt(upstream: MockUpstream): string {
     .join('\n');
 }
 
-for (const backend of backends()) {
-  describe(`chat with use_rag (${backend})`, () => {
+for (const rag of ragBackends()) {
+  describe(`chat with use_rag (${rag.label})`, () => {
+    let retrieval: Retrieval;
     let upstream: MockUpstream;
     let server: TestServer;
     let apiKey: string;
@@ -33,8 +34,10 @@ for (const backend of backends()) {
     before(async () => {
       upstream = await startMockUpstream({ defaultText: 'The code is 7431-walrus [1].' });
       const target = { provider: 'openai-compatible' as const, baseUrl: upstream.url, model: 'm', maxRetries: 0 };
-      server = await startTestServer(backend, {
+      retrieval = await startRetrieval(rag);
+      server = await startTestServer(rag.backend, {
         config: {
+          ...retrieval.config,
           embeddingModel: EMBEDDING_MODEL,
           tiers: { free: { rpm: 10_000 }, business: { rpm: 10_000 } },
           routing: { 'PV-TURBO': [target] },
@@ -51,8 +54,9 @@ for (const backend of backends()) {
       doc = res.body;
     });
     after(async () => {
-      await server.close();
-      await upstream.close();
+      await server?.close();
+      await upstream?.close();
+      await retrieval?.stop();
     });
     beforeEach(() => upstream.reset());
 

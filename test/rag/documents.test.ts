@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { backends } from '../support/databases.js';
 import { eventually } from '../support/eventually.js';
+import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
 import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const FACT = 'The secret launch code of project Zephyr is 7431-walrus.';
 
-for (const backend of backends()) {
-  describe(`documents and search over HTTP (${backend})`, () => {
+for (const rag of ragBackends()) {
+  describe(`documents and search over HTTP (${rag.label})`, () => {
+    let retrieval: Retrieval;
     let server: TestServer;
     let alice: string;
     let sameAccountOtherUser: string;
@@ -17,15 +18,19 @@ for (const backend of backends()) {
     let docId: string;
 
     before(async () => {
-      server = await startTestServer(backend, {
-        config: { embeddingModel: EMBEDDING_MODEL, tiers: { business: { rpm: 10_000 } } },
+      retrieval = await startRetrieval(rag);
+      server = await startTestServer(rag.backend, {
+        config: { ...retrieval.config, embeddingModel: EMBEDDING_MODEL, tiers: { business: { rpm: 10_000 } } },
       });
       ({ apiKey: alice } = await server.createAccount('business'));
       sameAccountOtherUser = alice;
       ({ apiKey: otherKey } = await server.createAccount('business'));
       otherAccount = otherKey;
     });
-    after(() => server.close());
+    after(async () => {
+      await server?.close();
+      await retrieval?.stop();
+    });
 
     const search = (apiKey: string, userId: string, query: string) =>
       server.request<{ data: MatchBody[] }>('POST', '/z1/rag/search', {
@@ -45,6 +50,9 @@ for (const backend of backends()) {
       assert.ok(res.body.chunk_count >= 2, `chunks: ${res.body.chunk_count}`);
       assert.equal(res.body.failure, null);
       docId = res.body.id;
+      if (retrieval.url) {
+        assert.equal(await qdrantPoints(retrieval.url, 'alice'), res.body.chunk_count, 'the chunks are in Qdrant');
+      }
       const list = await server.request<{ data: DocumentBody[] }>('GET', '/z1/rag/documents?user_id=alice', {
         apiKey: alice,
       });

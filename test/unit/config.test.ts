@@ -32,6 +32,17 @@ describe('configuration', () => {
     assert.equal(loadConfig({}).embeddingModel, undefined);
   });
 
+  it('reads the Qdrant settings, with pvai_chunks as the default collection, and names a bad one', () => {
+    assert.equal(loadConfig({}).qdrantUrl, undefined);
+    const config = loadConfig({ QDRANT_URL: 'http://qdrant:6333', QDRANT_API_KEY: 'k' });
+    assert.equal(config.qdrantUrl, 'http://qdrant:6333');
+    assert.equal(config.qdrantApiKey, 'k');
+    assert.equal(config.qdrantCollection, 'pvai_chunks');
+    assert.equal(loadConfig({ QDRANT_COLLECTION: 'team_a' }).qdrantCollection, 'team_a');
+    assert.throws(() => loadConfig({ QDRANT_URL: 'qdrant:6333:x' }), /qdrantUrl \(QDRANT_URL\)/);
+    assert.throws(() => loadConfig({ QDRANT_COLLECTION: 'a/b' }), /qdrantCollection \(QDRANT_COLLECTION\)/);
+  });
+
   it('is frozen', () => {
     const config = loadConfig({});
     assert.throws(() => {
