@@ -23,6 +23,7 @@ import { measureEmbedding, queryEmbeddingTimes } from './rag/embedding.js';
 import { grow, type LatencyRow, SIZES, timeSearches } from './rag/latency.js';
 import { percentile } from './rag/metrics.js';
 import { allPeers } from './rag/peers.js';
+import { qdrantAvailable, startQdrant } from './rag/qdrant-process.js';
 import { indexQuality, peerQuality, type QualityRow } from './rag/quality.js';
 import { measureUpload, type UploadResult } from './rag/upload.js';
 
@@ -121,7 +122,16 @@ log('embedding throughput done');
 const uploads: UploadResult[] = [];
 if (!quick) {
   uploads.push(await measureUpload(corpus));
-  if (process.env.DATABASE_URL) uploads.push(await measureUpload(corpus, process.env.DATABASE_URL));
+  const postgresUrl = process.env.DATABASE_URL;
+  if (postgresUrl) uploads.push(await measureUpload(corpus, { postgresUrl }));
+  if (postgresUrl && qdrantAvailable()) {
+    const qdrant = await startQdrant();
+    try {
+      uploads.push(await measureUpload(corpus, { postgresUrl, qdrantUrl: qdrant.url }));
+    } finally {
+      await qdrant.stop();
+    }
+  }
   log('upload done');
 }
 

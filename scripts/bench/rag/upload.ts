@@ -40,10 +40,17 @@ export function megabyteText(corpus: Corpus, bytes = 1_000_000): string {
   return parts.join('\n\n').slice(0, bytes);
 }
 
-export async function measureUpload(corpus: Corpus, postgresUrl?: string): Promise<UploadResult> {
-  const storage = await freshStorage(postgresUrl);
+export async function measureUpload(
+  corpus: Corpus,
+  where: { postgresUrl?: string | undefined; qdrantUrl?: string | undefined } = {},
+): Promise<UploadResult> {
+  const storage = await freshStorage(where.postgresUrl);
   const server = await startBenchServer(
-    { ...storage.env, PVAI_EMBEDDING_MODEL: MODEL_PATH },
+    {
+      ...storage.env,
+      PVAI_EMBEDDING_MODEL: MODEL_PATH,
+      ...(where.qdrantUrl ? { QDRANT_URL: where.qdrantUrl, QDRANT_COLLECTION: 'bench_upload' } : {}),
+    },
     { tiers: { business: { rpm: 100_000 } } },
   );
   try {
@@ -73,7 +80,7 @@ export async function measureUpload(corpus: Corpus, postgresUrl?: string): Promi
     const found = (await search.json()) as { data?: Array<{ snippet: string }> };
     const searchMs = performance.now() - searchStarted;
     return {
-      backend: postgresUrl ? 'PostgreSQL' : 'SQLite',
+      backend: (where.postgresUrl ? 'PostgreSQL' : 'SQLite') + (where.qdrantUrl ? ' + Qdrant' : ''),
       bytes: Buffer.byteLength(text),
       ms,
       status: doc.status,
