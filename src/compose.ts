@@ -17,7 +17,14 @@ import {
 import { creditsPerRequest, modelOperations } from './models/index.js';
 import { plannedOperations } from './planned/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
-import { createEmbedder, RagService, ragContextSource, ragOperations, SqlDocumentStore } from './rag/index.js';
+import {
+  createEmbedder,
+  RagService,
+  ragContextSource,
+  ragOperations,
+  SqlChunkIndex,
+  SqlDocumentStore,
+} from './rag/index.js';
 import { type CodeRunner, createSandbox } from './sandbox/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { Lifecycle, systemOperations } from './system/index.js';
@@ -73,6 +80,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
   const rag = new RagService({
     store: new SqlDocumentStore(db),
+    // The embedded default: retrieval in the service's own database (SQLite or PostgreSQL).
+    index: new SqlChunkIndex(db),
     embedder: createEmbedder(config, logger),
     clock,
     logger,

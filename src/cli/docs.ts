@@ -12,6 +12,7 @@ import {
   Extractor,
   fileToDocument,
   RagService,
+  SqlChunkIndex,
   SqlDocumentStore,
 } from '../rag/index.js';
 import { openDb } from '../storage/index.js';
@@ -24,6 +25,7 @@ async function withRag<T>(fn: (rag: RagService) => Promise<T>, options: { embed:
   // A worker like the server's: it takes this command's jobs (and any other unleased ones) and keeps leases.
   const rag = new RagService({
     store: new SqlDocumentStore(db),
+    index: new SqlChunkIndex(db),
     // Only `add` embeds; list and rm need not load the model.
     embedder: options.embed ? createEmbedder(config, logger) : undefined,
     clock: systemClock,

@@ -7,6 +7,18 @@ export { LocalEmbedder, normalise } from './local-embedder.js';
 export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './openai-embedder.js';
 export { documentBody, matchBody, ragOperations } from './operations.js';
 export { type NewDocument, RagService, type RagServiceDeps, READY_WAIT_MS } from './rag-service.js';
+export { modelMismatch, queryTerms, SqlChunkIndex } from './sql-chunk-index.js';
 export { SqlDocumentStore } from './sql-document-store.js';
-export type { Chunk, ChunkMatch, DocumentRecord, DocumentStore, Embedder, Tenant } from './types.js';
+export type {
+  Chunk,
+  ChunkHit,
+  ChunkIndex,
+  ChunkMatch,
+  ChunkQuery,
+  DocumentRecord,
+  DocumentStore,
+  Embedder,
+  SearchMode,
+  Tenant,
+} from './types.js';
 export { fileToDocument } from './upload.js';

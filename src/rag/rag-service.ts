@@ -3,8 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import { chunkText, type PageStarts } from './chunker.js';
-import { reciprocalRankFusion } from './fusion.js';
-import type { ChunkMatch, DocumentRecord, DocumentStore, Embedder, Tenant } from './types.js';
+import type { ChunkIndex, ChunkMatch, DocumentRecord, DocumentStore, Embedder, Tenant } from './types.js';
 
 /** How long an upload waits for its own document to become ready before answering `processing`. */
 export const READY_WAIT_MS = 1500;
@@ -12,8 +11,6 @@ export const READY_WAIT_MS = 1500;
 const LEASE_MS = 30_000;
 /** Chunks embedded per batch; the lease is extended and progress written after each. */
 const EMBED_BATCH = 16;
-/** Candidates taken from each ranking before fusion. */
-const CANDIDATES = 50;
 /** How often an idle worker looks for jobs another process left (crash, replica). */
 const POLL_MS = 2000;
 
@@ -27,7 +24,10 @@ export interface NewDocument {
 }
 
 export interface RagServiceDeps {
+  /** Documents, chunk text, jobs: the source of truth. */
   store: DocumentStore;
+  /** What makes chunks findable (SqlChunkIndex, or Qdrant); answers with chunk ids the store resolves. */
+  index: ChunkIndex;
   /** Undefined: no embedding model; retrieval is lexical only and documents are ready once chunked. */
   embedder?: Embedder | undefined;
   clock: Clock;
@@ -40,7 +40,8 @@ export interface RagServiceDeps {
 /**
  * Documents per (account, user): stored durably first, then chunked and embedded by a background job
  * kept in the database (a `processing` document is the job), which any worker resumes after a crash or
- * restart. Search fuses the lexical and dense rankings (reciprocal rank fusion).
+ * restart. The store holds the documents and chunk text; the index makes the chunks findable (hybrid:
+ * the lexical and dense rankings fused).
  */
 export class RagService {
   readonly #deps: RagServiceDeps;
@@ -55,21 +56,12 @@ export class RagService {
     this.#deps = deps;
   }
 
-  /** Checks the embedding model against the stored vectors' and starts the worker. */
+  /** Prepares the index (which refuses one built with another embedding model) and starts the worker. */
   async start(): Promise<void> {
-    const { store, embedder, soleWorker } = this.#deps;
-    if (embedder) {
-      // Loaded now (~2.5 s for MiniLM): a broken model file stops the start with its reason, and the
-      // first upload's bounded wait is not spent loading the model.
-      await embedder.dimension();
-      const recorded = await store.embeddingModel(embedder.id);
-      if (recorded !== embedder.id) {
-        throw new Error(
-          `the document index was built with the embedding model ${recorded}, but ${embedder.id} is configured; ` +
-            'set PVAI_EMBEDDING_MODEL back to that model, or re-create the index (delete and upload the documents again)',
-        );
-      }
-    }
+    const { store, index, embedder, soleWorker } = this.#deps;
+    // The model is loaded now (~2.5 s for MiniLM): a broken model file stops the start with its reason,
+    // and the first upload's bounded wait is not spent loading the model.
+    await index.prepare(embedder ? { id: embedder.id, dimension: await embedder.dimension() } : undefined);
     if (soleWorker) await store.releaseLeases();
     this.#timer = setInterval(() => this.#kick(), POLL_MS);
     this.#timer.unref();
@@ -111,6 +103,8 @@ export class RagService {
 
   async delete(tenant: Tenant, id: string): Promise<void> {
     if (!(await this.#deps.store.delete(tenant, id))) throw new AppError('NOT_FOUND', `No document ${id}`);
+    // After the store: a job still writing this document to the index finds it gone and removes it too.
+    await this.#deps.index.deleteDocument(tenant, id);
     await this.#deps.store.bumpVersion(tenant);
   }
 
@@ -120,24 +114,21 @@ export class RagService {
   }
 
   async search(tenant: Tenant, query: string, k: number, signal?: AbortSignal): Promise<ChunkMatch[]> {
-    const { store, embedder } = this.#deps;
-    const want = Math.max(k, CANDIDATES);
-    const lexical = store.lexical(tenant, query, want);
-    const dense = embedder
-      ? embedder.embed([query], signal).then(([vector]) => (vector ? store.dense(tenant, vector, want) : []))
-      : Promise.resolve([]);
-    const fused = reciprocalRankFusion([await lexical, await dense]).slice(0, k);
+    const { store, index, embedder } = this.#deps;
+    const vector = embedder ? (await embedder.embed([query], signal))[0] : undefined;
+    const hits = await index.search(tenant, { text: query, vector, k });
     const byId = new Map(
       (
         await store.chunks(
           tenant,
-          fused.map((f) => f.chunkId),
+          hits.map((h) => h.chunkId),
         )
       ).map((c) => [c.id, c]),
     );
-    return fused.flatMap((f) => {
-      const chunk = byId.get(f.chunkId);
-      return chunk ? [{ ...chunk, score: f.score }] : [];
+    // A hit the store does not know (a document deleted a moment ago) is left out.
+    return hits.flatMap((h) => {
+      const chunk = byId.get(h.chunkId);
+      return chunk ? [{ ...chunk, score: h.score }] : [];
     });
   }
 
@@ -147,6 +138,7 @@ export class RagService {
     if (this.#timer) clearInterval(this.#timer);
     await this.#draining?.catch(() => undefined);
     await this.#deps.embedder?.close();
+    await this.#deps.index.close();
   }
 
   #waitFor(id: string, ms: number): Promise<void> {
@@ -188,19 +180,22 @@ export class RagService {
 
   /** One job: chunks (lexically searchable at once), then vectors batch by batch. False: no job. */
   async #runOne(): Promise<boolean> {
-    const { store, embedder, clock } = this.#deps;
+    const { store, index, embedder, clock } = this.#deps;
     const job = await store.claim(clock(), LEASE_MS);
     if (!job) return false;
     const { doc, text, pages } = job;
     const tenant = { accountId: doc.accountId, userId: doc.userId };
     try {
-      // Resumed after a crash: the chunks were stored in one transaction; only the vectors are left to do.
+      // The index first, then the store: chunk_count > 0 (stored in the store's one transaction) then means
+      // the index has the chunks too, so a job resumed after a crash has only the vectors left to do. A
+      // crash in between leaves chunk_count 0 and the resumed job chunks again (the index replaces them).
       if (doc.chunkCount === 0) {
         const chunks = chunkText(doc.id, text, pages);
         if (chunks.length === 0) {
           await store.finish(doc.id, { status: 'failed', code: 'EMPTY_DOCUMENT', message: 'The document has no text' });
           return true;
         }
+        await index.putChunks(tenant, doc.id, chunks);
         await store.putChunks(doc, chunks);
         await store.bumpVersion(tenant);
       }
@@ -212,9 +207,14 @@ export class RagService {
             batch.map((c) => c.text),
             this.#abort.signal,
           );
-          await store.putVectors(
+          await index.putVectors(
+            tenant,
             doc.id,
             batch.map((c, i) => ({ chunkId: c.id, vector: vectors[i] as Float32Array })),
+          );
+          await store.markEmbedded(
+            doc.id,
+            batch.map((c) => c.id),
           );
           await store.extendLease(doc.id, clock() + LEASE_MS);
         }
@@ -231,6 +231,12 @@ export class RagService {
         message: `Indexing failed: ${(err as Error).message}`,
       });
     } finally {
+      // Deleted while this job wrote to the index (the delete may have cleaned the index before): clean again.
+      if (!this.#closed && !(await store.get(tenant, doc.id).catch(() => doc))) {
+        await index.deleteDocument(tenant, doc.id).catch((err: unknown) => {
+          this.#deps.logger.error({ err, document_id: doc.id }, 'removing a deleted document from the index failed');
+        });
+      }
       this.#settled(doc.id);
     }
     return true;

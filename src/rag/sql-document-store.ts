@@ -34,30 +34,9 @@ function toChunk(row: Row): Chunk {
   };
 }
 
-/** Words of a query, for a lexical OR query on either dialect (no operator of the user's reaches SQL). */
-export function queryTerms(query: string): string[] {
-  return [...new Set((query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 64))];
-}
-
-function toBytes(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-}
-
-function fromBytes(bytes: Uint8Array): Float32Array {
-  // Copied: the driver's buffer need not be 4-byte aligned.
-  return new Float32Array(new Uint8Array(bytes).buffer);
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += (a[i] ?? 0) * (b[i] ?? 0);
-  return s;
-}
-
 /**
  * Documents, chunks and jobs in the service's database (SQLite or PostgreSQL, the same SQL where it
- * can be). Lexical: FTS5 bm25 on SQLite, ts_rank_cd over a GIN-indexed tsvector on PostgreSQL. Dense:
- * an exact scan of the tenant's vectors (unit length, so the dot product is the cosine).
+ * can be). Retrieval is SqlChunkIndex's (or another ChunkIndex's).
  */
 export class SqlDocumentStore implements DocumentStore {
   readonly #db: Db;
@@ -195,23 +174,23 @@ export class SqlDocumentStore implements DocumentStore {
   async unembedded(documentId: string, limit: number): Promise<Chunk[]> {
     const rows = await this.#db.query(
       `SELECT id, document_id, ordinal, text, char_start, char_end, page FROM rag_chunks
-       WHERE document_id = $1 AND embedding IS NULL ORDER BY ordinal LIMIT $2`,
+       WHERE document_id = $1 AND embedded = 0 ORDER BY ordinal LIMIT $2`,
       [documentId, limit],
     );
     return rows.map(toChunk);
   }
 
-  async putVectors(documentId: string, vectors: ReadonlyArray<{ chunkId: string; vector: Float32Array }>) {
-    for (const { chunkId, vector } of vectors) {
-      await this.#db.query('UPDATE rag_chunks SET embedding = $1 WHERE id = $2 AND document_id = $3', [
-        toBytes(vector),
-        chunkId,
+  async markEmbedded(documentId: string, chunkIds: readonly string[]): Promise<void> {
+    if (chunkIds.length > 0) {
+      const placeholders = chunkIds.map((_, i) => `$${i + 2}`).join(', ');
+      await this.#db.query(`UPDATE rag_chunks SET embedded = 1 WHERE document_id = $1 AND id IN (${placeholders})`, [
         documentId,
+        ...chunkIds,
       ]);
     }
     await this.#db.query(
       `UPDATE rag_documents SET chunks_embedded =
-        (SELECT count(*) FROM rag_chunks WHERE document_id = $1 AND embedding IS NOT NULL) WHERE id = $1`,
+        (SELECT count(*) FROM rag_chunks WHERE document_id = $1 AND embedded = 1) WHERE id = $1`,
       [documentId],
     );
   }
@@ -228,40 +207,6 @@ export class SqlDocumentStore implements DocumentStore {
     );
   }
 
-  async lexical(tenant: Tenant, query: string, k: number): Promise<Array<{ chunkId: string; score: number }>> {
-    const terms = queryTerms(query);
-    if (terms.length === 0) return [];
-    if (this.#db.dialect === 'sqlite') {
-      // Each term quoted: FTS5 syntax in the user's query is text, not operators. bm25() is lower-is-better.
-      const match = terms.map((t) => `"${t}"`).join(' OR ');
-      const rows = await this.#db.query<{ id: string; s: number }>(
-        `SELECT c.id AS id, bm25(rag_chunks_fts) AS s FROM rag_chunks_fts
-         JOIN rag_chunks c ON c.seq = rag_chunks_fts.rowid
-         WHERE rag_chunks_fts MATCH $1 AND c.account_id = $2 AND c.user_id = $3
-         ORDER BY s LIMIT $4`,
-        [match, tenant.accountId, tenant.userId, k],
-      );
-      return rows.map((r) => ({ chunkId: r.id, score: -Number(r.s) }));
-    }
-    const rows = await this.#db.query<{ id: string; s: number }>(
-      `SELECT id, ts_rank_cd(tsv, q) AS s FROM rag_chunks, to_tsquery('english', $1) q
-       WHERE tsv @@ q AND account_id = $2 AND user_id = $3 ORDER BY s DESC LIMIT $4`,
-      [terms.join(' | '), tenant.accountId, tenant.userId, k],
-    );
-    return rows.map((r) => ({ chunkId: r.id, score: Number(r.s) }));
-  }
-
-  async dense(tenant: Tenant, vector: Float32Array, k: number): Promise<Array<{ chunkId: string; score: number }>> {
-    const rows = await this.#db.query<{ id: string; embedding: Uint8Array }>(
-      'SELECT id, embedding FROM rag_chunks WHERE account_id = $1 AND user_id = $2 AND embedding IS NOT NULL',
-      [tenant.accountId, tenant.userId],
-    );
-    return rows
-      .map((r) => ({ chunkId: r.id, score: dot(vector, fromBytes(r.embedding)) }))
-      .sort((a, b) => b.score - a.score)
-      .slice(0, k);
-  }
-
   async chunks(tenant: Tenant, ids: readonly string[]): Promise<ChunkMatch[]> {
     if (ids.length === 0) return [];
     const placeholders = ids.map((_, i) => `$${i + 3}`).join(', ');
@@ -272,16 +217,5 @@ export class SqlDocumentStore implements DocumentStore {
       [tenant.accountId, tenant.userId, ...ids],
     );
     return rows.map((r) => ({ ...toChunk(r), title: r.title as string, score: 0 }));
-  }
-
-  async embeddingModel(id: string): Promise<string> {
-    await this.#db.query(
-      `INSERT INTO rag_settings (key, value) VALUES ('embedding_model', $1) ON CONFLICT (key) DO NOTHING`,
-      [id],
-    );
-    const rows = await this.#db.query<{ value: string }>(
-      "SELECT value FROM rag_settings WHERE key = 'embedding_model'",
-    );
-    return rows[0]?.value ?? id;
   }
 }

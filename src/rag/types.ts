@@ -45,7 +45,10 @@ export interface Embedder {
   close(): Promise<void>;
 }
 
-/** Documents, chunks, ingestion jobs and per-user versions. One adapter per database dialect. */
+/**
+ * Documents, chunk text and spans, ingestion jobs, per-user versions and progress counts. One adapter
+ * per database dialect. What makes chunks findable is the ChunkIndex's.
+ */
 export interface DocumentStore {
   /** Stores the document with its text and marks it `processing` (the job) in one statement. */
   insert(doc: DocumentRecord, text: string, pages: readonly number[]): Promise<void>;
@@ -61,18 +64,14 @@ export interface DocumentStore {
   releaseLeases(): Promise<void>;
   /** Replaces the document's chunks (idempotent, so a resumed job starts again cleanly). */
   putChunks(doc: DocumentRecord, chunks: readonly Chunk[]): Promise<void>;
-  /** Chunks of the document still without a vector, in order. */
+  /** Chunks of the document not yet marked embedded, in order. */
   unembedded(documentId: string, limit: number): Promise<Chunk[]>;
-  putVectors(documentId: string, vectors: ReadonlyArray<{ chunkId: string; vector: Float32Array }>): Promise<void>;
+  /** Marks chunks embedded (their vectors are in the index) and updates the document's progress count. */
+  markEmbedded(documentId: string, chunkIds: readonly string[]): Promise<void>;
   finish(id: string, result: { status: 'ready' } | { status: 'failed'; code: string; message: string }): Promise<void>;
   extendLease(id: string, until: number): Promise<void>;
-  /** Lexical search over the tenant's chunks, best first. */
-  lexical(tenant: Tenant, query: string, k: number): Promise<Array<{ chunkId: string; score: number }>>;
-  /** Dense search over the tenant's embedded chunks (cosine), best first. */
-  dense(tenant: Tenant, vector: Float32Array, k: number): Promise<Array<{ chunkId: string; score: number }>>;
+  /** The tenant's chunks by id (with their document's title); ids not found are left out. */
   chunks(tenant: Tenant, ids: readonly string[]): Promise<ChunkMatch[]>;
-  /** The embedding model recorded for the stored vectors; records `id` when none is. */
-  embeddingModel(id: string): Promise<string>;
 }
 
 /** A leased `processing` document with what its worker needs. */

@@ -2,8 +2,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Documents, their chunks and the ingestion job state (on the document row: a document in `processing`
- * is a job, so a restart finds every unfinished one by status). Lexical search: FTS5 on SQLite, a
- * generated tsvector with a GIN index on PostgreSQL. Vectors are stored beside the chunk (float32 bytes).
+ * is a job, so a restart finds every unfinished one by status), and the SQL chunk index (SqlChunkIndex):
+ * what search needs per chunk, keyed by tenant. Lexical search: a contentless FTS5 table on SQLite (the
+ * text stays in rag_chunks only), a tsvector with a GIN index on PostgreSQL. Vectors: float32 bytes.
  */
 export class Rag1764100000000 implements MigrationInterface {
   name = 'Rag1764100000000';
@@ -45,8 +46,7 @@ export class Rag1764100000000 implements MigrationInterface {
         char_start INTEGER NOT NULL,
         char_end INTEGER NOT NULL,
         page INTEGER,
-        embedding ${blob}
-        ${pg ? ", tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED" : ''}
+        embedded INTEGER NOT NULL DEFAULT 0
       )`,
       'CREATE INDEX rag_chunks_tenant ON rag_chunks (account_id, user_id)',
       'CREATE INDEX rag_chunks_document ON rag_chunks (document_id, ordinal)',
@@ -57,29 +57,46 @@ export class Rag1764100000000 implements MigrationInterface {
         version ${bigint} NOT NULL,
         PRIMARY KEY (account_id, user_id)
       )`,
-      // The embedding model the stored vectors came from: another model is refused, never mixed.
+      // The chunk index (SqlChunkIndex). No foreign key to the documents: the index is a port of its own
+      // (Qdrant is the other adapter), and a document's deletion reaches it through deleteDocument.
+      `CREATE TABLE rag_index_chunks (
+        seq ${pg ? 'BIGSERIAL PRIMARY KEY' : 'INTEGER PRIMARY KEY AUTOINCREMENT'},
+        account_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        document_id TEXT NOT NULL,
+        chunk_id TEXT NOT NULL,
+        embedding ${blob}
+        ${pg ? ', tsv tsvector NOT NULL' : ''}
+      )`,
+      'CREATE UNIQUE INDEX rag_index_chunks_id ON rag_index_chunks (account_id, user_id, chunk_id)',
+      'CREATE INDEX rag_index_chunks_document ON rag_index_chunks (account_id, user_id, document_id)',
+      // Bumped with every write of a tenant's vectors: a process holding them in memory (the embedded
+      // vector index) reloads when another process (`pvai docs`) changed them.
+      `CREATE TABLE rag_index_tenants (
+        account_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        generation ${bigint} NOT NULL,
+        PRIMARY KEY (account_id, user_id)
+      )`,
+      // The embedding model and dimension the stored vectors came from: another is refused, never mixed.
       `CREATE TABLE rag_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
     ];
     if (pg) {
-      statements.push('CREATE INDEX rag_chunks_tsv ON rag_chunks USING GIN (tsv)');
+      statements.push('CREATE INDEX rag_index_chunks_tsv ON rag_index_chunks USING GIN (tsv)');
     } else {
-      // External-content FTS5 over rag_chunks, kept in step by triggers (porter stemming, ASCII folding).
+      // Contentless (the text is the document store's) with deletes (SQLite >= 3.43); porter stemming,
+      // ASCII folding. Its rowid is rag_index_chunks.seq.
       statements.push(
-        `CREATE VIRTUAL TABLE rag_chunks_fts USING fts5(text, content='rag_chunks', content_rowid='seq',
+        `CREATE VIRTUAL TABLE rag_index_fts USING fts5(text, content='', contentless_delete=1,
           tokenize='porter unicode61 remove_diacritics 2')`,
-        `CREATE TRIGGER rag_chunks_ai AFTER INSERT ON rag_chunks BEGIN
-          INSERT INTO rag_chunks_fts(rowid, text) VALUES (new.seq, new.text);
-        END`,
-        `CREATE TRIGGER rag_chunks_ad AFTER DELETE ON rag_chunks BEGIN
-          INSERT INTO rag_chunks_fts(rag_chunks_fts, rowid, text) VALUES ('delete', old.seq, old.text);
-        END`,
       );
     }
     for (const sql of statements) await runner.query(sql);
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    for (const table of ['rag_chunks_fts', 'rag_chunks', 'rag_documents', 'rag_user_versions', 'rag_settings']) {
+    const tables = ['rag_index_fts', 'rag_index_chunks', 'rag_index_tenants', 'rag_chunks', 'rag_documents'];
+    for (const table of [...tables, 'rag_user_versions', 'rag_settings']) {
       await runner.query(`DROP TABLE IF EXISTS ${table}`);
     }
   }

@@ -1,0 +1,292 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Db } from '../storage/index.js';
+import { reciprocalRankFusion } from './fusion.js';
+import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, Tenant } from './types.js';
+
+/** Candidates taken from each ranking before a hybrid search fuses them. */
+const CANDIDATES = 50;
+
+/** Words of a query, for a lexical OR query on either dialect (no operator of the user's reaches SQL). */
+export function queryTerms(query: string): string[] {
+  return [...new Set((query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 64))];
+}
+
+function toBytes(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+function fromBytes(bytes: Uint8Array): Float32Array {
+  // Copied: the driver's buffer need not be 4-byte aligned.
+  return new Float32Array(new Uint8Array(bytes).buffer);
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (a[i] ?? 0) * (b[i] ?? 0);
+  return s;
+}
+
+/** The refusal of an index built with another embedding model, saying what to do. */
+export function modelMismatch(
+  recorded: { id: string; dimension: number },
+  configured: { id: string; dimension: number },
+): Error {
+  const dims =
+    recorded.dimension === configured.dimension
+      ? `${recorded.dimension} dimensions`
+      : `${recorded.dimension} and ${configured.dimension} dimensions`;
+  return new Error(
+    `the document index was built with the embedding model ${recorded.id}, but ${configured.id} is configured ` +
+      `(${dims}); set PVAI_EMBEDDING_MODEL back to ${recorded.id}, or re-create the index: with ` +
+      `${recorded.id} configured delete every document, then switch`,
+  );
+}
+
+/**
+ * The ChunkIndex in the service's own database (the embedded default, and PostgreSQL without Qdrant).
+ * rag_index_chunks holds per chunk its tenant, document and vector; lexical search is FTS5 bm25 over a
+ * contentless table on SQLite (the text itself stays in the document store) and ts_rank_cd over a
+ * GIN-indexed tsvector on PostgreSQL. Dense: an exact scan of the tenant's vectors (unit length, so the
+ * dot product is the cosine). Hybrid: both rankings fused by RRF. Every statement is scoped by tenant.
+ */
+export class SqlChunkIndex implements ChunkIndex {
+  readonly name: string;
+  readonly #db: Db;
+  #dimension: number | undefined;
+
+  constructor(db: Db) {
+    this.#db = db;
+    this.name = db.dialect;
+  }
+
+  async prepare(embedding?: { id: string; dimension: number }): Promise<void> {
+    if (!embedding) return;
+    const db = this.#db;
+    // First writer wins (ON CONFLICT DO NOTHING): replicas starting together record one model.
+    for (const [key, value] of [
+      ['embedding_model', embedding.id],
+      ['embedding_dimension', String(embedding.dimension)],
+    ]) {
+      await db.query('INSERT INTO rag_settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [
+        key,
+        value,
+      ]);
+    }
+    const rows = await db.query<{ key: string; value: string }>(
+      "SELECT key, value FROM rag_settings WHERE key IN ('embedding_model', 'embedding_dimension')",
+    );
+    const setting = (key: string) => rows.find((r) => r.key === key)?.value;
+    const recorded = {
+      id: setting('embedding_model') ?? embedding.id,
+      dimension: Number(setting('embedding_dimension') ?? embedding.dimension),
+    };
+    if (recorded.id !== embedding.id || recorded.dimension !== embedding.dimension) {
+      // Nothing embedded yet (every document deleted, or none ever embedded): the new model takes over.
+      const any = await db.query('SELECT 1 AS x FROM rag_index_chunks WHERE embedding IS NOT NULL LIMIT 1');
+      if (any.length > 0) throw modelMismatch(recorded, embedding);
+      await db.query("UPDATE rag_settings SET value = $1 WHERE key = 'embedding_model'", [embedding.id]);
+      await db.query("UPDATE rag_settings SET value = $1 WHERE key = 'embedding_dimension'", [
+        String(embedding.dimension),
+      ]);
+    }
+    this.#dimension = embedding.dimension;
+  }
+
+  async putChunks(tenant: Tenant, documentId: string, chunks: readonly Chunk[]): Promise<void> {
+    const db = this.#db;
+    if (db.dialect === 'sqlite') {
+      const s = this.#sqliteStatements(db.sqlite);
+      // One transaction: the document's old entries go and the new ones come together.
+      db.sqlite.transaction(() => {
+        s.removeDocument(tenant, documentId);
+        for (const c of chunks) {
+          const { lastInsertRowid } = s.insertChunk.run(tenant.accountId, tenant.userId, documentId, c.id);
+          s.insertFts.run(lastInsertRowid, c.text);
+        }
+      })();
+      return;
+    }
+    await this.#pgTransaction(async (q) => {
+      await q('DELETE FROM rag_index_chunks WHERE account_id = $1 AND user_id = $2 AND document_id = $3', [
+        tenant.accountId,
+        tenant.userId,
+        documentId,
+      ]);
+      if (chunks.length === 0) return;
+      await q(
+        `INSERT INTO rag_index_chunks (account_id, user_id, document_id, chunk_id, tsv)
+         SELECT $1, $2, $3, u.id, to_tsvector('english', u.text) FROM unnest($4::text[], $5::text[]) AS u(id, text)`,
+        [tenant.accountId, tenant.userId, documentId, chunks.map((c) => c.id), chunks.map((c) => c.text)],
+      );
+    });
+  }
+
+  async putVectors(
+    tenant: Tenant,
+    documentId: string,
+    vectors: ReadonlyArray<{ chunkId: string; vector: Float32Array }>,
+  ): Promise<void> {
+    const dimension = this.#dimension;
+    for (const { vector } of vectors) {
+      if (dimension !== undefined && vector.length !== dimension) {
+        throw new Error(`a vector of ${vector.length} dimensions for an index of ${dimension}`);
+      }
+    }
+    const db = this.#db;
+    if (db.dialect === 'sqlite') {
+      const s = this.#sqliteStatements(db.sqlite);
+      db.sqlite.transaction(() => {
+        for (const { chunkId, vector } of vectors) {
+          s.setVector.run(toBytes(vector), tenant.accountId, tenant.userId, documentId, chunkId);
+        }
+      })();
+      return;
+    }
+    await db.query(
+      `UPDATE rag_index_chunks c SET embedding = u.embedding
+       FROM unnest($4::text[], $5::bytea[]) AS u(chunk_id, embedding)
+       WHERE c.account_id = $1 AND c.user_id = $2 AND c.document_id = $3 AND c.chunk_id = u.chunk_id`,
+      [
+        tenant.accountId,
+        tenant.userId,
+        documentId,
+        vectors.map((v) => v.chunkId),
+        vectors.map((v) => toBytes(v.vector)),
+      ],
+    );
+  }
+
+  async deleteDocument(tenant: Tenant, documentId: string): Promise<void> {
+    const db = this.#db;
+    if (db.dialect === 'sqlite') {
+      const s = this.#sqliteStatements(db.sqlite);
+      db.sqlite.transaction(() => s.removeDocument(tenant, documentId))();
+      return;
+    }
+    await db.query('DELETE FROM rag_index_chunks WHERE account_id = $1 AND user_id = $2 AND document_id = $3', [
+      tenant.accountId,
+      tenant.userId,
+      documentId,
+    ]);
+  }
+
+  async deleteTenant(tenant: Tenant): Promise<void> {
+    const db = this.#db;
+    if (db.dialect === 'sqlite') {
+      const s = this.#sqliteStatements(db.sqlite);
+      db.sqlite.transaction(() => {
+        s.deleteTenantFts.run(tenant.accountId, tenant.userId);
+        s.deleteTenant.run(tenant.accountId, tenant.userId);
+      })();
+      return;
+    }
+    await db.query('DELETE FROM rag_index_chunks WHERE account_id = $1 AND user_id = $2', [
+      tenant.accountId,
+      tenant.userId,
+    ]);
+  }
+
+  async search(tenant: Tenant, query: ChunkQuery): Promise<ChunkHit[]> {
+    const mode = query.mode ?? 'hybrid';
+    const { k, vector } = query;
+    if (k <= 0) return [];
+    if (mode === 'lexical') return this.#lexical(tenant, query.text, k);
+    if (mode === 'dense') return vector ? this.#dense(tenant, vector, k) : [];
+    const want = Math.max(k, CANDIDATES);
+    const lexical = await this.#lexical(tenant, query.text, want);
+    const dense = vector ? await this.#dense(tenant, vector, want) : [];
+    return reciprocalRankFusion([lexical, dense]).slice(0, k);
+  }
+
+  async close(): Promise<void> {}
+
+  async #lexical(tenant: Tenant, text: string, k: number): Promise<ChunkHit[]> {
+    const terms = queryTerms(text);
+    if (terms.length === 0) return [];
+    if (this.#db.dialect === 'sqlite') {
+      // Each term quoted: FTS5 syntax in the user's query is text, not operators. bm25() is lower-is-better.
+      const match = terms.map((t) => `"${t}"`).join(' OR ');
+      const rows = this.#sqliteStatements(this.#db.sqlite).lexical.all(
+        match,
+        tenant.accountId,
+        tenant.userId,
+        k,
+      ) as Array<{
+        id: string;
+        s: number;
+      }>;
+      return rows.map((r) => ({ chunkId: r.id, score: -Number(r.s) }));
+    }
+    const rows = await this.#db.query<{ id: string; s: number }>(
+      `SELECT chunk_id AS id, ts_rank_cd(tsv, q) AS s FROM rag_index_chunks, to_tsquery('english', $1) q
+       WHERE tsv @@ q AND account_id = $2 AND user_id = $3 ORDER BY s DESC, seq LIMIT $4`,
+      [terms.join(' | '), tenant.accountId, tenant.userId, k],
+    );
+    return rows.map((r) => ({ chunkId: r.id, score: Number(r.s) }));
+  }
+
+  async #dense(tenant: Tenant, vector: Float32Array, k: number): Promise<ChunkHit[]> {
+    const rows = await this.#db.query<{ id: string; embedding: Uint8Array }>(
+      `SELECT chunk_id AS id, embedding FROM rag_index_chunks
+       WHERE account_id = $1 AND user_id = $2 AND embedding IS NOT NULL`,
+      [tenant.accountId, tenant.userId],
+    );
+    return rows
+      .map((r) => ({ chunkId: r.id, score: dot(vector, fromBytes(r.embedding)) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, k);
+  }
+
+  #statements: ReturnType<typeof sqliteStatements> | undefined;
+
+  #sqliteStatements(sqlite: BetterSqlite3.Database): ReturnType<typeof sqliteStatements> {
+    this.#statements ??= sqliteStatements(sqlite);
+    return this.#statements;
+  }
+
+  async #pgTransaction(fn: (q: (sql: string, params: unknown[]) => Promise<unknown>) => Promise<void>): Promise<void> {
+    const db = this.#db;
+    if (db.dialect !== 'postgres') throw new Error('not PostgreSQL');
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await fn((sql, params) => client.query(sql, params));
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+/** SQLite's statements, prepared once (better-sqlite3 is synchronous: each runs in microseconds). */
+function sqliteStatements(sqlite: BetterSqlite3.Database) {
+  const tenantDoc = 'account_id = ? AND user_id = ? AND document_id = ?';
+  const deleteDocumentFts = sqlite.prepare(
+    `DELETE FROM rag_index_fts WHERE rowid IN (SELECT seq FROM rag_index_chunks WHERE ${tenantDoc})`,
+  );
+  const deleteDocument = sqlite.prepare(`DELETE FROM rag_index_chunks WHERE ${tenantDoc}`);
+  return {
+    insertChunk: sqlite.prepare(
+      'INSERT INTO rag_index_chunks (account_id, user_id, document_id, chunk_id) VALUES (?, ?, ?, ?)',
+    ),
+    insertFts: sqlite.prepare('INSERT INTO rag_index_fts (rowid, text) VALUES (?, ?)'),
+    removeDocument(tenant: Tenant, documentId: string): void {
+      deleteDocumentFts.run(tenant.accountId, tenant.userId, documentId);
+      deleteDocument.run(tenant.accountId, tenant.userId, documentId);
+    },
+    setVector: sqlite.prepare(`UPDATE rag_index_chunks SET embedding = ? WHERE ${tenantDoc} AND chunk_id = ?`),
+    deleteTenantFts: sqlite.prepare(
+      'DELETE FROM rag_index_fts WHERE rowid IN (SELECT seq FROM rag_index_chunks WHERE account_id = ? AND user_id = ?)',
+    ),
+    deleteTenant: sqlite.prepare('DELETE FROM rag_index_chunks WHERE account_id = ? AND user_id = ?'),
+    lexical: sqlite.prepare(
+      `SELECT c.chunk_id AS id, bm25(rag_index_fts) AS s FROM rag_index_fts
+       JOIN rag_index_chunks c ON c.seq = rag_index_fts.rowid
+       WHERE rag_index_fts MATCH ? AND c.account_id = ? AND c.user_id = ?
+       ORDER BY s, c.seq LIMIT ?`,
+    ),
+  };
+}
