@@ -14,6 +14,15 @@ import {
   rateLimitError,
   rateLimitHeaders,
 } from './limits/index.js';
+import {
+  type FactExtractor,
+  MemoryService,
+  memoryContextSource,
+  memoryKindOf,
+  memoryOperations,
+  RuleBasedExtractor,
+  SqlMemoryStore,
+} from './memory/index.js';
 import { creditsPerRequest, modelOperations } from './models/index.js';
 import { plannedOperations } from './planned/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
@@ -34,6 +43,8 @@ import { BufferedUsageStore, SqlUsageStore, type UsageStore, usageOperations } f
 export interface ServiceOptions {
   clock?: Clock;
   logger?: Logger;
+  /** The memory extractor instead of the configured one (tests: one that throws or hangs). */
+  memoryExtractor?: FactExtractor;
 }
 
 /** Everything one process runs on, built once; `close()` stops it in dependency order. */
@@ -53,6 +64,8 @@ export interface Runtime {
   localModel: LocalModelSupervisor;
   /** The stop as requests see it: draining (readiness 503), then work in flight told to end. */
   lifecycle: Lifecycle;
+  /** Memories per end user (tests look into its index). */
+  memory: MemoryService;
   /** Every operation of the contract, by operationId. */
   operations: Operations;
   /** What the HTTP layer needs of the product. */
@@ -78,19 +91,32 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
+  // One embedding model and one index for documents and memories (memories as their own kind).
+  const embedder = createEmbedder(config, logger);
+  // The embedded default: retrieval in the service's own database (SQLite or PostgreSQL).
+  const index = new SqlChunkIndex(db);
   const rag = new RagService({
     store: new SqlDocumentStore(db),
-    // The embedded default: retrieval in the service's own database (SQLite or PostgreSQL).
-    index: new SqlChunkIndex(db),
-    embedder: createEmbedder(config, logger),
+    index,
+    embedder,
     clock,
     logger,
     soleWorker: db.dialect === 'sqlite' && db.owned,
   });
+  const memory = new MemoryService({
+    store: new SqlMemoryStore(db),
+    index: memoryKindOf(index),
+    embedder,
+    extractor: options.memoryExtractor ?? new RuleBasedExtractor(),
+    clock,
+    logger,
+  });
   try {
     // First, with only the database open: an index built with another embedding model stops the start here.
     await rag.start();
+    await memory.start();
   } catch (err) {
+    await memory.close();
     await rag.close();
     await db.close();
     throw err;
@@ -134,7 +160,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       charge: (accountId, amount) => accounts.chargeCredits(accountId, amount),
       refund: (accountId, amount) => accounts.refundCredits(accountId, amount),
     },
-    context: new ContextRegistry([ragContextSource(rag)]),
+    context: new ContextRegistry([memoryContextSource(memory), ragContextSource(rag)]),
+    warn: (err, message) => logger.warn({ err }, message),
     clock,
     cacheTtlMs: config.cache.ttlSeconds * 1000,
     price: creditsPerRequest,
@@ -162,6 +189,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),
     ...ragOperations(rag),
+    ...memoryOperations(memory),
     ...plannedOperations(tiers),
   };
 
@@ -202,7 +230,9 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     lifecycle,
     operations,
     ports,
+    memory,
     async close() {
+      await memory.close();
       await rag.close();
       await router.close();
       await cache.close();

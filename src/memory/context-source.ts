@@ -5,6 +5,13 @@ import type { MemoryService } from './memory-service.js';
 /** Memories offered to one chat request at most (the prompt budget may take fewer). */
 export const MEMORY_K = 8;
 
+/**
+ * A question about the user as a whole ("what do you know about me?") shares no word or meaning with
+ * any one fact, so the relevance floor would offer nothing: it gets the user's newest memories instead.
+ */
+const ABOUT_THE_USER =
+  /\b(?:(?:know|remember|recall|stored|saved|have) (?:about|on) me|what do you (?:know|remember)|tell me about (?:me|myself)|who am i)\b/i;
+
 function userTurns(request: ChatCompletionRequest): string[] {
   return request.messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
 }
@@ -28,7 +35,9 @@ export function memoryContextSource(memory: MemoryService, k = MEMORY_K): Contex
     async contribute(principal, request, signal): Promise<ContextContribution> {
       const query = userTurns(request).at(-1) ?? '';
       if (!query.trim()) return { notes: [], itemsRetrieved: 0 };
-      const found = await memory.search(tenant(principal, request), query, k, { floor: true, signal });
+      const found = ABOUT_THE_USER.test(query)
+        ? (await memory.list(tenant(principal, request))).slice(0, k)
+        : await memory.search(tenant(principal, request), query, k, { floor: true, signal });
       return { notes: found.map((m) => m.content), itemsRetrieved: found.length };
     },
     observe(principal, request) {

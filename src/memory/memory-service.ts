@@ -30,7 +30,15 @@ export interface ScoredMemory extends MemoryRecord {
 
 /** A memory as one indexed chunk: the whole memory is its only chunk, with the memory's id. */
 function asChunk(m: Pick<MemoryRecord, 'id' | 'content'>): Chunk {
-  return { id: m.id, documentId: m.id, ordinal: 0, text: m.content, charStart: 0, charEnd: m.content.length, page: null };
+  return {
+    id: m.id,
+    documentId: m.id,
+    ordinal: 0,
+    text: m.content,
+    charStart: 0,
+    charEnd: m.content.length,
+    page: null,
+  };
 }
 
 /**
@@ -148,7 +156,14 @@ export class MemoryService {
         : new Set<string>();
       hits = hits.filter((h) => lexical.has(h.chunkId) || close.has(h.chunkId));
     }
-    const byId = new Map((await store.many(tenant, hits.map((h) => h.chunkId))).map((m) => [m.id, m]));
+    const byId = new Map(
+      (
+        await store.many(
+          tenant,
+          hits.map((h) => h.chunkId),
+        )
+      ).map((m) => [m.id, m]),
+    );
     return hits.flatMap((h) => {
       const memory = byId.get(h.chunkId);
       return memory ? [{ ...memory, score: h.score }] : [];

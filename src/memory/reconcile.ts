@@ -8,7 +8,23 @@ const FORGET_OVERLAP = 0.6;
 /** Similar memories compared with each candidate. */
 const NEIGHBOURS = 5;
 
-const STOP = new Set(['the', 'user', 'user’s', "user's", 's', 'a', 'an', 'is', 'are', 'to', 'in', 'of', 'that', 'i', 'my']);
+const STOP = new Set([
+  'the',
+  'user',
+  'user’s',
+  "user's",
+  's',
+  'a',
+  'an',
+  'is',
+  'are',
+  'to',
+  'in',
+  'of',
+  'that',
+  'i',
+  'my',
+]);
 
 function terms(text: string): Set<string> {
   return new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !STOP.has(w)));

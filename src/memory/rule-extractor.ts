@@ -22,7 +22,10 @@ function clean(value: string): string {
   return value
     .trim()
     .replace(/^(?:actually|now|also|really)\s+/i, '')
-    .replace(/\s+(?:now|anymore|too|as well|actually|recently|these days|last (?:year|month|week)|this (?:year|month|week)|a (?:while|year|month) ago|in \d{4})$/i, '')
+    .replace(
+      /\s+(?:now|anymore|too|as well|actually|recently|these days|last (?:year|month|week)|this (?:year|month|week)|a (?:while|year|month) ago|in \d{4})$/i,
+      '',
+    )
     .replace(/[,:]$/, '')
     .trim();
 }
@@ -38,7 +41,8 @@ function sentence(text: string): string {
  */
 const RULES: Rule[] = [
   {
-    pattern: new RegExp(String.raw`\b(?:my name is|call me|i am called|i'm called|my name's)\s+([\p{L}][\p{L}'’-]*(?:\s+[\p{Lu}][\p{L}'’-]*)?)`, 'iu'),
+    pattern:
+      /\b(?:my name is|call me|i am called|i'm called|my name's)\s+([\p{L}][\p{L}'’-]*(?:\s+[\p{Lu}][\p{L}'’-]*)?)/iu,
     fact: (v) => ({ content: `The user's name is ${clean(v)}.`, slot: 'name' }),
   },
   {
@@ -46,7 +50,10 @@ const RULES: Rule[] = [
     fact: (v) => ({ content: `The user is allergic to ${clean(v)}.`, slot: null }),
   },
   {
-    pattern: new RegExp(String.raw`\bi(?: now)? (?:live|am living|'m living|’m living|moved|have moved|'ve moved|relocated) (?:in|to) ${VALUE}`, 'iu'),
+    pattern: new RegExp(
+      String.raw`\bi(?: now)? (?:live|am living|'m living|’m living|moved|have moved|'ve moved|relocated) (?:in|to) ${VALUE}`,
+      'iu',
+    ),
     fact: (v) => ({ content: `The user lives in ${clean(v)}.`, slot: 'location' }),
   },
   {
@@ -55,7 +62,10 @@ const RULES: Rule[] = [
   },
   {
     pattern: new RegExp(String.raw`\bi(?: now)? work as (?:an? )?${VALUE}`, 'iu'),
-    fact: (v) => ({ content: `The user works as ${/^[aeiou]/i.test(clean(v)) ? 'an' : 'a'} ${clean(v)}.`, slot: 'occupation' }),
+    fact: (v) => ({
+      content: `The user works as ${/^[aeiou]/i.test(clean(v)) ? 'an' : 'a'} ${clean(v)}.`,
+      slot: 'occupation',
+    }),
   },
   {
     pattern: new RegExp(String.raw`\bi(?: would| 'd|'d)? (?:much |really )?prefer ${VALUE}`, 'iu'),
@@ -78,11 +88,12 @@ const RULES: Rule[] = [
     fact: (v) => ({ content: `The user likes ${clean(v)}.`, slot: `taste:${words(clean(v)).join(' ')}` }),
   },
   {
-    pattern: new RegExp(String.raw`\bi(?: am|'m|’m) (?:a |an )?(vegan|vegetarian|pescatarian|diabetic|left-handed|right-handed|colou?r-?blind)\b`, 'iu'),
+    pattern:
+      /\bi(?: am|'m|’m) (?:a |an )?(vegan|vegetarian|pescatarian|diabetic|left-handed|right-handed|colou?r-?blind)\b/iu,
     fact: (v) => ({ content: `The user is ${v.toLowerCase()}.`, slot: `is:${v.toLowerCase()}` }),
   },
   {
-    pattern: new RegExp(String.raw`\bi(?: am|'m|’m) (\d{1,3}) years? old\b`, 'iu'),
+    pattern: /\bi(?: am|'m|’m) (\d{1,3}) years? old\b/iu,
     fact: (v) => ({ content: `The user is ${v} years old.`, slot: 'age' }),
   },
   {
@@ -90,12 +101,18 @@ const RULES: Rule[] = [
     fact: (k, m) => {
       const key = k.toLowerCase();
       if (key === 'name') return undefined;
-      return { content: `The user's ${key} ${m[0].match(/ (is|are) /i)?.[1] ?? 'is'} ${clean(m[2] ?? '')}.`, slot: `my:${key}` };
+      return {
+        content: `The user's ${key} ${m[0].match(/ (is|are) /i)?.[1] ?? 'is'} ${clean(m[2] ?? '')}.`,
+        slot: `my:${key}`,
+      };
     },
   },
   {
     pattern: new RegExp(String.raw`\bi (?:have|own|got) (?:a|an|two|three|\d+) ${VALUE}`, 'iu'),
-    fact: (v, m) => ({ content: `The user has ${m[0].match(/ (a|an|two|three|\d+) /i)?.[1] ?? 'a'} ${clean(v)}.`, slot: null }),
+    fact: (v, m) => ({
+      content: `The user has ${m[0].match(/ (a|an|two|three|\d+) /i)?.[1] ?? 'a'} ${clean(v)}.`,
+      slot: null,
+    }),
   },
 ];
 
@@ -152,7 +169,9 @@ export class RuleBasedExtractor implements FactExtractor {
     const forget: CandidateFact[] = [];
     for (const turn of userTurns) {
       for (const s of statements(turn)) {
-        const forgetting = s.match(/\b(?:please )?(?:forget|delete|erase|remove)(?: about| that| the fact that)? (.+)$/i);
+        const forgetting = s.match(
+          /\b(?:please )?(?:forget|delete|erase|remove)(?: about| that| the fact that)? (.+)$/i,
+        );
         if (forgetting?.[1] && !/\b(?:don't|do not|never)\s+forget\b/i.test(s)) {
           const target = forgetting[1].replace(/^(?:what i said about|my)\s+/i, (p) => (/my/i.test(p) ? 'my ' : ''));
           forget.push(factOf(target) ?? { content: clean(target), slot: null });

@@ -27,10 +27,17 @@ export class SqlMemoryStore implements MemoryStore {
   }
 
   async insert(m: MemoryRecord): Promise<void> {
-    await this.#db.query(
-      `INSERT INTO memories (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [m.id, m.accountId, m.userId, m.content, JSON.stringify(m.metadata), m.source, m.slot, m.createdAt, m.updatedAt],
-    );
+    await this.#db.query(`INSERT INTO memories (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+      m.id,
+      m.accountId,
+      m.userId,
+      m.content,
+      JSON.stringify(m.metadata),
+      m.source,
+      m.slot,
+      m.createdAt,
+      m.updatedAt,
+    ]);
     await this.#record(m, 'add', m.content, null, m.source, m.createdAt);
   }
 
