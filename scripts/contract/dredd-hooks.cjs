@@ -274,6 +274,8 @@ hooks.beforeEach((t) => {
       setBody(t, { ...jsonBody(t), stream: true });
       t.expected.headers['Content-Type'] = 'text/event-stream';
     }
+    // The fixture memory's user (the example's user-123 is forgotten by DELETE /z1/memory first).
+    if (kind === 'memory') setQuery(t, (q) => q.set('user_id', 'dredd-fixture'));
     if (resource === '/admin/accounts' && method === 'POST') {
       setBody(t, { ...jsonBody(t), email: `dredd-created-${Date.now()}@example.com` });
     }
