@@ -205,6 +205,7 @@ export class MemoryService {
   async #extract(tenant: Tenant, userTurns: readonly string[]): Promise<void> {
     const timeout = AbortSignal.timeout(this.#deps.extractionTimeoutMs ?? EXTRACTION_TIMEOUT_MS);
     const signal = AbortSignal.any([timeout, this.#abort.signal]);
+    signal.throwIfAborted(); // closed while this one waited its turn
     // An extractor that hangs and ignores its signal is abandoned all the same.
     const extraction = await Promise.race([
       this.#deps.extractor.extract(userTurns, signal),
