@@ -155,7 +155,9 @@ hooks.beforeAll((transactions, done) => {
     // Under a user of its own, so that the example's "forget user-123" does not delete it first.
     if (available.memory === true) {
       ids.memory = (
-        await must(201, 'POST', '/z1/memory', { body: { user_id: 'dredd-fixture', content: 'Likes tea.' } })
+        await must(201, 'POST', '/z1/memory', {
+          body: { user_id: 'dredd-fixture', content: 'Likes tea.', metadata: { origin: 'settings' } },
+        })
       ).id;
     }
     if (available.rag === true) {
