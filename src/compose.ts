@@ -16,6 +16,7 @@ import {
 } from './limits/index.js';
 import {
   type FactExtractor,
+  LlmExtractor,
   MemoryService,
   memoryContextSource,
   memoryKindOf,
@@ -81,6 +82,13 @@ function toTarget(target: TargetConfig, env: NodeJS.ProcessEnv): Target {
   return { ...rest, ...(apiKey ? { apiKey } : {}) };
 }
 
+/** The rules by default; a model through the router when `memory.extractionModel` is configured. */
+function memoryExtractor(config: Config, router: () => Router): FactExtractor {
+  const model = config.memory.extractionModel;
+  if (!model) return new RuleBasedExtractor();
+  return new LlmExtractor({ model, generate: (m, request, signal) => router().generate(m, request, signal) });
+}
+
 /**
  * The composition root: storage adapters and engines chosen by configuration, then every capability
  * on top, then their operations. Adding a capability is its folder plus a line in `operations` below.
@@ -107,7 +115,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     store: new SqlMemoryStore(db),
     index: memoryKindOf(index),
     embedder,
-    extractor: options.memoryExtractor ?? new RuleBasedExtractor(),
+    extractor: options.memoryExtractor ?? memoryExtractor(config, () => router),
     clock,
     logger,
   });
