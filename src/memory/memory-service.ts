@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
-import type { Chunk, ChunkIndex, Embedder } from '../rag/index.js';
+import { type Chunk, type ChunkHit, type ChunkIndex, type Embedder, reciprocalRankFusion } from '../rag/index.js';
 import { reconcile } from './reconcile.js';
 import type { FactExtractor, MemoryChange, MemoryRecord, MemorySource, MemoryStore, Tenant } from './types.js';
 
-/** Cosine below which a memory is not offered to the chat by meaning (MiniLM: unrelated sentences score ~0.0–0.2). */
-export const MIN_SIMILARITY = 0.3;
+/** Cosine below which a memory is not offered to the chat by meaning (MiniLM, measured: a question and an unrelated fact ~0.05–0.2, a related one 0.4–0.5). */
+export const MIN_SIMILARITY = 0.25;
 /** How long one extraction may run after an answer before it is abandoned (it never delays the answer). */
 export const EXTRACTION_TIMEOUT_MS = 10_000;
 /** Extractions waiting at most; more are dropped with a warning rather than growing without bound. */
@@ -133,7 +133,7 @@ export class MemoryService {
 
   /**
    * The tenant's memories for a query, best first: lexical and dense rankings fused. With `floor`,
-   * only memories that share a word with the query or are close in meaning (cosine ≥ MIN_SIMILARITY):
+   * only memories that share a word with the query or are close in meaning (cosine ≥ MIN_SIMILARITY; dense scores of every ChunkIndex adapter are cosines):
    * the chat should not be told unrelated facts just because the user has some.
    */
   async search(
@@ -144,17 +144,16 @@ export class MemoryService {
   ): Promise<ScoredMemory[]> {
     const { index, embedder, store } = this.#deps;
     const vector = embedder ? (await embedder.embed([query], options.signal))[0] : undefined;
-    let hits = await index.search(tenant, { text: query, vector, k, mode: 'hybrid' });
-    if (options.floor && hits.length > 0) {
-      const lexical = new Set((await index.search(tenant, { text: query, k, mode: 'lexical' })).map((h) => h.chunkId));
-      const close = vector
-        ? new Set(
-            (await index.search(tenant, { text: query, vector, k, mode: 'dense' }))
-              .filter((h) => h.score >= MIN_SIMILARITY)
-              .map((h) => h.chunkId),
-          )
-        : new Set<string>();
-      hits = hits.filter((h) => lexical.has(h.chunkId) || close.has(h.chunkId));
+    let hits: ChunkHit[];
+    if (options.floor) {
+      // The two rankings apart, so the floor can be applied to the cosine before they are fused.
+      const [lexical, dense] = await Promise.all([
+        index.search(tenant, { text: query, k, mode: 'lexical' }),
+        vector ? index.search(tenant, { text: query, vector, k, mode: 'dense' }) : Promise.resolve([]),
+      ]);
+      hits = reciprocalRankFusion([lexical, dense.filter((h) => h.score >= MIN_SIMILARITY)]).slice(0, k);
+    } else {
+      hits = await index.search(tenant, { text: query, vector, k, mode: 'hybrid' });
     }
     const byId = new Map(
       (
@@ -193,6 +192,11 @@ export class MemoryService {
       });
     this.#queues.set(key, next);
     return next;
+  }
+
+  /** Resolves when every extraction queued so far is through (benchmarks, tests, a clean stop). */
+  async settled(): Promise<void> {
+    while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
   }
 
   async close(): Promise<void> {

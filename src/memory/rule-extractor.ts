@@ -51,7 +51,7 @@ const RULES: Rule[] = [
   },
   {
     pattern: new RegExp(
-      String.raw`\bi(?: now)? (?:live|am living|'m living|’m living|moved|have moved|'ve moved|relocated) (?:in|to) ${VALUE}`,
+      String.raw`\bi(?:'ve|’ve| have| now| recently| just| finally| also)* (?:live|am living|'m living|’m living|moved|relocated) (?:in|to) ${VALUE}`,
       'iu',
     ),
     fact: (v) => ({ content: `The user lives in ${clean(v)}.`, slot: 'location' }),
