@@ -34,7 +34,10 @@ export function memoryContextSource(memory: MemoryService, k = MEMORY_K): Contex
     version: (principal, request) => memory.version(tenant(principal, request)),
     async contribute(principal, request, signal): Promise<ContextContribution> {
       const query = userTurns(request).at(-1) ?? '';
-      if (!query.trim()) return { notes: [], itemsRetrieved: 0 };
+      // Most end users have no memories: no query embedding, no search (version 0 means none).
+      if (!query.trim() || (await memory.version(tenant(principal, request))) === '0') {
+        return { notes: [], itemsRetrieved: 0 };
+      }
       const found = ABOUT_THE_USER.test(query)
         ? (await memory.list(tenant(principal, request))).slice(0, k)
         : await memory.search(tenant(principal, request), query, k, { floor: true, signal });
