@@ -79,6 +79,9 @@ export class MemoryService {
       createdAt: now,
       updatedAt: now,
     };
+    // Bumped before (a crash after the insert must not leave version 0, which chat reads as "no
+    // memories") and after (an answer cached while the memory was being written is not kept for it).
+    await this.#deps.store.bumpVersion(tenant);
     await this.#deps.store.insert(memory);
     await this.#index(tenant, memory);
     await this.#deps.store.bumpVersion(tenant);
