@@ -14,6 +14,16 @@ import {
   rateLimitError,
   rateLimitHeaders,
 } from './limits/index.js';
+import {
+  type FactExtractor,
+  LlmExtractor,
+  MemoryService,
+  memoryContextSource,
+  memoryKindOf,
+  memoryOperations,
+  RuleBasedExtractor,
+  SqlMemoryStore,
+} from './memory/index.js';
 import { creditsPerRequest, modelOperations } from './models/index.js';
 import { plannedOperations } from './planned/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
@@ -35,6 +45,8 @@ import { BufferedUsageStore, SqlUsageStore, type UsageStore, usageOperations } f
 export interface ServiceOptions {
   clock?: Clock;
   logger?: Logger;
+  /** The memory extractor instead of the configured one (tests: one that throws or hangs). */
+  memoryExtractor?: FactExtractor;
 }
 
 /** Everything one process runs on, built once; `close()` stops it in dependency order. */
@@ -54,6 +66,8 @@ export interface Runtime {
   localModel: LocalModelSupervisor;
   /** The stop as requests see it: draining (readiness 503), then work in flight told to end. */
   lifecycle: Lifecycle;
+  /** Memories per end user (tests look into its index). */
+  memory: MemoryService;
   /** Every operation of the contract, by operationId. */
   operations: Operations;
   /** What the HTTP layer needs of the product. */
@@ -69,6 +83,13 @@ function toTarget(target: TargetConfig, env: NodeJS.ProcessEnv): Target {
   return { ...rest, ...(apiKey ? { apiKey } : {}) };
 }
 
+/** The rules by default; a model through the router when `memory.extractionModel` is configured. */
+function memoryExtractor(config: Config, router: () => Router): FactExtractor {
+  const model = config.memory.extractionModel;
+  if (!model) return new RuleBasedExtractor();
+  return new LlmExtractor({ model, generate: (m, request, signal) => router().generate(m, request, signal) });
+}
+
 /**
  * The composition root: storage adapters and engines chosen by configuration, then every capability
  * on top, then their operations. Adding a capability is its folder plus a line in `operations` below.
@@ -79,19 +100,32 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
+  // One embedding model and one index for documents and memories (memories as their own kind).
+  const embedder = createEmbedder(config, logger);
+  // Qdrant when QDRANT_URL is set, else the embedded default: retrieval in the service's own database.
+  const index = chunkIndexFor(config, () => new SqlChunkIndex(db));
   const rag = new RagService({
     store: new SqlDocumentStore(db),
-    // Qdrant when QDRANT_URL is set, else the embedded default: retrieval in the service's own database.
-    index: chunkIndexFor(config, () => new SqlChunkIndex(db)),
-    embedder: createEmbedder(config, logger),
+    index,
+    embedder,
     clock,
     logger,
     soleWorker: db.dialect === 'sqlite' && db.owned,
   });
+  const memory = new MemoryService({
+    store: new SqlMemoryStore(db),
+    index: memoryKindOf(index),
+    embedder,
+    extractor: options.memoryExtractor ?? memoryExtractor(config, () => router),
+    clock,
+    logger,
+  });
   try {
     // First, with only the database open: an index built with another embedding model stops the start here.
     await rag.start();
+    await memory.start();
   } catch (err) {
+    await memory.close();
     await rag.close();
     await db.close();
     throw err;
@@ -135,7 +169,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       charge: (accountId, amount) => accounts.chargeCredits(accountId, amount),
       refund: (accountId, amount) => accounts.refundCredits(accountId, amount),
     },
-    context: new ContextRegistry([ragContextSource(rag)]),
+    context: new ContextRegistry([memoryContextSource(memory), ragContextSource(rag)]),
+    warn: (err, message) => logger.warn({ err }, message),
     clock,
     cacheTtlMs: config.cache.ttlSeconds * 1000,
     price: creditsPerRequest,
@@ -163,6 +198,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),
     ...ragOperations(rag),
+    ...memoryOperations(memory),
     ...plannedOperations(tiers),
   };
 
@@ -203,7 +239,9 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     lifecycle,
     operations,
     ports,
+    memory,
     async close() {
+      await memory.close();
       await rag.close();
       await router.close();
       await cache.close();

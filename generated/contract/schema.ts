@@ -124,7 +124,13 @@ export interface paths {
     };
     "/z1/memory/{memory_id}": {
         parameters: {
-            query?: never;
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
             header?: never;
             path: {
                 /** @example mem_5b1f0c9e2d4a */
@@ -141,6 +147,35 @@ export interface paths {
         head?: never;
         /** Change a memory */
         patch: operations["updateMemory"];
+        trace?: never;
+    };
+    "/z1/memory/{memory_id}/history": {
+        parameters: {
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @example mem_5b1f0c9e2d4a */
+                memory_id: components["parameters"]["MemoryId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * What a memory said before, and when it changed
+         * @description Every change of the memory, oldest first: its creation, each update (a correction from a conversation, or a PATCH) with the content it replaced, and its deletion. A memory superseded by a correction keeps its earlier content here with the time it stopped being true. A forgotten user has no history left.
+         */
+        get: operations["getMemoryHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/z1/memory/search": {
@@ -844,11 +879,33 @@ export interface components {
             object: "memory";
             user_id: string;
             content: string;
+            /**
+             * @description `api`: created through POST /z1/memory; `conversation`: extracted from the user's chat turns.
+             * @enum {string}
+             */
+            source: "api" | "conversation";
             metadata: components["schemas"]["Metadata"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        MemoryHistory: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["MemoryChange"][];
+        };
+        MemoryChange: {
+            /** @enum {string} */
+            event: "add" | "update" | "delete";
+            /** @description The memory's content after the change (for `delete`: what was deleted). */
+            content: string;
+            /** @description What an update replaced; null otherwise. */
+            previous_content: string | null;
+            /** @enum {string} */
+            source: "api" | "conversation";
+            /** Format: date-time */
+            at: string;
         };
         MemoryList: {
             /** @enum {string} */
@@ -1917,7 +1974,7 @@ export interface operations {
                  *       "user_id": "user-123",
                  *       "content": "Prefers answers in French.",
                  *       "metadata": {
-                 *         "source": "settings"
+                 *         "origin": "settings"
                  *       }
                  *     }
                  */
@@ -1942,8 +1999,9 @@ export interface operations {
                      *       "user_id": "user-123",
                      *       "content": "Prefers answers in French.",
                      *       "metadata": {
-                     *         "source": "settings"
+                     *         "origin": "settings"
                      *       },
+                     *       "source": "api",
                      *       "created_at": "2026-11-21T10:00:00.000Z",
                      *       "updated_at": "2026-11-21T10:00:00.000Z"
                      *     }
@@ -2004,7 +2062,13 @@ export interface operations {
     };
     deleteMemory: {
         parameters: {
-            query?: never;
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
             header?: never;
             path: {
                 /** @example mem_5b1f0c9e2d4a */
@@ -2044,7 +2108,13 @@ export interface operations {
     };
     updateMemory: {
         parameters: {
-            query?: never;
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
             header?: never;
             path: {
                 /** @example mem_5b1f0c9e2d4a */
@@ -2080,8 +2150,9 @@ export interface operations {
                      *       "user_id": "user-123",
                      *       "content": "Prefers answers in German.",
                      *       "metadata": {
-                     *         "source": "settings"
+                     *         "origin": "settings"
                      *       },
+                     *       "source": "api",
                      *       "created_at": "2026-11-21T10:00:00.000Z",
                      *       "updated_at": "2026-11-21T11:00:00.000Z"
                      *     }
@@ -2095,6 +2166,66 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMemoryHistory: {
+        parameters: {
+            query: {
+                /**
+                 * @description The end user inside the account.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @example mem_5b1f0c9e2d4a */
+                memory_id: components["parameters"]["MemoryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The memory's changes, oldest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "event": "add",
+                     *           "content": "Lives in Lyon.",
+                     *           "previous_content": null,
+                     *           "source": "conversation",
+                     *           "at": "2026-11-21T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "event": "update",
+                     *           "content": "Lives in Paris.",
+                     *           "previous_content": "Lives in Lyon.",
+                     *           "source": "conversation",
+                     *           "at": "2026-11-22T09:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemoryHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -155,7 +155,9 @@ hooks.beforeAll((transactions, done) => {
     // Under a user of its own, so that the example's "forget user-123" does not delete it first.
     if (available.memory === true) {
       ids.memory = (
-        await must(201, 'POST', '/z1/memory', { body: { user_id: 'dredd-fixture', content: 'Likes tea.' } })
+        await must(201, 'POST', '/z1/memory', {
+          body: { user_id: 'dredd-fixture', content: 'Likes tea.', metadata: { origin: 'settings' } },
+        })
       ).id;
     }
     if (available.rag === true) {
@@ -274,6 +276,8 @@ hooks.beforeEach((t) => {
       setBody(t, { ...jsonBody(t), stream: true });
       t.expected.headers['Content-Type'] = 'text/event-stream';
     }
+    // The fixture memory's user (the example's user-123 is forgotten by DELETE /z1/memory first).
+    if (kind === 'memory') setQuery(t, (q) => q.set('user_id', 'dredd-fixture'));
     if (resource === '/admin/accounts' && method === 'POST') {
       setBody(t, { ...jsonBody(t), email: `dredd-created-${Date.now()}@example.com` });
     }

@@ -53,6 +53,8 @@ export interface ChatServiceDeps {
     refund(accountId: string, amount: number): Promise<void>;
   };
   context: ContextRegistry;
+  /** Where a context source's failure to observe an answer is reported (it never fails the answer). */
+  warn?: (err: unknown, message: string) => void;
   clock: Clock;
   cacheTtlMs: number;
   /** Credits a request on this model costs. */
@@ -88,7 +90,10 @@ export class ChatService {
   /** A whole answer. Failures are AppErrors (or the signal's reason when the client left), after a refund. */
   async complete(principal: Principal, request: ChatCompletionRequest, signal: AbortSignal): Promise<Answer> {
     const ticket = await this.#admit(principal, request);
-    if (ticket.cached) return { ...admitted(ticket), completion: ticket.cached };
+    if (ticket.cached) {
+      this.#observe(ticket);
+      return { ...admitted(ticket), completion: ticket.cached };
+    }
     let completion: Completion;
     try {
       completion = await this.#deps.router.generate(request.model, await this.#route(ticket, signal), signal);
@@ -97,6 +102,7 @@ export class ChatService {
       throw failure(err, signal);
     }
     await this.#remember(ticket, completion);
+    this.#observe(ticket);
     return { ...admitted(ticket), completion };
   }
 
@@ -106,7 +112,10 @@ export class ChatService {
    */
   async stream(principal: Principal, request: ChatCompletionRequest, signal: AbortSignal): Promise<StreamedAnswer> {
     const ticket = await this.#admit(principal, request);
-    if (ticket.cached) return { ...admitted(ticket), parts: replay(ticket.cached) };
+    if (ticket.cached) {
+      this.#observe(ticket);
+      return { ...admitted(ticket), parts: replay(ticket.cached) };
+    }
     let inner: AsyncIterator<StreamPart> | undefined;
     let first: StreamPart;
     try {
@@ -156,6 +165,14 @@ export class ChatService {
     }
     const completion = answer.result();
     if (completion) await this.#remember(ticket, completion);
+    this.#observe(ticket);
+  }
+
+  /** The answer is out: sources that learn from a request (memory extraction) take it from here. */
+  #observe(ticket: Ticket): void {
+    this.#deps.context.observe(ticket.principal, ticket.request, (err) =>
+      this.#deps.warn?.(err, 'a context source failed to observe an answer'),
+    );
   }
 
   /** Tier-independent admission: is the model servable, is the answer cached, can the account pay. */

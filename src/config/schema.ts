@@ -87,6 +87,11 @@ export const configSchema = z
       .strict()
       .optional(),
     localEngine: localEngineSchema,
+    /** Memory: `extractionModel` extracts facts with that PV model (JSON-schema answer) instead of the rules. */
+    memory: z
+      .object({ extractionModel: z.enum(['PV-TURBO', 'PV-STANDARD', 'PV-ADVANCED', 'PV-CODEX']).optional() })
+      .strict()
+      .default({}),
     routing: routingSchema,
     cache: cacheSchema,
     /** Overrides of the sandbox defaults (src/sandbox/types.ts); validated again by the sandbox. */

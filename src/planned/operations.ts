@@ -9,26 +9,12 @@ const unavailable =
     throw new AppError('SERVICE_UNAVAILABLE', `${what} is not available on this server yet`);
   };
 
-type MemoryOperationId =
-  | 'listMemories'
-  | 'createMemory'
-  | 'deleteUserMemories'
-  | 'updateMemory'
-  | 'deleteMemory'
-  | 'searchMemories';
-
 /**
- * The contract's operations whose capability is not built yet (memory, SLA, metrics). Each
+ * The contract's operations whose capability is not built yet (SLA, metrics). Each
  * leaves this file when its capability folder lands with the real operations.
  */
-export function plannedOperations(tiers: TierPolicy): Operations<MemoryOperationId | 'getSla' | 'getMetrics'> {
+export function plannedOperations(tiers: TierPolicy): Operations<'getSla' | 'getMetrics'> {
   return {
-    listMemories: unavailable('Memory'),
-    createMemory: unavailable('Memory'),
-    deleteUserMemories: unavailable('Memory'),
-    updateMemory: unavailable('Memory'),
-    deleteMemory: unavailable('Memory'),
-    searchMemories: unavailable('Memory'),
     getSla: (request, call) => {
       tiers.requireFeature(requirePrincipal(call).account, 'sla');
       return unavailable<'getSla'>('SLA monitoring')(request, call);

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import type { Clock } from '../../src/clock/clock.js';
 import { loadConfig, type RawConfig } from '../../src/config/index.js';
 import type { Tier } from '../../src/kernel/index.js';
+import type { FactExtractor } from '../../src/memory/index.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { assertConformsToContract } from './contract.js';
 import { type Backend, createTestDatabase } from './databases.js';
@@ -45,6 +46,7 @@ export interface TestServer {
 
 export interface TestServerOptions {
   clock?: Clock;
+  memoryExtractor?: FactExtractor;
   config?: RawConfig;
 }
 
@@ -65,6 +67,7 @@ export async function startTestServer(backend: Backend, options: TestServerOptio
   );
   const running = await startServer(config, {
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.memoryExtractor ? { memoryExtractor: options.memoryExtractor } : {}),
     logger: pino({ level: 'silent' }),
   });
   const url = running.url;

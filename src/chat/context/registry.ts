@@ -40,6 +40,18 @@ export class ContextRegistry {
     return out;
   }
 
+  /** Hands the answered request to every applicable source that learns from it; never throws. */
+  observe(principal: Principal, request: ChatCompletionRequest, log: (err: unknown) => void): void {
+    for (const source of this.#sources) {
+      if (!source.observe || !source.applies(request)) continue;
+      try {
+        source.observe(principal, request);
+      } catch (err) {
+        log(err);
+      }
+    }
+  }
+
   /** Every applicable source's contribution, assembled into system messages and citations. */
   async gather(
     principal: Principal,

@@ -38,4 +38,9 @@ export interface ContextSource {
    */
   version(principal: Principal, request: ChatCompletionRequest): Promise<string | undefined>;
   contribute(principal: Principal, request: ChatCompletionRequest, signal: AbortSignal): Promise<ContextContribution>;
+  /**
+   * After the answer (also a cached one): learn from the request (e.g. memory extraction). Must return
+   * at once and never throw; whatever it does runs behind the answer.
+   */
+  observe?(principal: Principal, request: ChatCompletionRequest): void;
 }

@@ -34,6 +34,11 @@ import {
     MemoryCreateRequestToJSON,
 } from '../models/MemoryCreateRequest.js';
 import {
+    type MemoryHistory,
+    MemoryHistoryFromJSON,
+    MemoryHistoryToJSON,
+} from '../models/MemoryHistory.js';
+import {
     type MemoryList,
     MemoryListFromJSON,
     MemoryListToJSON,
@@ -66,9 +71,24 @@ export interface DeleteMemoryRequest {
      * 
      */
     memoryId: string;
+    /**
+     * The end user inside the account.
+     */
+    userId: string;
 }
 
 export interface DeleteUserMemoriesRequest {
+    /**
+     * The end user inside the account.
+     */
+    userId: string;
+}
+
+export interface GetMemoryHistoryRequest {
+    /**
+     * 
+     */
+    memoryId: string;
     /**
      * The end user inside the account.
      */
@@ -94,6 +114,10 @@ export interface UpdateMemoryRequest {
      * 
      */
     memoryId: string;
+    /**
+     * The end user inside the account.
+     */
+    userId: string;
     /**
      * 
      */
@@ -175,7 +199,18 @@ export class MemoryApi extends runtime.BaseAPI {
             );
         }
 
+        if (requestParameters['userId'] == null) {
+            throw new runtime.RequiredError(
+                'userId',
+                'Required parameter "userId" was null or undefined when calling deleteMemory().'
+            );
+        }
+
         const queryParameters: any = {};
+
+        if (requestParameters['userId'] != null) {
+            queryParameters['user_id'] = requestParameters['userId'];
+        }
 
         const headerParameters: runtime.HTTPHeaders = {};
 
@@ -278,6 +313,76 @@ export class MemoryApi extends runtime.BaseAPI {
      */
     async deleteUserMemories(requestParameters: DeleteUserMemoriesRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<DeletedCount> {
         const response = await this.deleteUserMemoriesRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for getMemoryHistory without sending the request
+     */
+    async getMemoryHistoryRequestOpts(requestParameters: GetMemoryHistoryRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['memoryId'] == null) {
+            throw new runtime.RequiredError(
+                'memoryId',
+                'Required parameter "memoryId" was null or undefined when calling getMemoryHistory().'
+            );
+        }
+
+        if (requestParameters['userId'] == null) {
+            throw new runtime.RequiredError(
+                'userId',
+                'Required parameter "userId" was null or undefined when calling getMemoryHistory().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['userId'] != null) {
+            queryParameters['user_id'] = requestParameters['userId'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-API-Key"] = await this.configuration.apiKey("X-API-Key"); // ApiKeyHeader authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("BearerAuth", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/z1/memory/{memory_id}/history`;
+        urlPath = urlPath.replace('{memory_id}', encodeURIComponent(String(requestParameters['memoryId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Every change of the memory, oldest first: its creation, each update (a correction from a conversation, or a PATCH) with the content it replaced, and its deletion. A memory superseded by a correction keeps its earlier content here with the time it stopped being true. A forgotten user has no history left. 
+     * What a memory said before, and when it changed
+     */
+    async getMemoryHistoryRaw(requestParameters: GetMemoryHistoryRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<MemoryHistory>> {
+        const requestOptions = await this.getMemoryHistoryRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => MemoryHistoryFromJSON(jsonValue));
+    }
+
+    /**
+     * Every change of the memory, oldest first: its creation, each update (a correction from a conversation, or a PATCH) with the content it replaced, and its deletion. A memory superseded by a correction keeps its earlier content here with the time it stopped being true. A forgotten user has no history left. 
+     * What a memory said before, and when it changed
+     */
+    async getMemoryHistory(requestParameters: GetMemoryHistoryRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<MemoryHistory> {
+        const response = await this.getMemoryHistoryRaw(requestParameters, initOverrides);
         return await response.value();
     }
 
@@ -411,6 +516,13 @@ export class MemoryApi extends runtime.BaseAPI {
             );
         }
 
+        if (requestParameters['userId'] == null) {
+            throw new runtime.RequiredError(
+                'userId',
+                'Required parameter "userId" was null or undefined when calling updateMemory().'
+            );
+        }
+
         if (requestParameters['memoryUpdateRequest'] == null) {
             throw new runtime.RequiredError(
                 'memoryUpdateRequest',
@@ -419,6 +531,10 @@ export class MemoryApi extends runtime.BaseAPI {
         }
 
         const queryParameters: any = {};
+
+        if (requestParameters['userId'] != null) {
+            queryParameters['user_id'] = requestParameters['userId'];
+        }
 
         const headerParameters: runtime.HTTPHeaders = {};
 

@@ -36,6 +36,10 @@ export interface Memory {
      */
     content: string;
     /**
+     * `api`: created through POST /z1/memory; `conversation`: extracted from the user's chat turns.
+     */
+    source: MemorySourceEnum;
+    /**
      * Free-form; like every part of a body, nested at most `http.maxJsonDepth` (64) levels deep, counted from the body's root (400 `NESTING_TOO_DEEP`).
      */
     metadata: { [key: string]: any; };
@@ -58,6 +62,15 @@ export const MemoryObjectEnum = {
 } as const;
 export type MemoryObjectEnum = typeof MemoryObjectEnum[keyof typeof MemoryObjectEnum];
 
+/**
+ * @export
+ */
+export const MemorySourceEnum = {
+    api: 'api',
+    conversation: 'conversation',
+} as const;
+export type MemorySourceEnum = typeof MemorySourceEnum[keyof typeof MemorySourceEnum];
+
 
 /**
  * Check if a given object implements the Memory interface.
@@ -69,6 +82,7 @@ export function instanceOfMemory(value: object): value is Memory {
     
     if ((!('userId' in (value as Record<string, any>)) && !('user_id' in (value as Record<string, any>))) || ((value as Record<string, any>)['userId'] === undefined && (value as Record<string, any>)['user_id'] === undefined)) return false;
     if (!('content' in value) || value['content'] === undefined) return false;
+    if (!('source' in value) || value['source'] === undefined) return false;
     if (!('metadata' in value) || value['metadata'] === undefined) return false;
     if ((!('createdAt' in (value as Record<string, any>)) && !('created_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['createdAt'] === undefined && (value as Record<string, any>)['created_at'] === undefined)) return false;
     if ((!('updatedAt' in (value as Record<string, any>)) && !('updated_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['updatedAt'] === undefined && (value as Record<string, any>)['updated_at'] === undefined)) return false;
@@ -89,6 +103,7 @@ export function MemoryFromJSONTyped(json: any, ignoreDiscriminator: boolean): Me
         'object': json['object'],
         'userId': json['user_id'],
         'content': json['content'],
+        'source': json['source'],
         'metadata': json['metadata'],
         'createdAt': (json['created_at'] == null ? json['created_at'] : parseDateTime(json['created_at'])),
         'updatedAt': (json['updated_at'] == null ? json['updated_at'] : parseDateTime(json['updated_at'])),
@@ -110,6 +125,7 @@ export function MemoryToJSONTyped(value?: Memory | null, ignoreDiscriminator: bo
         'object': value['object'],
         'user_id': value['userId'],
         'content': value['content'],
+        'source': value['source'],
         'metadata': value['metadata'],
         'created_at': value['createdAt'] == null ? value['createdAt'] : serializeDateTime(value['createdAt']),
         'updated_at': value['updatedAt'] == null ? value['updatedAt'] : serializeDateTime(value['updatedAt']),

@@ -36,6 +36,10 @@ export interface MemorySearchResultDataInner {
      */
     content: string;
     /**
+     * `api`: created through POST /z1/memory; `conversation`: extracted from the user's chat turns.
+     */
+    source: MemorySearchResultDataInnerSourceEnum;
+    /**
      * Free-form; like every part of a body, nested at most `http.maxJsonDepth` (64) levels deep, counted from the body's root (400 `NESTING_TOO_DEEP`).
      */
     metadata: { [key: string]: any; };
@@ -62,6 +66,15 @@ export const MemorySearchResultDataInnerObjectEnum = {
 } as const;
 export type MemorySearchResultDataInnerObjectEnum = typeof MemorySearchResultDataInnerObjectEnum[keyof typeof MemorySearchResultDataInnerObjectEnum];
 
+/**
+ * @export
+ */
+export const MemorySearchResultDataInnerSourceEnum = {
+    api: 'api',
+    conversation: 'conversation',
+} as const;
+export type MemorySearchResultDataInnerSourceEnum = typeof MemorySearchResultDataInnerSourceEnum[keyof typeof MemorySearchResultDataInnerSourceEnum];
+
 
 /**
  * Check if a given object implements the MemorySearchResultDataInner interface.
@@ -73,6 +86,7 @@ export function instanceOfMemorySearchResultDataInner(value: object): value is M
     
     if ((!('userId' in (value as Record<string, any>)) && !('user_id' in (value as Record<string, any>))) || ((value as Record<string, any>)['userId'] === undefined && (value as Record<string, any>)['user_id'] === undefined)) return false;
     if (!('content' in value) || value['content'] === undefined) return false;
+    if (!('source' in value) || value['source'] === undefined) return false;
     if (!('metadata' in value) || value['metadata'] === undefined) return false;
     if ((!('createdAt' in (value as Record<string, any>)) && !('created_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['createdAt'] === undefined && (value as Record<string, any>)['created_at'] === undefined)) return false;
     if ((!('updatedAt' in (value as Record<string, any>)) && !('updated_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['updatedAt'] === undefined && (value as Record<string, any>)['updated_at'] === undefined)) return false;
@@ -94,6 +108,7 @@ export function MemorySearchResultDataInnerFromJSONTyped(json: any, ignoreDiscri
         'object': json['object'],
         'userId': json['user_id'],
         'content': json['content'],
+        'source': json['source'],
         'metadata': json['metadata'],
         'createdAt': (json['created_at'] == null ? json['created_at'] : parseDateTime(json['created_at'])),
         'updatedAt': (json['updated_at'] == null ? json['updated_at'] : parseDateTime(json['updated_at'])),
@@ -116,6 +131,7 @@ export function MemorySearchResultDataInnerToJSONTyped(value?: MemorySearchResul
         'object': value['object'],
         'user_id': value['userId'],
         'content': value['content'],
+        'source': value['source'],
         'metadata': value['metadata'],
         'created_at': value['createdAt'] == null ? value['createdAt'] : serializeDateTime(value['createdAt']),
         'updated_at': value['updatedAt'] == null ? value['updatedAt'] : serializeDateTime(value['updatedAt']),

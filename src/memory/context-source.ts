@@ -1,0 +1,50 @@
+import type { ChatCompletionRequest, ContextContribution, ContextSource } from '../chat/index.js';
+import type { Principal } from '../kernel/index.js';
+import type { MemoryService } from './memory-service.js';
+
+/** Memories offered to one chat request at most (the prompt budget may take fewer). */
+export const MEMORY_K = 8;
+
+/**
+ * A question about the user as a whole ("what do you know about me?") shares no word or meaning with
+ * any one fact, so the relevance floor would offer nothing: it gets the user's newest memories instead.
+ */
+const ABOUT_THE_USER =
+  /\b(?:(?:know|remember|recall|stored|saved|have) (?:about|on) me|what do you (?:know|remember)|tell me about (?:me|myself)|who am i)\b/i;
+
+function userTurns(request: ChatCompletionRequest): string[] {
+  return request.messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
+}
+
+/**
+ * Memory in chat, on unless `use_memory: false`: before the answer, the user's memories relevant to
+ * their last message become notes in the system prompt (counted in `memory_context`); after it, their
+ * turns are handed to extraction, which runs behind the answer. The version is the user's memory
+ * version, so a cached answer is never served after their memory changed. `use_memory: false`
+ * neither reads nor writes.
+ */
+export function memoryContextSource(memory: MemoryService, k = MEMORY_K): ContextSource {
+  const tenant = (principal: Principal, request: ChatCompletionRequest) => ({
+    accountId: principal.account.id,
+    userId: request.user_id,
+  });
+  return {
+    name: 'memory',
+    applies: (request) => request.use_memory !== false,
+    version: (principal, request) => memory.version(tenant(principal, request)),
+    async contribute(principal, request, signal): Promise<ContextContribution> {
+      const query = userTurns(request).at(-1) ?? '';
+      // Most end users have no memories: no query embedding, no search (version 0 means none).
+      if (!query.trim() || (await memory.version(tenant(principal, request))) === '0') {
+        return { notes: [], itemsRetrieved: 0 };
+      }
+      const found = ABOUT_THE_USER.test(query)
+        ? (await memory.list(tenant(principal, request))).slice(0, k)
+        : await memory.search(tenant(principal, request), query, k, { floor: true, signal });
+      return { notes: found.map((m) => m.content), itemsRetrieved: found.length };
+    },
+    observe(principal, request) {
+      void memory.observe(tenant(principal, request), userTurns(request));
+    },
+  };
+}

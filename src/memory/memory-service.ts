@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock/index.js';
+import { AppError } from '../errors/index.js';
+import { type Chunk, type ChunkHit, type ChunkIndex, type Embedder, reciprocalRankFusion } from '../rag/index.js';
+import { reconcile } from './reconcile.js';
+import type { FactExtractor, MemoryChange, MemoryRecord, MemorySource, MemoryStore, Tenant } from './types.js';
+
+/** Cosine below which a memory is not offered to the chat by meaning (MiniLM, measured: a question and an unrelated fact ~0.05–0.2, a related one 0.4–0.5). */
+export const MIN_SIMILARITY = 0.25;
+/** How long one extraction may run after an answer before it is abandoned (it never delays the answer). */
+export const EXTRACTION_TIMEOUT_MS = 10_000;
+/** Extractions waiting at most; more are dropped with a warning rather than growing without bound. */
+const MAX_PENDING = 1000;
+
+export interface MemoryServiceDeps {
+  store: MemoryStore;
+  /** The memories' own retrieval index (a separate namespace from documents). */
+  index: ChunkIndex;
+  embedder?: Embedder | undefined;
+  extractor: FactExtractor;
+  clock: Clock;
+  logger: Logger;
+  extractionTimeoutMs?: number;
+}
+
+export interface ScoredMemory extends MemoryRecord {
+  score: number;
+}
+
+/** A memory as one indexed chunk: the whole memory is its only chunk, with the memory's id. */
+function asChunk(m: Pick<MemoryRecord, 'id' | 'content'>): Chunk {
+  return {
+    id: m.id,
+    documentId: m.id,
+    ordinal: 0,
+    text: m.content,
+    charStart: 0,
+    charEnd: m.content.length,
+    page: null,
+  };
+}
+
+/**
+ * Memories per (account, user): the store is the truth, the index makes them findable. Every read and
+ * write is scoped by the tenant (the account from the API key and the request's user_id), never by
+ * similarity alone. Facts from conversations are extracted after the answer, off the request path, one
+ * tenant at a time (so two answers of one user never race on the same fact).
+ */
+export class MemoryService {
+  readonly #deps: MemoryServiceDeps;
+  readonly #queues = new Map<string, Promise<void>>();
+  #pending = 0;
+  #closed = false;
+  readonly #abort = new AbortController();
+
+  constructor(deps: MemoryServiceDeps) {
+    this.#deps = deps;
+  }
+
+  async start(): Promise<void> {
+    const { embedder, index } = this.#deps;
+    await index.prepare(embedder ? { id: embedder.id, dimension: await embedder.dimension() } : undefined);
+  }
+
+  async create(
+    tenant: Tenant,
+    input: { content: string; metadata?: Record<string, unknown> | undefined; slot?: string | null },
+    source: MemorySource = 'api',
+  ): Promise<MemoryRecord> {
+    const now = this.#deps.clock();
+    const memory: MemoryRecord = {
+      id: `mem_${randomBytes(12).toString('hex')}`,
+      ...tenant,
+      content: input.content,
+      metadata: input.metadata ?? {},
+      source,
+      slot: input.slot ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    // Bumped before (a crash after the insert must not leave version 0, which chat reads as "no
+    // memories") and after (an answer cached while the memory was being written is not kept for it).
+    await this.#deps.store.bumpVersion(tenant);
+    await this.#deps.store.insert(memory);
+    await this.#index(tenant, memory);
+    await this.#deps.store.bumpVersion(tenant);
+    return memory;
+  }
+
+  list(tenant: Tenant): Promise<MemoryRecord[]> {
+    return this.#deps.store.list(tenant);
+  }
+
+  async update(
+    tenant: Tenant,
+    id: string,
+    change: { content?: string | undefined; metadata?: Record<string, unknown> | undefined; slot?: string | null },
+    source: MemorySource = 'api',
+  ): Promise<MemoryRecord> {
+    const patch = {
+      ...(change.content !== undefined ? { content: change.content } : {}),
+      ...(change.metadata !== undefined ? { metadata: change.metadata } : {}),
+      ...(change.slot !== undefined ? { slot: change.slot } : {}),
+    };
+    const after = await this.#deps.store.update(tenant, id, patch, source, this.#deps.clock());
+    if (!after) throw new AppError('NOT_FOUND', `No memory ${id}`);
+    if (change.content !== undefined) await this.#index(tenant, after);
+    await this.#deps.store.bumpVersion(tenant);
+    return after;
+  }
+
+  async delete(tenant: Tenant, id: string, source: MemorySource = 'api'): Promise<void> {
+    if (!(await this.#deps.store.delete(tenant, id, source, this.#deps.clock()))) {
+      throw new AppError('NOT_FOUND', `No memory ${id}`);
+    }
+    await this.#deps.index.deleteDocument(tenant, id);
+    await this.#deps.store.bumpVersion(tenant);
+  }
+
+  /** Forgets the user: every memory, its history and its vectors. Returns how many memories there were. */
+  async forget(tenant: Tenant): Promise<number> {
+    await this.#deps.index.deleteTenant(tenant);
+    return this.#deps.store.deleteTenant(tenant);
+  }
+
+  async history(tenant: Tenant, id: string): Promise<MemoryChange[]> {
+    const changes = await this.#deps.store.history(tenant, id);
+    if (changes.length === 0) throw new AppError('NOT_FOUND', `No memory ${id}`);
+    return changes;
+  }
+
+  version(tenant: Tenant): Promise<string> {
+    return this.#deps.store.version(tenant);
+  }
+
+  /**
+   * The tenant's memories for a query, best first: lexical and dense rankings fused. With `floor`,
+   * only memories that share a word with the query or are close in meaning (cosine ≥ MIN_SIMILARITY; dense scores of every ChunkIndex adapter are cosines):
+   * the chat should not be told unrelated facts just because the user has some.
+   */
+  async search(
+    tenant: Tenant,
+    query: string,
+    k: number,
+    options: { floor?: boolean; signal?: AbortSignal } = {},
+  ): Promise<ScoredMemory[]> {
+    const { index, embedder, store } = this.#deps;
+    const vector = embedder ? (await embedder.embed([query], options.signal))[0] : undefined;
+    let hits: ChunkHit[];
+    if (options.floor) {
+      // The two rankings apart, so the floor can be applied to the cosine before they are fused.
+      const [lexical, dense] = await Promise.all([
+        index.search(tenant, { text: query, k, mode: 'lexical' }),
+        vector ? index.search(tenant, { text: query, vector, k, mode: 'dense' }) : Promise.resolve([]),
+      ]);
+      hits = reciprocalRankFusion([lexical, dense.filter((h) => h.score >= MIN_SIMILARITY)]).slice(0, k);
+    } else {
+      hits = await index.search(tenant, { text: query, vector, k, mode: 'hybrid' });
+    }
+    const byId = new Map(
+      (
+        await store.many(
+          tenant,
+          hits.map((h) => h.chunkId),
+        )
+      ).map((m) => [m.id, m]),
+    );
+    return hits.flatMap((h) => {
+      const memory = byId.get(h.chunkId);
+      return memory ? [{ ...memory, score: h.score }] : [];
+    });
+  }
+
+  /**
+   * After an answer: extract facts from the user's turns and reconcile them with the user's memories.
+   * Returns at once; the work runs behind, one tenant at a time, bounded in time, and never throws.
+   * The returned promise (settled when this tenant's queue is through it) exists for tests and close().
+   */
+  observe(tenant: Tenant, userTurns: readonly string[]): Promise<void> {
+    if (this.#closed || userTurns.length === 0) return Promise.resolve();
+    if (this.#pending >= MAX_PENDING) {
+      this.#deps.logger.warn({ pending: this.#pending }, 'memory extraction queue full; a turn was not observed');
+      return Promise.resolve();
+    }
+    const key = JSON.stringify([tenant.accountId, tenant.userId]);
+    this.#pending++;
+    const previous = this.#queues.get(key) ?? Promise.resolve();
+    const next = previous
+      .then(() => this.#extract(tenant, userTurns))
+      .catch((err: unknown) => this.#deps.logger.warn({ err }, 'memory extraction failed; the answer was not affected'))
+      .finally(() => {
+        this.#pending--;
+        if (this.#queues.get(key) === next) this.#queues.delete(key);
+      });
+    this.#queues.set(key, next);
+    return next;
+  }
+
+  /** Resolves when every extraction queued so far is through (benchmarks, tests, a clean stop). */
+  async settled(): Promise<void> {
+    while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#abort.abort();
+    await Promise.allSettled([...this.#queues.values()]);
+    await this.#deps.index.close();
+  }
+
+  async #extract(tenant: Tenant, userTurns: readonly string[]): Promise<void> {
+    const timeout = AbortSignal.timeout(this.#deps.extractionTimeoutMs ?? EXTRACTION_TIMEOUT_MS);
+    const signal = AbortSignal.any([timeout, this.#abort.signal]);
+    signal.throwIfAborted(); // closed while this one waited its turn
+    // An extractor that hangs and ignores its signal is abandoned all the same.
+    const extraction = await Promise.race([
+      this.#deps.extractor.extract(userTurns, signal),
+      new Promise<never>((_, reject) => {
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      }),
+    ]);
+    if (signal.aborted) return;
+    await reconcile(this, tenant, extraction, this.#deps.store);
+  }
+
+  async #index(tenant: Tenant, memory: MemoryRecord): Promise<void> {
+    const { index, embedder } = this.#deps;
+    await index.putChunks(tenant, memory.id, [asChunk(memory)]);
+    if (!embedder) return;
+    const [vector] = await embedder.embed([memory.content]);
+    if (vector) await index.putVectors(tenant, memory.id, [{ chunkId: memory.id, vector }]);
+  }
+}

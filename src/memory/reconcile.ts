@@ -1,0 +1,106 @@
+import type { MemoryService } from './memory-service.js';
+import type { CandidateFact, Extraction, MemoryRecord, MemoryStore, Tenant } from './types.js';
+
+/** Token overlap (Jaccard) at or above which a new fact repeats a stored one (measured on bench:memory's paraphrases). */
+const DUPLICATE_OVERLAP = 0.8;
+/** Share of a "forget …" request's words a memory must contain to be the one forgotten. */
+const FORGET_OVERLAP = 0.6;
+/** Similar memories compared with each candidate. */
+const NEIGHBOURS = 5;
+
+const STOP = new Set([
+  'the',
+  'user',
+  'user’s',
+  "user's",
+  's',
+  'a',
+  'an',
+  'is',
+  'are',
+  'to',
+  'in',
+  'of',
+  'that',
+  'i',
+  'my',
+]);
+
+function terms(text: string): Set<string> {
+  return new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !STOP.has(w)));
+}
+
+function overlap(a: Set<string>, b: Set<string>): number {
+  if (a.size === 0 && b.size === 0) return 1;
+  let shared = 0;
+  for (const t of a) if (b.has(t)) shared++;
+  return shared / (a.size + b.size - shared);
+}
+
+/** Share of `wanted`'s terms that `text` contains. */
+function covers(text: Set<string>, wanted: Set<string>): number {
+  if (wanted.size === 0) return 0;
+  let found = 0;
+  for (const t of wanted) if (text.has(t)) found++;
+  return found / wanted.size;
+}
+
+export type Decision =
+  | { op: 'add'; fact: CandidateFact }
+  | { op: 'update'; memory: MemoryRecord; fact: CandidateFact }
+  | { op: 'delete'; memory: MemoryRecord }
+  | { op: 'none'; fact: CandidateFact; reason: 'duplicate' };
+
+/**
+ * mem0's four operations, decided deterministically against the user's most similar memories:
+ * - **delete** what a "forget …" names (its slot's memory, else memories containing most of its words);
+ * - **update** the memory holding a candidate's slot when the value changed (a correction: the old text
+ *   stays in the memory's history with the time it changed);
+ * - **none** for a candidate that repeats a memory (same text, or ≥ 80 % of the same words);
+ * - **add** otherwise.
+ * Candidates are applied in order, so "I live in Lyon. Actually, I moved to Paris." ends with Paris.
+ */
+export async function reconcile(
+  memories: MemoryService,
+  tenant: Tenant,
+  extraction: Extraction,
+  store: MemoryStore,
+): Promise<Decision[]> {
+  const decisions: Decision[] = [];
+  for (const request of extraction.forget) {
+    const targets: MemoryRecord[] = [];
+    const bySlot = request.slot ? await store.bySlot(tenant, request.slot) : undefined;
+    if (bySlot) targets.push(bySlot);
+    else {
+      const wanted = terms(request.content);
+      for (const m of await memories.search(tenant, request.content, NEIGHBOURS)) {
+        if (covers(terms(m.content), wanted) >= FORGET_OVERLAP) targets.push(m);
+      }
+    }
+    for (const memory of targets) {
+      await memories.delete(tenant, memory.id, 'conversation');
+      decisions.push({ op: 'delete', memory });
+    }
+  }
+  for (const fact of extraction.facts) {
+    const current = fact.slot ? await store.bySlot(tenant, fact.slot) : undefined;
+    if (current) {
+      if (overlap(terms(current.content), terms(fact.content)) >= 1) {
+        decisions.push({ op: 'none', fact, reason: 'duplicate' });
+        continue;
+      }
+      await memories.update(tenant, current.id, { content: fact.content }, 'conversation');
+      decisions.push({ op: 'update', memory: current, fact });
+      continue;
+    }
+    const words = terms(fact.content);
+    const similar = await memories.search(tenant, fact.content, NEIGHBOURS);
+    if (similar.some((m) => overlap(terms(m.content), words) >= DUPLICATE_OVERLAP)) {
+      decisions.push({ op: 'none', fact, reason: 'duplicate' });
+      continue;
+    }
+    await memories.create(tenant, { content: fact.content, slot: fact.slot }, 'conversation');
+    decisions.push({ op: 'add', fact });
+  }
+  return decisions;
+}

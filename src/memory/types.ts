@@ -1,0 +1,71 @@
+import type { Tenant } from '../rag/index.js';
+
+export type { Tenant };
+
+export type MemorySource = 'api' | 'conversation';
+
+export interface MemoryRecord extends Tenant {
+  id: string;
+  content: string;
+  metadata: Record<string, unknown>;
+  source: MemorySource;
+  /**
+   * What the memory is about when only one value can be true at a time (`name`, `location`,
+   * `my:birthday`, …): a new fact with the same slot supersedes it instead of standing beside it.
+   */
+  slot: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface MemoryChange {
+  event: 'add' | 'update' | 'delete';
+  content: string;
+  previousContent: string | null;
+  source: MemorySource;
+  at: number;
+}
+
+/** Memories and their history per (account, user). Every call is scoped by both; ids of others are misses. */
+export interface MemoryStore {
+  insert(memory: MemoryRecord): Promise<void>;
+  get(tenant: Tenant, id: string): Promise<MemoryRecord | undefined>;
+  /** Newest first. */
+  list(tenant: Tenant): Promise<MemoryRecord[]>;
+  many(tenant: Tenant, ids: readonly string[]): Promise<MemoryRecord[]>;
+  bySlot(tenant: Tenant, slot: string): Promise<MemoryRecord | undefined>;
+  /** Changes content and/or metadata and records what it said before; undefined when not the tenant's. */
+  update(
+    tenant: Tenant,
+    id: string,
+    change: { content?: string; metadata?: Record<string, unknown>; slot?: string | null },
+    source: MemorySource,
+    at: number,
+  ): Promise<MemoryRecord | undefined>;
+  /** Deletes the memory; its history keeps the deletion. False when not the tenant's. */
+  delete(tenant: Tenant, id: string, source: MemorySource, at: number): Promise<boolean>;
+  /** Forgets the user: every memory, every history row and the version. Returns how many memories. */
+  deleteTenant(tenant: Tenant): Promise<number>;
+  history(tenant: Tenant, id: string): Promise<MemoryChange[]>;
+  /** Changes with every change of the user's memories; `0` when they have none. */
+  version(tenant: Tenant): Promise<string>;
+  bumpVersion(tenant: Tenant): Promise<void>;
+}
+
+/** A fact a user stated about themselves, in the third person, ready to store. */
+export interface CandidateFact {
+  content: string;
+  slot: string | null;
+}
+
+export interface Extraction {
+  facts: CandidateFact[];
+  /** What the user asked to forget ("forget that I live in Lyon"): matched against their memories. */
+  forget: CandidateFact[];
+}
+
+/** Turns a user's chat turns into candidate facts. Rule-based by default; an LLM one when configured. */
+export interface FactExtractor {
+  readonly name: string;
+  extract(userTurns: readonly string[], signal: AbortSignal): Promise<Extraction>;
+}
