@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { backends } from '../support/databases.js';
 import { eventually } from '../support/eventually.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
+import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
 import { EMBEDDING_MODEL } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -25,18 +25,21 @@ function systemPrompt(upstream: MockUpstream): string {
     .join('\n');
 }
 
-for (const backend of backends()) {
-  describe(`memory in chat (${backend})`, () => {
+for (const rag of ragBackends()) {
+  describe(`memory in chat (${rag.label})`, () => {
+    let retrieval: Retrieval;
     let upstream: MockUpstream;
     let server: TestServer;
     let apiKey: string;
     let otherKey: string;
 
     before(async () => {
+      retrieval = await startRetrieval(rag);
       upstream = await startMockUpstream({ defaultText: 'Noted.' });
       const target = { provider: 'openai-compatible' as const, baseUrl: upstream.url, model: 'm', maxRetries: 0 };
-      server = await startTestServer(backend, {
+      server = await startTestServer(rag.backend, {
         config: {
+          ...retrieval.config,
           embeddingModel: EMBEDDING_MODEL,
           tiers: { free: { rpm: 10_000 } },
           routing: { 'PV-TURBO': [target] },
@@ -46,8 +49,9 @@ for (const backend of backends()) {
       ({ apiKey: otherKey } = await server.createAccount('free', 10_000));
     });
     after(async () => {
-      await server.close();
-      await upstream.close();
+      await server?.close();
+      await upstream?.close();
+      await retrieval?.stop();
     });
     beforeEach(() => upstream.reset());
 
@@ -176,16 +180,13 @@ for (const backend of backends()) {
       assert.deepEqual(await memories(apiKey, 'ada'), []);
       const db = server.running.runtime.db;
       // The index's own rows too: memories are indexed under the account's memory kind.
-      for (const table of [
-        'memories',
-        'memory_history',
-        'memory_user_versions',
-        'rag_index_chunks',
-        'rag_index_tenants',
-      ]) {
+      const tables = ['memories', 'memory_history', 'memory_user_versions'];
+      if (!rag.qdrant) tables.push('rag_index_chunks', 'rag_index_tenants');
+      for (const table of tables) {
         const rows = await db.query(`SELECT 1 FROM ${table} WHERE user_id = $1`, ['ada']);
         assert.equal(rows.length, 0, table);
       }
+      if (retrieval.url) assert.equal(await qdrantPoints(retrieval.url, 'ada'), 0, 'Qdrant points');
     });
   });
 }
