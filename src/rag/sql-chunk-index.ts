@@ -284,7 +284,7 @@ export class SqlChunkIndex implements ChunkIndex {
         for (const row of s.vectors.iterate(tenant.accountId, tenant.userId) as Iterable<VectorRow>) {
           addRow(set, row);
         }
-        this.#vectors.put(tenant, generation, set);
+        if (set.size > 0) this.#vectors.put(tenant, generation, set);
       }
     } else {
       const rows = await db.query<{ generation: string }>(
@@ -301,7 +301,7 @@ export class SqlChunkIndex implements ChunkIndex {
           [tenant.accountId, tenant.userId],
         );
         for (const row of stored) addRow(set, row);
-        this.#vectors.put(tenant, generation, set);
+        if (set.size > 0) this.#vectors.put(tenant, generation, set);
       }
     }
     if (set.dimension !== vector.length) {
