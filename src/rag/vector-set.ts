@@ -53,6 +53,7 @@ export class VectorSet {
   #capacity = 0;
   #count = 0;
   #layout = layout(0, 16);
+  #view: Int8Array | undefined;
   readonly #ids: string[] = [];
   readonly #docs: string[] = [];
   readonly #rowOf = new Map<string, number>();
@@ -80,9 +81,9 @@ export class VectorSet {
       this.#ids[row] = id;
     }
     this.#docs[row] = documentId;
-    const { buffer } = this.#kernel.memory;
-    const scale = this.#quantise(vector, new Int8Array(buffer, this.#layout.data + row * this.#stride, this.#stride));
-    new Float32Array(buffer, this.#layout.scales, this.#capacity)[row] = scale;
+    const bytes = this.#bytes();
+    const scale = this.#quantise(vector, bytes, this.#layout.data + row * this.#stride);
+    new Float32Array(bytes.buffer, this.#layout.scales, this.#capacity)[row] = scale;
   }
 
   /** Removes the document's vectors (moving the last rows into the holes). */
@@ -101,7 +102,7 @@ export class VectorSet {
     }
     const { buffer } = this.#kernel.memory;
     const at = this.#layout;
-    this.#quantise(query, new Int8Array(buffer, at.query, this.#stride));
+    this.#quantise(query, this.#bytes(), at.query);
     this.#kernel.scores(at.data, at.scales, n, this.#stride, at.query, at.out);
     const scores = new Float32Array(buffer, at.out, n);
     // The best `count` rows: a min-heap whose root is the one to beat.
@@ -145,13 +146,25 @@ export class VectorSet {
     return hits.sort((a, b) => b.score - a.score);
   }
 
-  /** Writes round(v / max|v| * 127) into `into` (zero padded); returns the row's scale back to v. */
-  #quantise(vector: Float32Array, into: Int8Array): number {
+  /** A view of the whole memory (a new one after the memory grew: the old buffer is detached). */
+  #bytes(): Int8Array {
+    const { buffer } = this.#kernel.memory;
+    if (this.#view?.buffer !== buffer) this.#view = new Int8Array(buffer);
+    return this.#view;
+  }
+
+  /** Writes round(v / max|v| * 127) at `offset` (zero padded to the stride); returns the scale back to v. */
+  #quantise(vector: Float32Array, into: Int8Array, offset: number): number {
+    const dim = vector.length;
     let max = 0;
-    for (const x of vector) max = Math.max(max, Math.abs(x));
+    for (let d = 0; d < dim; d++) {
+      const x = vector[d] as number;
+      if (x > max) max = x;
+      else if (-x > max) max = -x;
+    }
     const f = max > 0 ? 127 / max : 0;
-    into.fill(0);
-    for (let d = 0; d < vector.length; d++) into[d] = Math.round((vector[d] as number) * f);
+    for (let d = 0; d < dim; d++) into[offset + d] = Math.round((vector[d] as number) * f);
+    for (let d = dim; d < this.#stride; d++) into[offset + d] = 0;
     return max / 127;
   }
 

@@ -112,4 +112,12 @@ describe('VectorCache', () => {
     assert.equal(cache.get(u('2'), 1), undefined);
     assert.ok(cache.get(u('3'), 1));
   });
+
+  it('keeps at most maxSets sets, however small', () => {
+    const cache = new VectorCache(1000, 2);
+    const u = (userId: string) => ({ accountId: 'a', userId });
+    for (const id of ['1', '2', '3']) cache.put(u(id), 1, new VectorSet(4));
+    assert.equal(cache.get(u('1'), 1), undefined);
+    assert.ok(cache.get(u('2'), 1) && cache.get(u('3'), 1));
+  });
 });
