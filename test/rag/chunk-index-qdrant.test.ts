@@ -28,6 +28,39 @@ describe('Qdrant chunk index', { skip: !available && 'no Qdrant binary (../share
     };
   });
 
+  it("uses Qdrant's BM25 with stemming and folded accents", async () => {
+    const index = new QdrantChunkIndex({ url: server.url, collection: `bm25_${randomBytes(6).toString('hex')}` });
+    await index.prepare(MODEL);
+    const tenant = { accountId: 'a', userId: 'u' };
+    const texts = ['The hikers walked along the ridge.', 'Café au lait in Zürich.', 'The secret code is 7431-walrus.'];
+    await index.putChunks(
+      tenant,
+      'd',
+      texts.map((text, n) => ({
+        id: `c${n}`,
+        documentId: 'd',
+        ordinal: n,
+        text,
+        charStart: 0,
+        charEnd: 0,
+        page: null,
+      })),
+    );
+    for (const [query, want] of [
+      ['WALKING', 'c0'],
+      ['zurich cafe', 'c1'],
+      ['Zürich café', 'c1'],
+      ['7431', 'c2'],
+    ] as const) {
+      const hits = await index.search(tenant, { text: query, k: 3, mode: 'lexical' });
+      assert.deepEqual(
+        hits.map((h) => h.chunkId),
+        [want],
+        query,
+      );
+    }
+  });
+
   it('refuses a collection it did not create, with a message naming it', async () => {
     const collection = `foreign_${randomBytes(6).toString('hex')}`;
     const res = await fetch(`${server.url}/collections/${collection}`, {
