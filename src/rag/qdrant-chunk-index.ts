@@ -63,8 +63,14 @@ export class QdrantChunkIndex implements ChunkIndex {
   constructor(options: QdrantChunkIndexOptions) {
     this.collection = options.collection ?? DEFAULT_QDRANT_COLLECTION;
     this.#url = options.url;
+    // The client takes a URL without a port as port 6333 and drops its path; here a URL means what it
+    // says (as for pvai doctor): no port is the scheme's, a path is a prefix (Qdrant behind a proxy).
+    const url = new URL(options.url);
+    const prefix = url.pathname.replace(/\/+$/, '');
     this.#client = new QdrantClient({
-      url: options.url,
+      url: url.origin,
+      port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+      ...(prefix ? { prefix } : {}),
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       timeout: options.timeoutMs ?? 30_000,
       checkCompatibility: false,
