@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { pvai, type ServerProcess, startServerProcess } from '../support/processes.js';
 import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
 import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/rag.js';
@@ -16,16 +16,19 @@ async function call<T>(server: ServerProcess, apiKey: string, method: string, pa
   return { status: res.status, body: (await res.json()) as T };
 }
 
-for (const backend of backends()) {
-  describe(`ingestion survives a crash (${backend})`, () => {
+for (const rag of ragBackends()) {
+  describe(`ingestion survives a crash (${rag.label})`, () => {
     let database: TestDatabase;
+    let retrieval: Retrieval;
     let env: Record<string, string>;
     let apiKey: string;
     let server: ServerProcess | undefined;
 
     before(async () => {
-      database = await createTestDatabase(backend);
+      database = await createTestDatabase(rag.backend);
+      retrieval = await startRetrieval(rag);
       env = {
+        ...retrieval.env,
         PVAI_DATA_DIR: database.dataDir,
         PVAI_LOCAL_MODEL: TEST_MODEL,
         PVAI_EMBEDDING_MODEL: EMBEDDING_MODEL,
@@ -40,7 +43,8 @@ for (const backend of backends()) {
     });
     after(async () => {
       await server?.stop();
-      await database.drop();
+      await retrieval?.stop();
+      await database?.drop();
     });
 
     it('loses no acknowledged document to SIGKILL and finishes the job after restart', async () => {
@@ -81,6 +85,12 @@ for (const backend of backends()) {
         query: 'what is the name of the harbourmaster boat',
       });
       assert.ok(hits.body.data[0]?.snippet.includes('Gullwing'));
+      if (retrieval.url) {
+        // The resumed job re-put what the killed one had indexed: the same points, none twice, none stale.
+        const after = await call<{ data: DocumentBody[] }>(server, apiKey, 'GET', '/z1/rag/documents?user_id=u');
+        const chunks = after.body.data.reduce((sum, d) => sum + d.chunk_count, 0);
+        assert.equal(await qdrantPoints(retrieval.url, 'u'), chunks);
+      }
     });
   });
 }
@@ -108,7 +118,10 @@ for (const rag of ragBackends().filter((r) => r.backend === 'postgres')) {
       );
       apiKey = (JSON.parse(stdout) as { api_key: string }).api_key;
       // Started together: with Qdrant both create the collection at once, as replicas do.
-      servers = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+      const started = await Promise.allSettled([startServerProcess(env), startServerProcess(env)]);
+      servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+      // One that failed to start must not leave the other running (it would keep the test process alive).
+      for (const s of started) if (s.status === 'rejected') throw s.reason;
     });
     after(async () => {
       await Promise.all(servers.map((s) => s.stop()));
