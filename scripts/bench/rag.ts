@@ -13,6 +13,7 @@
  * `--quick`: fewer queries for latency, 1k chunks only, a smaller embedding sample, no upload.
  * Vectors of Cranfield's chunks and queries are cached in data/bench/ (the first run embeds them: minutes).
  */
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { chunkText } from '../../src/rag/chunker.js';
 import type { ChunkIndex, SearchMode, Tenant } from '../../src/rag/types.js';
@@ -75,11 +76,20 @@ async function loadCranfield(label: string, index: ChunkIndex, c: Corpus): Promi
   }
 }
 
+const notes: string[] = [];
+
 async function runBackend(backend: Backend): Promise<void> {
+  const settle = async (what: string) => {
+    const note = await backend.settle();
+    if (note) {
+      notes.push(`${backend.label} ${what}: ${note}; measured anyway.`);
+      log(notes.at(-1) ?? '');
+    }
+  };
   try {
     const index = await backend.open(embedding);
     await loadCranfield(backend.label, index, corpus);
-    await backend.settle();
+    await settle('Cranfield');
     for (const mode of MODES) quality.push(await indexQuality(backend.label, index, tenant, corpus, mode));
     log(`quality ${backend.label} done`);
     await index.close();
@@ -89,11 +99,15 @@ async function runBackend(backend: Backend): Promise<void> {
     for (const size of sizes) {
       await grow(big, tenant, corpus, have, size);
       have = size;
-      await backend.settle();
+      await settle(`${size} chunks`);
       latency.push(...(await timeSearches(backend.label, big, tenant, corpus, size, MODES, LATENCY_QUERIES)));
       log(`latency ${backend.label} ${size} done`);
     }
     await big.close();
+  } catch (err) {
+    // One backend failing must not lose the others' numbers: it is reported instead.
+    notes.push(`${backend.label} FAILED: ${(err as Error).message}`);
+    log(notes.at(-1) ?? '');
   } finally {
     await backend.stop();
   }
@@ -121,13 +135,20 @@ log('embedding throughput done');
 
 const uploads: UploadResult[] = [];
 if (!quick) {
-  uploads.push(await measureUpload(corpus));
+  const upload = async (where: Parameters<typeof measureUpload>[1], label: string) => {
+    try {
+      uploads.push(await measureUpload(corpus, where));
+    } catch (err) {
+      notes.push(`upload ${label} FAILED: ${(err as Error).message}`);
+    }
+  };
+  await upload({}, 'SQLite');
   const postgresUrl = process.env.DATABASE_URL;
-  if (postgresUrl) uploads.push(await measureUpload(corpus, { postgresUrl }));
+  if (postgresUrl) await upload({ postgresUrl }, 'PostgreSQL');
   if (postgresUrl && qdrantAvailable()) {
     const qdrant = await startQdrant();
     try {
-      uploads.push(await measureUpload(corpus, { postgresUrl, qdrantUrl: qdrant.url }));
+      await upload({ postgresUrl, qdrantUrl: qdrant.url }, 'PostgreSQL + Qdrant');
     } finally {
       await qdrant.stop();
     }
@@ -226,9 +247,14 @@ for (const u of uploads) {
 }
 out.push(table(['target', 'measured', ''], targets));
 const stolen = steal();
+if (notes.length > 0) {
+  out.push('');
+  out.push('Notes:');
+  for (const note of notes) out.push(`- ${note}`);
+}
 out.push('');
 out.push(
-  `Machine: ${(await import('node:os')).cpus().length} cores, Node ${process.version}` +
+  `Machine: ${os.cpus().length} cores, load average at the end ${os.loadavg()[0]?.toFixed(1)}, Node ${process.version}` +
     (stolen === undefined ? '' : `, CPU steal during the run ${(stolen * 100).toFixed(1)} %`) +
     `; ${Math.round((Date.now() - started.getTime()) / 1000)} s.`,
 );

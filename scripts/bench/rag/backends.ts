@@ -16,8 +16,8 @@ export interface Backend {
   label: string;
   /** A fresh, empty, prepared index (its own collection / database). */
   open(embedding: { id: string; dimension: number }): Promise<ChunkIndex>;
-  /** Waits until what was written is served as in steady state (Qdrant: HNSW built). */
-  settle(): Promise<void>;
+  /** Waits until what was written is served as in steady state (Qdrant: HNSW built); a note if it was not. */
+  settle(): Promise<string | undefined>;
   stop(): Promise<void>;
 }
 
@@ -60,7 +60,9 @@ function sqlBackend(label: string, backend: 'sqlite' | 'postgres'): Backend {
       opened.push({ db, database, index });
       return index;
     },
-    async settle() {},
+    async settle() {
+      return undefined;
+    },
     async stop() {
       for (const { db, database, index } of opened) {
         await index.close();
