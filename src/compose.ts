@@ -23,6 +23,7 @@ import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { Lifecycle, systemOperations } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
 import { BufferedUsageStore, SqlUsageStore, type UsageStore, usageOperations } from './usage/index.js';
+import { createWebGrounding, type WebGrounding, webContextSource } from './web/index.js';
 
 export interface ServiceOptions {
   clock?: Clock;
@@ -44,6 +45,8 @@ export interface Runtime {
   cache: ResponseCache;
   sandbox: CodeRunner;
   localModel: LocalModelSupervisor;
+  /** Web grounding (search, guarded page fetching); `pvai doctor` checks its provider. */
+  web: WebGrounding;
   /** The stop as requests see it: draining (readiness 503), then work in flight told to end. */
   lifecycle: Lifecycle;
   /** Every operation of the contract, by operationId. */
@@ -71,9 +74,11 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
+  // One embedder for document retrieval and web passage ranking (RagService closes it).
+  const embedder = createEmbedder(config, logger);
   const rag = new RagService({
     store: new SqlDocumentStore(db),
-    embedder: createEmbedder(config, logger),
+    embedder,
     clock,
     logger,
     soleWorker: db.dialect === 'sqlite' && db.owned,
@@ -118,6 +123,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       ? createPostgresCache((sql, params) => db.pool.query(sql, params), { now: clock })
       : createMemoryCache({ maxBytes: config.cache.maxBytes, now: clock });
   const supervisor = localModel;
+  const web = createWebGrounding(config.web, { embedder });
   const chat = new ChatService({
     router,
     cache,
@@ -125,7 +131,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       charge: (accountId, amount) => accounts.chargeCredits(accountId, amount),
       refund: (accountId, amount) => accounts.refundCredits(accountId, amount),
     },
-    context: new ContextRegistry([ragContextSource(rag)]),
+    context: new ContextRegistry([ragContextSource(rag), webContextSource(web)]),
     clock,
     cacheTtlMs: config.cache.ttlSeconds * 1000,
     price: creditsPerRequest,
@@ -190,6 +196,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     cache,
     sandbox,
     localModel: supervisor,
+    web,
     lifecycle,
     operations,
     ports,

@@ -79,7 +79,7 @@ export class PageFetcher {
     signal?: AbortSignal,
     totalMs = this.#limits.totalMs,
   ): Promise<FetchedPage[]> {
-    const deadline = AbortSignal.timeout(Math.max(1, totalMs));
+    const deadline = AbortSignal.timeout(Math.max(1, Math.floor(totalMs)));
     const overall = signal ? AbortSignal.any([signal, deadline]) : deadline;
     const results: FetchedPage[] = new Array(urls.length);
     let next = 0;
