@@ -14,8 +14,8 @@ export interface RankedPassage extends Candidate {
 
 /** Passage length aimed at: a paragraph or two, enough context for a claim, small enough to cite. */
 const PASSAGE_CHARS = 700;
-/** Passages kept per page before ranking (the first ones: a page's lead carries its subject). */
-const MAX_PER_PAGE = 150;
+/** Passages kept per page before ranking (~280 KB of text: a fact deep in a long page is still found). */
+const MAX_PER_PAGE = 400;
 /** Passages given to the embedder: the lexical top ones (embedding costs per passage). */
 const EMBED_CANDIDATES = 24;
 
@@ -111,15 +111,18 @@ export async function rank(
   }
   const [q, ...rest] = vectors;
   if (!q) return byLexical.map(({ id: _id, ...r }) => r);
+  // Each ranking holds only what it found something in: a passage with no query word has no lexical rank.
   const semantic = pool
     .map((c, i) => ({ chunkId: c.id, sim: cosine(q, rest[i] as Float32Array) }))
+    .filter((c) => c.sim > 0)
     .sort((a, b) => b.sim - a.sim);
-  const fused = reciprocalRankFusion([pool.map((c) => ({ chunkId: c.id })), semantic]);
-  const byId = new Map(pool.map((c) => [c.id, c]));
-  const ranked = fused.map((f) => {
-    const { id: _id, ...c } = byId.get(f.chunkId) as (typeof pool)[number];
-    return { ...c, score: f.score };
-  });
+  const fused = new Map(
+    reciprocalRankFusion([pool.filter((c) => c.score > 0).map((c) => ({ chunkId: c.id })), semantic]).map((f) => [
+      f.chunkId,
+      f.score,
+    ]),
+  );
+  const ranked = pool.map(({ id, ...c }) => ({ ...c, score: fused.get(id) ?? 0 })).sort((a, b) => b.score - a.score);
   const rest2 = byLexical.slice(EMBED_CANDIDATES).map(({ id: _id, ...c }) => ({ ...c, score: 0 }));
   return [...ranked, ...rest2];
 }
