@@ -129,7 +129,8 @@ export class WebGrounding {
       if (page?.ok) {
         try {
           if (budget.aborted) throw new Error('the web step ran out of time');
-          const extracted = await pageText(page, this.#deps.pdf);
+          // A PDF is parsed in a worker: its result is waited for only while the budget lasts.
+          const extracted = await untilAborted(pageText(page, this.#deps.pdf), budget);
           text = extracted.text;
           title = extracted.title;
           if (!text) reason = 'no readable text';
@@ -188,6 +189,24 @@ export class WebGrounding {
       },
     };
   }
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('the web step ran out of time'));
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(new Error('the web step ran out of time'));
+    signal.addEventListener('abort', stop, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', stop);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', stop);
+        reject(err);
+      },
+    );
+  });
 }
 
 /** The question: the conversation's last user message. */
