@@ -134,6 +134,11 @@ export class PageFetcher {
             discard(res.body);
             return failed(url, `content type ${type || '(none)'} is not html, plain text or pdf`);
           }
+          const coding = (header(res.headers['content-encoding']) ?? 'identity').toLowerCase().trim();
+          if (coding !== 'identity' && coding !== '') {
+            discard(res.body);
+            return failed(url, `content encoding ${coding} although identity was asked for`);
+          }
           const charset = /charset\s*=\s*"?([\w.:-]+)/.exec(type)?.[1];
           const { body, truncated } = await readCapped(res.body, this.#limits.maxBytes);
           return {

@@ -86,8 +86,10 @@ export class FetchGuard {
       addresses = [{ address: host, family: literal === 6 ? 6 : 4 }];
     } else {
       try {
-        addresses = await this.#resolve(host, signal);
+        // getaddrinfo cannot be cancelled: the wait for it ends with the caller's budget all the same.
+        addresses = await raceSignal(this.#resolve(host, signal), signal);
       } catch (err) {
+        if (signal?.aborted) throw signal.reason;
         throw new BlockedUrlError(shown, `its host does not resolve (${(err as Error).message})`);
       }
       if (addresses.length === 0) throw new BlockedUrlError(shown, 'its host resolves to no address');
@@ -103,4 +105,23 @@ export class FetchGuard {
     const first = addresses[0] as ResolvedAddress;
     return { url, address: first.address, family: first.family };
   }
+}
+
+function raceSignal<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', stop);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', stop);
+        reject(err);
+      },
+    );
+  });
 }

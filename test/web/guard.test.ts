@@ -56,6 +56,7 @@ describe('SSRF guard and page fetcher (real HTTP)', () => {
     if (host === 'pinned.test' || host === 'cidr.test') return [{ address: '127.0.0.1', family: 4 }];
     if (host === 'v6only.test') return [{ address: '::1', family: 6 }];
     if (host === 'localhost') return [{ address: '127.0.0.1', family: 4 }];
+    if (host === 'hang.test') return new Promise(() => {});
     throw new Error(`ENOTFOUND ${host}`);
   };
 
@@ -94,6 +95,9 @@ describe('SSRF guard and page fetcher (real HTTP)', () => {
       } else if (path === '/image') {
         res.setHeader('content-type', 'image/png');
         res.end(Buffer.alloc(100));
+      } else if (path === '/gzip') {
+        res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+        res.end(Buffer.from([0x1f, 0x8b, 0x08, 0x00]));
       } else if (path === '/missing') {
         res.statusCode = 404;
         res.end('nope');
@@ -222,6 +226,15 @@ describe('SSRF guard and page fetcher (real HTTP)', () => {
     assert.ok(!image.ok && /image\/png/.test(image.reason));
     const missing = await fetcher.fetchPage(`${pages.url}/missing`);
     assert.ok(!missing.ok && /404/.test(missing.reason));
+  });
+
+  it('a DNS lookup that never answers ends with the page budget; a compressed body that was not asked for is refused', async () => {
+    const started = performance.now();
+    const hung = await fetcher.fetchPage('http://hang.test/');
+    assert.ok(!hung.ok && /took over 500 ms/.test(hung.reason), JSON.stringify(hung));
+    assert.ok(performance.now() - started < 5000);
+    const gzip = await fetcher.fetchPage(`${pages.url}/gzip`);
+    assert.ok(!gzip.ok && /content encoding gzip/.test(gzip.reason));
   });
 
   it('keeps the whole fetch step within its total budget', async () => {
