@@ -71,7 +71,7 @@ describe('chat with use_web_search (real HTTP: search providers, pages, upstream
   const clock = manualClock(Date.UTC(2026, 5, 1));
   const servers: TestServer[] = [];
 
-  const start = async (web: RawConfig['web'], withClock = false) => {
+  const start = async (web: RawConfig['web'], withClock = false, extra: RawConfig = {}) => {
     const target = { provider: 'openai-compatible' as const, baseUrl: upstream.url, model: 'm', maxRetries: 0 };
     const server = await startTestServer('sqlite', {
       ...(withClock ? { clock } : {}),
@@ -79,6 +79,7 @@ describe('chat with use_web_search (real HTTP: search providers, pages, upstream
         tiers: { free: { rpm: 10_000 } },
         routing: { 'PV-TURBO': [target] },
         web: { fetchAllow: [pages.url], fetchAllowPorts: [secret.port], totalMs: 2000, pageMs: 700, ...web },
+        ...extra,
       },
     });
     servers.push(server);
@@ -246,6 +247,21 @@ describe('chat with use_web_search (real HTTP: search providers, pages, upstream
     });
     assert.equal(aurora.body.citations?.[0]?.url, `${pages.url}/weather`);
     assert.ok(aurora.body.citations?.[0]?.snippet.includes('level 7'));
+  });
+
+  it('with an embedder configured, ranks passages by BM25 fused with the embeddings (hybrid)', async () => {
+    const { server, apiKey } = await start({ searchProvider: 'searxng', searchUrl: searx.url }, false, {
+      embeddingUpstream: { baseUrl: upstream.url, model: 'embed' },
+    });
+    const started = performance.now();
+    const res = await ask(server, apiKey, { skip_cache: true });
+    assertGrounded(res, performance.now() - started);
+    // The question and the lexical top passages were embedded (in the embedder's batches).
+    const inputs = upstream.requests
+      .filter((r) => r.path.endsWith('/embeddings'))
+      .flatMap((r) => (r.body as { input: string[] }).input);
+    assert.ok(inputs.includes(QUESTION), JSON.stringify(inputs.slice(0, 2)));
+    assert.ok(inputs.some((t) => t.includes('5,503 walruses')));
   });
 
   it('Brave Search: the same grounding, key sent as X-Subscription-Token, markup stripped from snippets', async () => {
