@@ -37,13 +37,23 @@ const ACCEPTED: Record<string, PageKind> = {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-/** A dispatcher that connects to the checked address only: no second DNS answer can move the connection. */
-function pinnedAgent(target: CheckedTarget): Agent {
+export interface FetcherOptions {
+  userAgent?: string;
+  /** Certificate authorities trusted for https pages instead of Node's bundle (tests; private CAs). */
+  ca?: string | Buffer;
+}
+
+/**
+ * A dispatcher that connects to the checked address only: no second DNS answer can move the connection.
+ * The TLS server name and the Host header stay the URL's host, so certificates are checked against it.
+ */
+function pinnedAgent(target: CheckedTarget, ca: string | Buffer | undefined): Agent {
   const { address, family } = target;
   return new Agent({
     connections: 1,
     pipelining: 0,
     connect: {
+      ...(ca ? { ca } : {}),
       lookup: ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
         if (options?.all) callback(null, [{ address, family }]);
         else callback(null, address, family);
@@ -62,11 +72,13 @@ export class PageFetcher {
   readonly #guard: FetchGuard;
   readonly #limits: FetchLimits;
   readonly #userAgent: string;
+  readonly #ca: string | Buffer | undefined;
 
-  constructor(guard: FetchGuard, limits: Partial<FetchLimits> = {}, userAgent = 'pvai-web-grounding/1.0') {
+  constructor(guard: FetchGuard, limits: Partial<FetchLimits> = {}, options: FetcherOptions = {}) {
     this.#guard = guard;
     this.#limits = { ...DEFAULT_FETCH_LIMITS, ...limits };
-    this.#userAgent = userAgent;
+    this.#userAgent = options.userAgent ?? 'pvai-web-grounding/1.0';
+    this.#ca = options.ca;
   }
 
   get limits(): Readonly<FetchLimits> {
@@ -102,7 +114,7 @@ export class PageFetcher {
       let target = await this.#guard.check(url, undefined, pageSignal);
       for (let hop = 0; ; hop++) {
         pageSignal.throwIfAborted();
-        const agent = pinnedAgent(target);
+        const agent = pinnedAgent(target, this.#ca);
         try {
           current = target.url;
           const res = await request(target.url, {

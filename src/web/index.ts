@@ -2,7 +2,14 @@
 export { Allowlist, nonPublicReason } from './address-policy.js';
 export { createWebGrounding, type WebGroundingOptions } from './create.js';
 export { decodePage, htmlText, pageText } from './extract.js';
-export { DEFAULT_FETCH_LIMITS, type FetchedPage, type FetchLimits, PageFetcher, type PageKind } from './fetcher.js';
+export {
+  DEFAULT_FETCH_LIMITS,
+  type FetchedPage,
+  type FetcherOptions,
+  type FetchLimits,
+  PageFetcher,
+  type PageKind,
+} from './fetcher.js';
 export {
   DEFAULT_WEB_LIMITS,
   type Grounding,
