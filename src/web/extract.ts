@@ -16,10 +16,18 @@ export interface PageText {
 const READABILITY_MAX_CHARS = 48 * 1024;
 
 /** Elements whose text is never the page's: code, styles, navigation and page furniture (as in rag/extract). */
-const NOT_CONTENT =
-  /<(script|style|noscript|template|iframe|object|embed|svg|math|nav|header|footer|aside|form|select|button|head)\b[^>]*>[\s\S]*?<\/\1\s*>/gi;
-const BLOCK =
-  /<\/?(?:p|div|br|li|ul|ol|h[1-6]|tr|td|th|table|thead|tbody|section|article|main|blockquote|pre|dd|dt|dl|figure|figcaption|hr|details|summary|caption)\b[^>]*>/gi;
+const NOT_CONTENT = new Set(
+  'script style noscript template iframe object embed svg math nav header footer aside form select button head title'.split(
+    ' ',
+  ),
+);
+/** Elements that break text into lines (the rest are inline). */
+const BLOCK = new Set(
+  'p div br li ul ol h1 h2 h3 h4 h5 h6 tr td th table thead tbody section article main blockquote pre dd dt dl figure figcaption hr details summary caption'.split(
+    ' ',
+  ),
+);
+const TAG_NAME = /<(\/?)([a-zA-Z][a-zA-Z0-9-]*)/y;
 const NAMED: Record<string, string> = {
   amp: '&',
   lt: '<',
@@ -38,7 +46,7 @@ const NAMED: Record<string, string> = {
 };
 
 function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, e: string) => {
+  return text.replace(/&(#x[0-9a-f]{1,8}|#\d{1,8}|[a-z]{1,32});/gi, (whole, e: string) => {
     if (e[0] === '#') {
       const code = e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1));
       return code > 0 && code < 0x110000 ? String.fromCodePoint(code) : ' ';
@@ -47,19 +55,81 @@ function decodeEntities(text: string): string {
   });
 }
 
-/** The markup without comments, non-content elements and attributes (a linear pass, no DOM). */
-export function stripMarkup(source: string): { html: string; title?: string } {
-  const title = /<title\b[^>]*>([\s\S]*?)<\/title\s*>/i.exec(source)?.[1];
-  const html = source
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(NOT_CONTENT, ' ')
-    .replace(/<([a-z][a-z0-9]*)\b[^>]*>/gi, '<$1>');
-  const clean = title ? decodeEntities(title.replace(/<[^>]*>/g, '')).trim() : '';
-  return { html, ...(clean ? { title: clean } : {}) };
-}
-
-function markupText(html: string): string {
-  return decodeEntities(html.replace(BLOCK, '\n').replace(/<[^>]*>/g, ''));
+/**
+ * The markup without comments, non-content elements and attributes, and its text, in one linear pass
+ * (indexOf scans, no backtracking regular expression: a hostile page of a million unclosed `<a` or
+ * `<!--` must cost a scan, not a square). Whatever follows an unclosed tag, comment or non-content
+ * element is dropped.
+ */
+export function stripMarkup(
+  source: string,
+  maxHtml = Number.POSITIVE_INFINITY,
+): { html: string | undefined; text: string; title?: string } {
+  // ASCII-only lower case keeps every index the same as in `source` (toLowerCase may change lengths).
+  let lower = source.toLowerCase();
+  if (lower.length !== source.length) lower = source.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  // The stripped markup is kept only while it may still go to Readability (under maxHtml characters).
+  let html: string[] | undefined = [];
+  let htmlSize = 0;
+  const keep = (piece: string) => {
+    if (!html) return;
+    htmlSize += piece.length;
+    if (htmlSize > maxHtml) html = undefined;
+    else html.push(piece);
+  };
+  const text: string[] = [];
+  let title: string | undefined;
+  const t = lower.indexOf('<title');
+  if (t >= 0) {
+    const start = source.indexOf('>', t);
+    const end = start < 0 ? -1 : lower.indexOf('</title', start);
+    if (end > start) title = source.slice(start + 1, Math.min(end, start + 1 + 2000));
+  }
+  let i = 0;
+  const n = source.length;
+  while (i < n) {
+    const lt = source.indexOf('<', i);
+    if (lt < 0) {
+      keep(source.slice(i));
+      text.push(source.slice(i));
+      break;
+    }
+    if (lt > i) {
+      const piece = source.slice(i, lt);
+      keep(piece);
+      text.push(piece);
+    }
+    if (source.startsWith('<!--', lt)) {
+      const end = source.indexOf('-->', lt + 4);
+      if (end < 0) break;
+      i = end + 3;
+      continue;
+    }
+    const gt = source.indexOf('>', lt + 1);
+    if (gt < 0) break;
+    i = gt + 1;
+    TAG_NAME.lastIndex = lt;
+    const m = TAG_NAME.exec(source);
+    if (!m || m.index !== lt) continue; // <!doctype>, <?xml?>, a stray "<": dropped
+    const closing = m[1] === '/';
+    const name = (m[2] as string).toLowerCase();
+    if (!closing && NOT_CONTENT.has(name) && source[gt - 1] !== '/') {
+      const close = lower.indexOf(`</${name}`, i);
+      if (close < 0) break;
+      const after = source.indexOf('>', close);
+      if (after < 0) break;
+      i = after + 1;
+      keep(' ');
+      text.push(' ');
+      continue;
+    }
+    if (NOT_CONTENT.has(name)) continue; // a stray closing tag
+    keep(closing ? `</${name}>` : `<${name}>`);
+    if (BLOCK.has(name)) text.push('\n');
+  }
+  const clean = title ? decodeEntities(title.replace(/<[^>]{0,200}>/g, '')).trim() : '';
+  const markup = html?.join('');
+  return { html: markup, text: decodeEntities(text.join('')), ...(clean ? { title: clean } : {}) };
 }
 
 /**
@@ -91,10 +161,9 @@ function normalise(text: string): string {
 }
 
 export async function htmlText(source: string): Promise<PageText> {
-  const { html, title } = stripMarkup(source);
-  const stripped = markupText(html);
+  const { html, text: stripped, title } = stripMarkup(source, READABILITY_MAX_CHARS);
   let text = stripped;
-  if (html.length <= READABILITY_MAX_CHARS) {
+  if (html !== undefined) {
     const { parseHTML } = await import('linkedom');
     const { Readability } = await import('@mozilla/readability');
     // linkedom builds a DOM and runs nothing (and scripts are gone already).

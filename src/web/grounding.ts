@@ -129,6 +129,8 @@ export class WebGrounding {
       if (page?.ok) {
         try {
           if (budget.aborted) throw new Error('the web step ran out of time');
+          // Extraction runs on the event loop: other requests get their turn between two pages.
+          await new Promise<void>((resolve) => setImmediate(resolve));
           // A PDF is parsed in a worker: its result is waited for only while the budget lasts.
           const extracted = await untilAborted(pageText(page, this.#deps.pdf), budget);
           text = extracted.text;

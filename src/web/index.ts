@@ -1,7 +1,7 @@
 /** Web grounding: search providers, the SSRF-guarded page fetcher, and the chat's `web` context source. */
 export { Allowlist, nonPublicReason } from './address-policy.js';
 export { createWebGrounding, type WebGroundingOptions } from './create.js';
-export { decodePage, htmlText, pageText } from './extract.js';
+export { decodePage, htmlText, pageText, stripMarkup } from './extract.js';
 export {
   DEFAULT_FETCH_LIMITS,
   type FetchedPage,

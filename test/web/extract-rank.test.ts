@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Embedder } from '../../src/rag/index.js';
-import { decodePage, htmlText, passages, rank } from '../../src/web/index.js';
+import { decodePage, htmlText, passages, rank, stripMarkup } from '../../src/web/index.js';
 import { articlePage } from './pages.js';
 
 describe('page text', () => {
@@ -16,6 +16,30 @@ describe('page text', () => {
       assert.ok(!text.includes('About'), 'navigation is gone');
       assert.ok(!text.includes('Copyright footer'));
     }
+  });
+
+  it('strips hostile markup in linear time (unclosed tags, comments and elements cost a scan, not a square)', () => {
+    const hostile = [
+      'x'.repeat(10) + '<a'.repeat(1_000_000),
+      `<p>ok</p>${'<!--'.repeat(500_000)}`,
+      `<p>ok</p>${'<nav>'.repeat(400_000)}`,
+      `<p>ok</p>${'<script>'.repeat(400_000)}`,
+      `<title>${'<title>'.repeat(300_000)}`,
+      '<p>'.repeat(500_000),
+      `${'&amp'.repeat(500_000)}`,
+    ];
+    for (const page of hostile) {
+      const started = performance.now();
+      stripMarkup(page);
+      const took = performance.now() - started;
+      // Generous: a quadratic pass over these 2 MB inputs would take minutes.
+      assert.ok(took < 3000, `${page.slice(0, 12)}…: ${took} ms`);
+    }
+    const { text, title } = stripMarkup(
+      '<head><TITLE>Straße &amp; İstanbul</TITLE></head><body><P>İİİ one</P><Script>x</SCRIPT><p>two &#x263A;</p>',
+    );
+    assert.equal(title, 'Straße & İstanbul');
+    assert.equal(text.replace(/\s+/g, ' ').trim(), 'İİİ one two ☺');
   });
 
   it('decodes the declared or meta charset, and survives bytes that are not valid in it', () => {

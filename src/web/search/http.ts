@@ -44,7 +44,8 @@ const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"'
 export function plainText(value: unknown): string {
   if (typeof value !== 'string') return '';
   return value
-    .replace(/<[^>]*>/g, '')
+    .slice(0, 4000)
+    .replace(/<[^<>]{0,500}>/g, '')
     .replace(/&(amp|lt|gt|quot|apos|nbsp|#39);/g, (_, e: string) => ENTITIES[e] ?? '')
     .replace(/\s+/g, ' ')
     .trim();
