@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -31,12 +32,36 @@ export const webSchema = z
     maxPassages: z.number().int().min(1).max(50).optional(),
     passageChars: z.number().int().min(200).max(100_000).optional(),
     /** Origins (`http://127.0.0.1:8089`) and CIDRs (`10.0.0.0/8`) fetched although not public. */
-    fetchAllow: z.array(z.string().min(1)).default([]),
+    fetchAllow: z
+      .array(
+        z
+          .string()
+          .trim()
+          .refine(isAllowEntry, 'each entry must be an origin (http://host:port, no path) or a CIDR (10.0.0.0/8)'),
+      )
+      .default([]),
     /** Ports fetched besides 80 and 443 (an allowlisted origin's port always is). */
     fetchAllowPorts: z.array(z.number().int().min(1).max(65535)).default([]),
   })
   .strict()
   .default({ fetchAllow: [], fetchAllowPorts: [] });
+
+/** `http(s)://host[:port]` without a path, or an IP address with an optional /prefix. */
+export function isAllowEntry(entry: string): boolean {
+  if (/^https?:\/\//i.test(entry)) {
+    try {
+      const url = new URL(entry);
+      return url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+    } catch {
+      return false;
+    }
+  }
+  const [address, prefix, extra] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 
 type Env = Record<string, string | undefined>;
 

@@ -40,6 +40,13 @@ describe('pvai doctor: web search (one real query to the configured provider)', 
     assert.equal(config.web.searchUrl, 'http://127.0.0.1:8888');
     assert.deepEqual(config.web.fetchAllow, ['http://127.0.0.1:8089', '10.0.0.0/8']);
     assert.throws(() => loadConfig({ PVAI_WEB_SEARCH_PROVIDER: 'google' }), /web\.searchProvider/);
+    for (const bad of ['http://127.0.0.1:8089/path', '127.0.0.1/33', 'localhost', 'ftp://x', '10.0.0.0/8/1']) {
+      assert.throws(() => loadConfig({ PVAI_WEB_FETCH_ALLOW: bad }), /web\.fetchAllow\.0: each entry must be/, bad);
+    }
+    assert.deepEqual(
+      loadConfig({ PVAI_WEB_FETCH_ALLOW: 'https://searx.internal, fd00::/8,192.168.1.7' }).web.fetchAllow,
+      ['https://searx.internal', 'fd00::/8', '192.168.1.7'],
+    );
   });
 
   it('a working SearXNG: ok, with what it answered', async () => {
