@@ -41,6 +41,7 @@ import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { Lifecycle, systemOperations } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
 import { BufferedUsageStore, SqlUsageStore, type UsageStore, usageOperations } from './usage/index.js';
+import { createWebGrounding, type WebGrounding, webContextSource } from './web/index.js';
 
 export interface ServiceOptions {
   clock?: Clock;
@@ -64,6 +65,8 @@ export interface Runtime {
   cache: ResponseCache;
   sandbox: CodeRunner;
   localModel: LocalModelSupervisor;
+  /** Web grounding (search, guarded page fetching); `pvai doctor` checks its provider. */
+  web: WebGrounding;
   /** The stop as requests see it: draining (readiness 503), then work in flight told to end. */
   lifecycle: Lifecycle;
   /** Memories per end user (tests look into its index). */
@@ -100,7 +103,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
-  // One embedding model and one index for documents and memories (memories as their own kind).
+  // One embedding model for documents, memories and web passage ranking (RagService closes it), and one
+  // index for documents and memories (memories as their own kind).
   const embedder = createEmbedder(config, logger);
   // Qdrant when QDRANT_URL is set, else the embedded default: retrieval in the service's own database.
   const index = chunkIndexFor(config, () => new SqlChunkIndex(db));
@@ -162,6 +166,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       ? createPostgresCache((sql, params) => db.pool.query(sql, params), { now: clock })
       : createMemoryCache({ maxBytes: config.cache.maxBytes, now: clock });
   const supervisor = localModel;
+  const web = createWebGrounding(config.web, { embedder });
   const chat = new ChatService({
     router,
     cache,
@@ -169,7 +174,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       charge: (accountId, amount) => accounts.chargeCredits(accountId, amount),
       refund: (accountId, amount) => accounts.refundCredits(accountId, amount),
     },
-    context: new ContextRegistry([memoryContextSource(memory), ragContextSource(rag)]),
+    context: new ContextRegistry([memoryContextSource(memory), ragContextSource(rag), webContextSource(web)]),
     warn: (err, message) => logger.warn({ err }, message),
     clock,
     cacheTtlMs: config.cache.ttlSeconds * 1000,
@@ -236,6 +241,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     cache,
     sandbox,
     localModel: supervisor,
+    web,
     lifecycle,
     operations,
     ports,

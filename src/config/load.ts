@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { resolveRouting } from './routing.js';
 import { type Config, configSchema, type RawConfig, resolveTiers } from './schema.js';
+import { webFromEnv } from './web.js';
 
 /** A bad setting stops the start; the message names the setting and what is wrong with it. */
 export class ConfigError extends Error {
@@ -81,7 +82,8 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 /** Environment over file over defaults; validated once and frozen. */
 export function loadConfig(env: Env = process.env, overrides: RawConfig = {}): Config {
   const file = env.PVAI_CONFIG ? readConfigFile(resolve(env.PVAI_CONFIG)) : {};
-  const result = configSchema.safeParse({ ...file, ...fromEnv(env), ...overrides });
+  const web = webFromEnv(env, file.web);
+  const result = configSchema.safeParse({ ...file, ...fromEnv(env), ...(web ? { web } : {}), ...overrides });
   if (!result.success) {
     throw new ConfigError(`invalid configuration: ${result.error.issues.map(describeIssue).join('; ')}`);
   }

@@ -4,6 +4,7 @@ import { DEFAULT_TIER_RULES, type TierRules } from '../tiers/index.js';
 import { cacheSchema } from './cache.js';
 import { corsSchema, httpSchema } from './http.js';
 import { localEngineSchema, routingSchema, type TargetConfig } from './routing.js';
+import { webSchema } from './web.js';
 
 const tierOverride = z
   .object({
@@ -94,6 +95,8 @@ export const configSchema = z
       .default({}),
     routing: routingSchema,
     cache: cacheSchema,
+    /** Web grounding: search provider and page fetching (src/config/web.ts). */
+    web: webSchema,
     /** Overrides of the sandbox defaults (src/sandbox/types.ts); validated again by the sandbox. */
     sandbox: z
       .object({

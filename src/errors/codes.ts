@@ -22,6 +22,8 @@ export const ERROR_STATUS = {
   DOCUMENT_UNREADABLE: 400,
   /** A password-protected PDF: its text cannot be read without the password. */
   DOCUMENT_ENCRYPTED: 400,
+  /** `use_web_search` on a service with no search provider configured (the message says how to set one). */
+  WEB_SEARCH_UNAVAILABLE: 400,
   UNAUTHORIZED: 401,
   INSUFFICIENT_CREDITS: 402,
   MODEL_NOT_ALLOWED: 403,

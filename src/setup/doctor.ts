@@ -3,6 +3,7 @@ import { locateLocalModel } from '../chat/index.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { createSandbox } from '../sandbox/index.js';
 import { checkDatabase, openDb } from '../storage/index.js';
+import { createSearchProvider, SearchError } from '../web/index.js';
 import { defaultChatModelPath, embeddingModelPath, MINILM, SMOLLM2 } from './default-models.js';
 
 /** One piece of the installation, and the command that fixes it when it is not ok. */
@@ -88,12 +89,43 @@ export async function checkQdrant(env: NodeJS.ProcessEnv): Promise<DoctorCheck> 
   }
 }
 
-function checkWebSearch(env: NodeJS.ProcessEnv): DoctorCheck {
-  const provider = env.PVAI_WEB_SEARCH_PROVIDER;
-  if (!provider) {
-    return { ok: true, detail: 'not configured: set PVAI_WEB_SEARCH_PROVIDER for web grounding (optional)' };
+/** The query `pvai doctor` sends to the configured search provider (one real search). */
+export const DOCTOR_WEB_QUERY = 'open source software';
+
+/** The configured search provider, checked with one real query: configured is not the same as working. */
+export async function checkWebSearch(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<DoctorCheck> {
+  const web = config.web;
+  if (!web.searchProvider) {
+    return {
+      ok: true,
+      detail: 'not configured: set PVAI_WEB_SEARCH_PROVIDER (searxng, brave, tavily) for use_web_search (optional)',
+    };
   }
-  return { ok: true, detail: `PVAI_WEB_SEARCH_PROVIDER=${provider} (web grounding is not served yet)` };
+  const apiKey = web.searchApiKey ?? (web.searchApiKeyEnv ? env[web.searchApiKeyEnv] : undefined);
+  const chosen = createSearchProvider({
+    searchProvider: web.searchProvider,
+    searchUrl: web.searchUrl,
+    searchApiKey: apiKey,
+  });
+  if (!chosen.provider) return { ok: false, detail: chosen.reason, fix: 'set the variable named above' };
+  const started = performance.now();
+  try {
+    const results = await chosen.provider.search(DOCTOR_WEB_QUERY, 3, AbortSignal.timeout(10_000));
+    const ms = Math.round(performance.now() - started);
+    return {
+      ok: true,
+      detail: `${web.searchProvider} answered "${DOCTOR_WEB_QUERY}" with ${results.length} result(s) in ${ms} ms`,
+    };
+  } catch (err) {
+    const status = err instanceof SearchError ? err.status : undefined;
+    let fix = 'check PVAI_WEB_SEARCH_URL and that the provider is reachable from this host';
+    if (web.searchProvider === 'searxng' && status === 403) {
+      fix = 'add json to search.formats in SearXNG settings.yml (search: formats: [html, json]) and restart it';
+    } else if (status === 401 || status === 403) {
+      fix = 'check PVAI_WEB_SEARCH_API_KEY';
+    }
+    return { ok: false, detail: (err as Error).message, fix };
+  }
 }
 
 /** Checks every piece pvai uses, each with the command that fixes it. */
@@ -143,7 +175,7 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
   await sandbox.close();
   checks.sandbox = health.ok ? health : { ...health, fix: SANDBOX_FIX };
   checks.qdrant = await checkQdrant(env);
-  checks.web_search = checkWebSearch(env);
+  checks.web_search = await checkWebSearch(config, env);
   return { ok: Object.values(checks).every((c) => c.ok), checks };
 }
 

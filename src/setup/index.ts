@@ -14,7 +14,14 @@ export {
   SMOLLM2,
   type WheelSource,
 } from './default-models.js';
-export { type DoctorCheck, type DoctorReport, diagnose, runDoctor } from './doctor.js';
+export {
+  checkWebSearch,
+  DOCTOR_WEB_QUERY,
+  type DoctorCheck,
+  type DoctorReport,
+  diagnose,
+  runDoctor,
+} from './doctor.js';
 export { checkEmbeddings, type EmbeddingCheck, MIN_COSINE } from './embedding-check.js';
 export { fetchWheel, sha256File, wheelPrefix } from './fetch-wheel.js';
 export { HF_SYNTAX, huggingFaceFile } from './hf.js';

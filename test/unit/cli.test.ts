@@ -174,8 +174,9 @@ describe('pvai CLI', () => {
       });
       const { checks } = JSON.parse(configured.stdout) as { checks: Record<string, DoctorCheck> };
       assert.deepEqual(checks.qdrant, { ok: true, detail: `http://127.0.0.1:${port} ready` });
-      assert.equal(checks.web_search?.ok, true);
-      assert.match(checks.web_search?.detail ?? '', /PVAI_WEB_SEARCH_PROVIDER=brave/);
+      // Brave without its API key: configured but not usable, and the check says which variable is missing.
+      assert.equal(checks.web_search?.ok, false);
+      assert.match(checks.web_search?.detail ?? '', /brave needs an API key in PVAI_WEB_SEARCH_API_KEY/);
     } finally {
       qdrant.close();
     }

@@ -110,7 +110,7 @@ export interface ChatCompletionRequest {
      */
     useMemory?: boolean;
     /**
-     * 
+     * Ground the answer in a live web search: the best passages of the top pages become numbered sources, returned as `citations` with `source: web` and `url`. Such answers are cached 5 minutes. Without a configured search provider: 400 `WEB_SEARCH_UNAVAILABLE`.
      */
     useWebSearch?: boolean;
     /**
