@@ -233,7 +233,7 @@ export class SqlChunkIndex implements ChunkIndex {
       db.sqlite.transaction(() => {
         s.deleteTenantFts.run(tenant.accountId, tenant.userId);
         s.deleteTenant.run(tenant.accountId, tenant.userId);
-        s.bump(tenant);
+        s.deleteGeneration.run(tenant.accountId, tenant.userId);
       })();
     } else {
       await this.#pgTransaction(async (q) => {
@@ -241,7 +241,11 @@ export class SqlChunkIndex implements ChunkIndex {
           tenant.accountId,
           tenant.userId,
         ]);
-        await pgBump(q, tenant);
+        // No generation row means no vectors: a cache elsewhere sees 0, unlike what it holds, and reloads.
+        await q('DELETE FROM rag_index_tenants WHERE account_id = $1 AND user_id = $2', [
+          tenant.accountId,
+          tenant.userId,
+        ]);
       });
     }
     this.#vectors.forget(tenant);
@@ -374,13 +378,22 @@ export class SqlChunkIndex implements ChunkIndex {
 
 type PgQuery = (sql: string, params: unknown[]) => Promise<Row[]>;
 
+/**
+ * A tenant's first generation is random, not 1: forgetting a tenant deletes its generation row (nothing
+ * of a forgotten user stays behind), and a later write must not restart at a number another process's
+ * cache still holds for the old vectors. Below 2^52, so a PostgreSQL BIGINT reads back as an exact number.
+ */
+function firstGeneration(): number {
+  return 1 + Math.floor(Math.random() * 2 ** 51);
+}
+
 /** Bumps the tenant's generation inside the write's transaction; the new value. */
 async function pgBump(q: PgQuery, tenant: Tenant): Promise<number> {
   const rows = await q(
-    `INSERT INTO rag_index_tenants (account_id, user_id, generation) VALUES ($1, $2, 1)
+    `INSERT INTO rag_index_tenants (account_id, user_id, generation) VALUES ($1, $2, $3)
      ON CONFLICT (account_id, user_id) DO UPDATE SET generation = rag_index_tenants.generation + 1
      RETURNING generation`,
-    [tenant.accountId, tenant.userId],
+    [tenant.accountId, tenant.userId, firstGeneration()],
   );
   return Number(rows[0]?.generation);
 }
@@ -409,7 +422,7 @@ function sqliteStatements(sqlite: BetterSqlite3.Database) {
   );
   const deleteDocument = sqlite.prepare(`DELETE FROM rag_index_chunks WHERE ${tenantDoc}`);
   const bump = sqlite.prepare(
-    `INSERT INTO rag_index_tenants (account_id, user_id, generation) VALUES (?, ?, 1)
+    `INSERT INTO rag_index_tenants (account_id, user_id, generation) VALUES (?, ?, ?)
      ON CONFLICT (account_id, user_id) DO UPDATE SET generation = generation + 1 RETURNING generation`,
   );
   const generation = sqlite.prepare('SELECT generation FROM rag_index_tenants WHERE account_id = ? AND user_id = ?');
@@ -427,9 +440,10 @@ function sqliteStatements(sqlite: BetterSqlite3.Database) {
       'DELETE FROM rag_index_fts WHERE rowid IN (SELECT seq FROM rag_index_chunks WHERE account_id = ? AND user_id = ?)',
     ),
     deleteTenant: sqlite.prepare('DELETE FROM rag_index_chunks WHERE account_id = ? AND user_id = ?'),
+    deleteGeneration: sqlite.prepare('DELETE FROM rag_index_tenants WHERE account_id = ? AND user_id = ?'),
     /** Inside the write's transaction: the tenant's new generation. */
     bump(tenant: Tenant): number {
-      const row = bump.get(tenant.accountId, tenant.userId) as { generation: number };
+      const row = bump.get(tenant.accountId, tenant.userId, firstGeneration()) as { generation: number };
       return Number(row.generation);
     },
     generation(tenant: Tenant): number {
