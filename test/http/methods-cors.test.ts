@@ -12,11 +12,14 @@ interface ContractPath {
   operations: Record<string, { operationId: string; security?: unknown[] }>;
 }
 
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
 /** Every path of the contract with its methods, from the document itself. */
 function contractPaths(): ContractPath[] {
   const doc = loadContract().parse() as { paths: Record<string, Record<string, { operationId: string }>> };
   return Object.entries(doc.paths).map(([template, item]) => {
-    const operations = Object.fromEntries(Object.entries(item).filter(([method]) => method !== 'parameters'));
+    // A path item also holds `parameters`, `summary`, `description`…: only the HTTP methods are operations.
+    const operations = Object.fromEntries(Object.entries(item).filter(([method]) => HTTP_METHODS.has(method)));
     return {
       template,
       path: template.replace(/\{[^}]+\}/g, 'sample_1'),
