@@ -4,14 +4,17 @@
  * the exact scan. Random vectors are the hard case for quantisation (no clusters), so recall here is
  * a floor. Optional engines load when installed: `npm i --no-save sqlite-vec usearch`.
  *
- *   tsx scripts/bench/vector-index.ts [N ...]        (default 1000 10000 100000)
+ *   tsx scripts/bench/vector-index.ts [N ...]          (default 1000 10000 100000)
+ *   tsx scripts/bench/vector-index.ts --index [N ...]  through SqlChunkIndex on SQLite (what ships)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { VectorSet } from '../../src/rag/vector-set.js';
+import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
+import { rerank, VectorSet } from '../../src/rag/vector-set.js';
+import { openDb } from '../../src/storage/index.js';
 
 const DIM = 384;
 const K = 10;
@@ -54,13 +57,17 @@ function queryNear(base: Float32Array, rand: () => number): Float32Array {
 }
 
 function exactTop(data: Float32Array[], q: Float32Array, k: number): number[] {
-  const scores = data.map((v, i) => {
+  const best: Array<[number, number]> = [];
+  data.forEach((v, i) => {
     let s = 0;
-    for (let d = 0; d < DIM; d++) s += (v[d] ?? 0) * (q[d] ?? 0);
-    return [s, i] as const;
+    for (let d = 0; d < DIM; d++) s += (v[d] as number) * (q[d] as number);
+    if (best.length < k || s > (best[k - 1] as [number, number])[0]) {
+      best.push([s, i]);
+      best.sort((a, b) => b[0] - a[0]);
+      if (best.length > k) best.pop();
+    }
   });
-  scores.sort((a, b) => b[0] - a[0]);
-  return scores.slice(0, k).map((x) => x[1]);
+  return best.map((x) => x[1]);
 }
 
 function pct(xs: number[], p: number): number {
@@ -71,9 +78,12 @@ function pct(xs: number[], p: number): number {
 interface Engine {
   name: string;
   search(q: Float32Array): number[] | Promise<number[]>;
+  /** Measured on fewer queries (an engine taking ~1 s a query at 100k). */
+  queries?: number;
 }
 
-async function measure(engine: Engine, queries: Float32Array[], truth: number[][]) {
+async function measure(engine: Engine, all: Float32Array[], truth: number[][]) {
+  const queries = all.slice(0, engine.queries ?? all.length);
   for (const q of queries.slice(0, 10)) await engine.search(q); // warm up
   const times: number[] = [];
   let hits = 0;
@@ -130,6 +140,7 @@ async function main() {
     const scan = db.prepare('SELECT id, e FROM v WHERE u = ?');
     engines.push({
       name: 'SQLite rows + JS dot (before)',
+      queries: n > 20_000 ? 20 : QUERIES,
       search(q) {
         const out = (scan.all('user') as Array<{ id: number; e: Buffer }>).map((r) => {
           const v = new Float32Array(new Uint8Array(r.e).buffer);
@@ -142,16 +153,37 @@ async function main() {
       },
     });
 
-    // In process: one contiguous set per user (what src/rag/vector-set.ts holds).
+    // In process, exact: one contiguous float32 array per user, scanned in JS.
+    const flat = new Float32Array(n * DIM);
+    data.forEach((v, i) => {
+      flat.set(v, i * DIM);
+    });
+    engines.push({
+      name: 'memory f32 exact (JS)',
+      search(q) {
+        const best: Array<[number, number]> = [];
+        for (let i = 0, o = 0; i < n; i++, o += DIM) {
+          let s = 0;
+          for (let d = 0; d < DIM; d++) s += (flat[o + d] as number) * (q[d] as number);
+          if (best.length < K || s > (best[K - 1] as [number, number])[0]) {
+            best.push([s, i]);
+            best.sort((a, b) => b[0] - a[0]);
+            if (best.length > K) best.pop();
+          }
+        }
+        return best.map((x) => x[1]);
+      },
+    });
+    // In process, what src/rag/vector-set.ts holds: int8 rows scanned with wasm SIMD, the best reranked
+    // exactly (SqlChunkIndex reads those float32 vectors back from the database: see --index).
     const set = new VectorSet(DIM);
     data.forEach((v, i) => {
       set.upsert(String(i), 'doc', v);
     });
-    engines.push({ name: 'memory f32 exact', search: (q) => set.exact(q, K).map((h) => Number(h.id)) });
-    for (const rerank of [50, 100, 200]) {
+    for (const count of [50, 100, 200]) {
       engines.push({
-        name: `memory int8 (wasm SIMD) + f32 rerank ${rerank}`,
-        search: (q) => set.search(q, K, rerank).map((h) => Number(h.id)),
+        name: `memory int8 (wasm SIMD) + f32 rerank ${count}`,
+        search: (q) => rerank(q, set.candidates(q, count), (id) => data[Number(id)], K).map((h) => Number(h.id)),
       });
     }
     {
@@ -163,7 +195,10 @@ async function main() {
       rows.push(`| ${n} | (load the user's set from SQLite) | ${(performance.now() - t).toFixed(1)} ms | | |`);
     }
 
-    const vec = (await optional('sqlite-vec')) as { load(db: unknown): void } | undefined;
+    const skip = (process.env.BENCH_SKIP ?? '').split(',');
+    const vec = (skip.includes('sqlite-vec') ? undefined : await optional('sqlite-vec')) as
+      | { load(db: unknown): void }
+      | undefined;
     if (vec) {
       vec.load(db);
       db.exec(`CREATE VIRTUAL TABLE vf USING vec0(u TEXT PARTITION KEY, e float[${DIM}] distance_metric=cosine)`);
@@ -194,7 +229,8 @@ async function main() {
       });
     }
 
-    const usearch = (await optional('usearch')) as
+    // Its build takes minutes at 100k on 2 cores: BENCH_SKIP=usearch leaves it out.
+    const usearch = (skip.includes('usearch') ? undefined : await optional('usearch')) as
       | {
           Index: new (
             o: Record<string, unknown>,
@@ -231,4 +267,58 @@ async function main() {
   console.log(rows.join('\n'));
 }
 
-await main();
+/** The shipped path: SqlChunkIndex on a SQLite file, one user's N chunks among another user's. */
+async function throughIndex() {
+  const sizes = process.argv.slice(3).map(Number);
+  console.log('| chunks | SqlChunkIndex (SQLite) | p50 | p95 | |\n| --- | --- | --- | --- | --- |');
+  for (const n of sizes.length ? sizes : [1000, 10_000, 100_000]) {
+    const dir = mkdtempSync(join(tmpdir(), 'pvai-vecbench-'));
+    const db = await openDb({ dataDir: dir });
+    const index = new SqlChunkIndex(db);
+    await index.prepare({ id: 'bench', dimension: DIM });
+    const rand = mulberry32(n);
+    // A skewed 20,000-word vocabulary (a few common words, a long tail), as prose has.
+    const word = () => `w${Math.floor(20_000 * rand() ** 3)}`;
+    const tenant = { accountId: 'acct', userId: 'user' };
+    const data: Float32Array[] = [];
+    let t = performance.now();
+    for (let d = 0; d * 100 < n; d++) {
+      const chunks = Array.from({ length: Math.min(100, n - d * 100) }, (_, i) => {
+        const text = Array.from({ length: 120 }, word).join(' ');
+        return { id: `d${d}_c${i}`, documentId: `d${d}`, ordinal: i, text, charStart: 0, charEnd: 0, page: null };
+      });
+      await index.putChunks(tenant, `d${d}`, chunks);
+      const vectors = chunks.map((c) => {
+        const vector = randomUnit(rand);
+        data.push(vector);
+        return { chunkId: c.id, vector };
+      });
+      await index.putVectors(tenant, `d${d}`, vectors);
+    }
+    const put = performance.now() - t;
+    const queries = Array.from({ length: QUERIES }, () =>
+      queryNear(data[Math.floor(rand() * n)] as Float32Array, rand),
+    );
+    const fresh = new SqlChunkIndex(db);
+    t = performance.now();
+    await fresh.search(tenant, { text: '', vector: queries[0], k: K, mode: 'dense' });
+    const load = performance.now() - t;
+    console.log(
+      `| ${n} | put chunks + vectors (${(put / 1000).toFixed(1)} s); first search loads | ${load.toFixed(0)} ms | | |`,
+    );
+    for (const mode of ['dense', 'lexical', 'hybrid'] as const) {
+      const times: number[] = [];
+      for (const [i, q] of queries.entries()) {
+        const text = `${word()} ${word()} ${word()} ${i}`;
+        const t0 = performance.now();
+        await fresh.search(tenant, { text, vector: q, k: K, mode });
+        times.push(performance.now() - t0);
+      }
+      console.log(`| ${n} | ${mode} | ${pct(times, 50).toFixed(2)} ms | ${pct(times, 95).toFixed(2)} ms | |`);
+    }
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await (process.argv[2] === '--index' ? throughIndex() : main());

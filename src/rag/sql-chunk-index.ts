@@ -3,16 +3,41 @@ import type { Db, Row } from '../storage/index.js';
 import { reciprocalRankFusion } from './fusion.js';
 import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, Tenant } from './types.js';
 import { VectorCache } from './vector-cache.js';
-import { VectorSet } from './vector-set.js';
+import { rerank, VectorSet } from './vector-set.js';
 
 /** Candidates taken from each ranking before a hybrid search fuses them. */
 const CANDIDATES = 50;
-/** Vectors kept in memory across tenants (least recently searched go first): ~1.9 KB each at 384 dims. */
-const CACHED_VECTORS = 300_000;
+/**
+ * Vectors kept in memory across tenants (least recently searched go first): ~0.5 KB each at 384 dims
+ * (int8, its scale and score, the ids), so ~250 MB at most.
+ */
+const CACHED_VECTORS = 500_000;
+/** Candidates of the int8 scan reranked exactly (at least; 2k when k is larger). */
+const RERANK = 100;
 
 /** Words of a query, for a lexical OR query on either dialect (no operator of the user's reaches SQL). */
 export function queryTerms(query: string): string[] {
   return [...new Set((query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 64))];
+}
+
+/**
+ * English stop words (PostgreSQL's `english` dictionary drops the same; so does Qdrant's BM25). In an OR
+ * query they match nearly every chunk, and FTS5 then scores all of a user's chunks: ~100 ms at 100k.
+ */
+const STOP_WORDS = new Set(
+  `a about above after again against all am an and any are as at be because been before being below between
+  both but by can did do does doing down during each few for from further had has have having he her here hers
+  herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on
+  once only or other our ours ourselves out over own same she should so some such than that the their theirs
+  them themselves then there these they this those through to too under until up very was we were what when
+  where which while who whom why will with you your yours yourself yourselves`.split(/\s+/),
+);
+
+/** The query's words for FTS5: without stop words, unless it has nothing else ("to be or not to be"). */
+function ftsTerms(query: string): string[] {
+  const terms = queryTerms(query);
+  const content = terms.filter((t) => !STOP_WORDS.has(t));
+  return content.length > 0 ? content : terms;
 }
 
 function toBytes(vector: Float32Array): Buffer {
@@ -44,8 +69,11 @@ export function modelMismatch(
  * The ChunkIndex in the service's own database (the embedded default, and PostgreSQL without Qdrant).
  * rag_index_chunks holds per chunk its tenant, document and vector; lexical search is FTS5 bm25 over a
  * contentless table on SQLite (the text itself stays in the document store) and ts_rank_cd over a
- * GIN-indexed tsvector on PostgreSQL. Dense: an exact scan of the tenant's vectors (unit length, so the
- * dot product is the cosine). Hybrid: both rankings fused by RRF. Every statement is scoped by tenant.
+ * GIN-indexed tsvector on PostgreSQL. Dense: the tenant's vectors are held in memory in int8 (VectorSet,
+ * kept current by VectorCache's generations), scanned with WebAssembly SIMD, and the best 100 reranked
+ * by their exact float32 vectors (unit length: the dot product is the cosine), read back by id. Why this
+ * and not sqlite-vec or HNSW: docs/decisions.md. Hybrid: both rankings fused by RRF. Every statement
+ * is scoped by tenant.
  */
 export class SqlChunkIndex implements ChunkIndex {
   readonly name: string;
@@ -236,7 +264,7 @@ export class SqlChunkIndex implements ChunkIndex {
   }
 
   async #lexical(tenant: Tenant, text: string, k: number): Promise<ChunkHit[]> {
-    const terms = queryTerms(text);
+    const terms = this.#db.dialect === 'sqlite' ? ftsTerms(text) : queryTerms(text);
     if (terms.length === 0) return [];
     if (this.#db.dialect === 'sqlite') {
       // Each term quoted: FTS5 syntax in the user's query is text, not operators. bm25() is lower-is-better.
@@ -276,7 +304,7 @@ export class SqlChunkIndex implements ChunkIndex {
         for (const row of s.vectors.iterate(tenant.accountId, tenant.userId) as Iterable<VectorRow>) {
           addRow(set, row);
         }
-        this.#vectors.put(tenant, generation, set);
+        if (set.size > 0) this.#vectors.put(tenant, generation, set);
       }
     } else {
       const rows = await db.query<{ generation: string }>(
@@ -293,13 +321,30 @@ export class SqlChunkIndex implements ChunkIndex {
           [tenant.accountId, tenant.userId],
         );
         for (const row of stored) addRow(set, row);
-        this.#vectors.put(tenant, generation, set);
+        if (set.size > 0) this.#vectors.put(tenant, generation, set);
       }
     }
     if (set.dimension !== vector.length) {
       throw new Error(`a query vector of ${vector.length} dimensions for an index of ${set.dimension}`);
     }
-    return set.search(vector, k).map((h) => ({ chunkId: h.id, score: h.score }));
+    // The int8 scan's best, reranked by their exact float32 vectors read back (tenant-filtered) by id.
+    const candidates = set.candidates(vector, Math.max(RERANK, 2 * k));
+    if (candidates.length === 0) return [];
+    const ids = candidates.map((c) => c.id);
+    const rows =
+      db.dialect === 'sqlite'
+        ? (this.#sqliteStatements(db.sqlite).floats.all(
+            tenant.accountId,
+            tenant.userId,
+            JSON.stringify(ids),
+          ) as VectorRow[])
+        : await db.query<VectorRow>(
+            `SELECT chunk_id, document_id, embedding FROM rag_index_chunks
+             WHERE account_id = $1 AND user_id = $2 AND chunk_id = ANY($3::text[]) AND embedding IS NOT NULL`,
+            [tenant.accountId, tenant.userId, ids],
+          );
+    const floats = new Map(rows.map((r) => [r.chunk_id, fromBytes(r.embedding)]));
+    return rerank(vector, candidates, (id) => floats.get(id), k).map((h) => ({ chunkId: h.id, score: h.score }));
   }
 
   #statements: ReturnType<typeof sqliteStatements> | undefined;
@@ -391,6 +436,10 @@ function sqliteStatements(sqlite: BetterSqlite3.Database) {
       const row = generation.get(tenant.accountId, tenant.userId) as { generation: number } | undefined;
       return Number(row?.generation ?? 0);
     },
+    floats: sqlite.prepare(
+      `SELECT chunk_id, document_id, embedding FROM rag_index_chunks
+       WHERE account_id = ? AND user_id = ? AND chunk_id IN (SELECT value FROM json_each(?)) AND embedding IS NOT NULL`,
+    ),
     vectors: sqlite.prepare(
       `SELECT chunk_id, document_id, embedding FROM rag_index_chunks
        WHERE account_id = ? AND user_id = ? AND embedding IS NOT NULL`,

@@ -6,15 +6,18 @@ import type { VectorSet } from './vector-set.js';
  * (rag_index_tenants, bumped by every write of the tenant's index in the write's transaction). A set
  * is used only at the generation it was loaded or kept up to date at; a write by this process moves it
  * on in place when it was exactly one generation behind, any other change (another process, `pvai docs`,
- * a replica) makes the next search load it again. Least recently used sets go past `capacity` vectors.
+ * a replica) makes the next search load it again. Least recently used sets go past `capacity` vectors
+ * or `maxSets` sets (each set has its own WebAssembly memory, 64 KiB at least).
  */
 export class VectorCache {
   readonly #capacity: number;
+  readonly #maxSets: number;
   readonly #sets = new Map<string, { generation: number; set: VectorSet }>();
   #size = 0;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, maxSets = 1000) {
     this.#capacity = capacity;
+    this.#maxSets = maxSets;
   }
 
   get(tenant: Tenant, generation: number): VectorSet | undefined {
@@ -37,7 +40,7 @@ export class VectorCache {
     this.#sets.set(key, { generation, set });
     this.#size += set.size;
     for (const [other] of this.#sets) {
-      if (this.#size <= this.#capacity || other === key) break;
+      if ((this.#size <= this.#capacity && this.#sets.size <= this.#maxSets) || other === key) break;
       this.#drop(other);
     }
   }

@@ -1,20 +1,17 @@
 import { WASM_BASE64 } from './wasm/int8-scores.js';
 
 /**
- * One tenant's vectors in memory: float32 rows for exact scores, and the same rows quantised to int8
- * (one scale per row) in a WebAssembly instance's memory, scored against the quantised query with
- * 128-bit SIMD (src/rag/wasm/int8-scores.wat). A search over more than a few thousand rows scores every
- * row in int8 (a quarter of the bytes of float32: the scan is memory-bound), keeps the best `rerank`
- * and orders those by the exact float32 dot product (unit vectors: the cosine). Measured in
+ * One tenant's vectors in memory, quantised to int8 (one scale per row) in a WebAssembly instance's
+ * memory and scored against the quantised query with 128-bit SIMD (src/rag/wasm/int8-scores.wat): a
+ * quarter of float32's bytes, and the scan is memory-bound. `candidates` gives the rows nearest by that
+ * approximate score; the caller reranks them with the exact float32 vectors it keeps (SqlChunkIndex
+ * reads them from the database, so memory holds ~0.4 KB per 384-dim vector, not 1.9). Measured in
  * docs/decisions.md with scripts/bench/vector-index.ts.
  */
 export interface VectorHit {
   id: string;
   score: number;
 }
-
-/** Below this many rows the exact scan is already fast enough (and exact). */
-const EXACT_BELOW = 2048;
 
 /** The little of WebAssembly used here (the project's TypeScript libs do not declare it). */
 interface WasmMemory {
@@ -55,8 +52,8 @@ export class VectorSet {
   readonly #kernel = kernel();
   #capacity = 0;
   #count = 0;
-  #data = new Float32Array(0);
   #layout = layout(0, 16);
+  #view: Int8Array | undefined;
   readonly #ids: string[] = [];
   readonly #docs: string[] = [];
   readonly #rowOf = new Map<string, number>();
@@ -84,10 +81,9 @@ export class VectorSet {
       this.#ids[row] = id;
     }
     this.#docs[row] = documentId;
-    this.#data.set(vector, row * this.dimension);
-    const { buffer } = this.#kernel.memory;
-    const scale = this.#quantise(vector, new Int8Array(buffer, this.#layout.data + row * this.#stride, this.#stride));
-    new Float32Array(buffer, this.#layout.scales, this.#capacity)[row] = scale;
+    const bytes = this.#bytes();
+    const scale = this.#quantise(vector, bytes, this.#layout.data + row * this.#stride);
+    new Float32Array(bytes.buffer, this.#layout.scales, this.#capacity)[row] = scale;
   }
 
   /** Removes the document's vectors (moving the last rows into the holes). */
@@ -97,23 +93,27 @@ export class VectorSet {
     }
   }
 
-  /** The `k` best rows: exact below EXACT_BELOW rows, else the int8 scan and an exact rerank of its best. */
-  search(query: Float32Array, k: number, rerank = 100): VectorHit[] {
+  /** The `count` rows with the highest int8 dot product with the query, best first (approximate scores). */
+  candidates(query: Float32Array, count: number): VectorHit[] {
     const n = this.#count;
-    if (n <= Math.max(EXACT_BELOW, rerank)) return this.exact(query, k);
+    if (n === 0 || count <= 0) return [];
+    if (query.length !== this.dimension) {
+      throw new Error(`a query of ${query.length} dimensions for a set of ${this.dimension}`);
+    }
     const { buffer } = this.#kernel.memory;
     const at = this.#layout;
-    this.#quantise(query, new Int8Array(buffer, at.query, this.#stride));
+    this.#quantise(query, this.#bytes(), at.query);
     this.#kernel.scores(at.data, at.scales, n, this.#stride, at.query, at.out);
     const scores = new Float32Array(buffer, at.out, n);
-    // The best `rerank` rows by int8 score: a min-heap whose root is the one to beat.
-    const heapScores = new Float32Array(rerank);
-    const heapRows = new Int32Array(rerank);
-    let size = 0;
+    // The best `count` rows: a min-heap whose root is the one to beat.
+    const size = Math.min(count, n);
+    const heapScores = new Float32Array(size);
+    const heapRows = new Int32Array(size);
+    let filled = 0;
     for (let row = 0; row < n; row++) {
       const s = scores[row] as number;
-      if (size < rerank) {
-        let i = size++;
+      if (filled < size) {
+        let i = filled++;
         while (i > 0) {
           const parent = (i - 1) >> 1;
           if ((heapScores[parent] as number) <= s) break;
@@ -139,50 +139,32 @@ export class VectorSet {
         heapRows[i] = row;
       }
     }
-    return this.#top(query, Array.from(heapRows.subarray(0, size)), k);
-  }
-
-  /** The `k` best rows by the exact dot product over every row. */
-  exact(query: Float32Array, k: number): VectorHit[] {
-    const rows = new Array<number>(this.#count);
-    for (let i = 0; i < this.#count; i++) rows[i] = i;
-    return this.#top(query, rows, k);
-  }
-
-  #top(query: Float32Array, rows: readonly number[], k: number): VectorHit[] {
-    const dim = this.dimension;
-    const data = this.#data;
-    // The best k so far, ascending by score (bestScores[0] is the one to beat).
-    const bestRows: number[] = [];
-    const bestScores: number[] = [];
-    for (const row of rows) {
-      const o = row * dim;
-      let s = 0;
-      for (let d = 0; d < dim; d++) s += (data[o + d] as number) * (query[d] as number);
-      if (bestRows.length === k && s <= (bestScores[0] as number)) continue;
-      let at = 0;
-      while (at < bestScores.length && (bestScores[at] as number) < s) at++;
-      bestScores.splice(at, 0, s);
-      bestRows.splice(at, 0, row);
-      if (bestRows.length > k) {
-        bestScores.shift();
-        bestRows.shift();
-      }
+    const hits: VectorHit[] = [];
+    for (let i = 0; i < size; i++) {
+      hits.push({ id: this.#ids[heapRows[i] as number] as string, score: heapScores[i] as number });
     }
-    const out: VectorHit[] = [];
-    for (let i = bestRows.length - 1; i >= 0; i--) {
-      out.push({ id: this.#ids[bestRows[i] as number] as string, score: bestScores[i] as number });
-    }
-    return out;
+    return hits.sort((a, b) => b.score - a.score);
   }
 
-  /** Writes round(v / max|v| * 127) into `into` (zero padded); returns the row's scale back to v. */
-  #quantise(vector: Float32Array, into: Int8Array): number {
+  /** A view of the whole memory (a new one after the memory grew: the old buffer is detached). */
+  #bytes(): Int8Array {
+    const { buffer } = this.#kernel.memory;
+    if (this.#view?.buffer !== buffer) this.#view = new Int8Array(buffer);
+    return this.#view;
+  }
+
+  /** Writes round(v / max|v| * 127) at `offset` (zero padded to the stride); returns the scale back to v. */
+  #quantise(vector: Float32Array, into: Int8Array, offset: number): number {
+    const dim = vector.length;
     let max = 0;
-    for (const x of vector) max = Math.max(max, Math.abs(x));
+    for (let d = 0; d < dim; d++) {
+      const x = vector[d] as number;
+      if (x > max) max = x;
+      else if (-x > max) max = -x;
+    }
     const f = max > 0 ? 127 / max : 0;
-    into.fill(0);
-    for (let d = 0; d < vector.length; d++) into[d] = Math.round((vector[d] as number) * f);
+    for (let d = 0; d < dim; d++) into[offset + d] = Math.round((vector[d] as number) * f);
+    for (let d = dim; d < this.#stride; d++) into[offset + d] = 0;
     return max / 127;
   }
 
@@ -195,7 +177,6 @@ export class VectorSet {
       this.#ids[row] = lastId;
       this.#docs[row] = this.#docs[last] as string;
       this.#rowOf.set(lastId, row);
-      this.#data.copyWithin(row * this.dimension, last * this.dimension, (last + 1) * this.dimension);
       const { buffer } = this.#kernel.memory;
       const at = this.#layout;
       new Uint8Array(buffer).copyWithin(
@@ -213,9 +194,6 @@ export class VectorSet {
 
   #grow(): void {
     const capacity = Math.max(256, this.#capacity * 2);
-    const data = new Float32Array(capacity * this.dimension);
-    data.set(this.#data.subarray(0, this.#count * this.dimension));
-    this.#data = data;
     // The int8 rows and scales move to the new layout (copied out first: the regions overlap).
     const memory = this.#kernel.memory;
     const old = this.#layout;
@@ -229,4 +207,22 @@ export class VectorSet {
     this.#layout = next;
     this.#capacity = capacity;
   }
+}
+
+/** The `k` best of `candidates` by the exact dot product with their float32 vectors; ids without one go. */
+export function rerank(
+  query: Float32Array,
+  candidates: readonly VectorHit[],
+  vectorOf: (id: string) => Float32Array | undefined,
+  k: number,
+): VectorHit[] {
+  const out: VectorHit[] = [];
+  for (const { id } of candidates) {
+    const v = vectorOf(id);
+    if (!v || v.length !== query.length) continue;
+    let s = 0;
+    for (let d = 0; d < v.length; d++) s += (v[d] as number) * (query[d] as number);
+    out.push({ id, score: s });
+  }
+  return out.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, k);
 }

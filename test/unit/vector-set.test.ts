@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { VectorCache } from '../../src/rag/vector-cache.js';
-import { VectorSet } from '../../src/rag/vector-set.js';
+import { rerank, type VectorHit, VectorSet } from '../../src/rag/vector-set.js';
 
 const DIM = 384;
 
@@ -26,16 +26,31 @@ function randomUnit(rand: () => number, dim = DIM): Float32Array {
   return v;
 }
 
+/** The exact top k by dot product over every stored vector. */
+function exact(stored: Map<string, Float32Array>, query: Float32Array, k: number): VectorHit[] {
+  return rerank(
+    query,
+    [...stored.keys()].map((id) => ({ id, score: 0 })),
+    (id) => stored.get(id),
+    k,
+  );
+}
+
 describe('VectorSet', () => {
-  it('finds the exact top 10 through the int8 prefilter (recall >= 0.95 on random vectors)', () => {
+  it('finds the exact top 10 through the int8 scan and a rerank of 100 (recall >= 0.95 on random vectors)', () => {
     const rand = rng(7);
     const set = new VectorSet(DIM);
-    for (let i = 0; i < 8000; i++) set.upsert(`c${i}`, `d${i % 40}`, randomUnit(rand));
+    const stored = new Map<string, Float32Array>();
+    for (let i = 0; i < 8000; i++) {
+      const v = randomUnit(rand);
+      stored.set(`c${i}`, v);
+      set.upsert(`c${i}`, `d${i % 40}`, v);
+    }
     let hits = 0;
     for (let q = 0; q < 30; q++) {
       const query = randomUnit(rand);
-      const want = new Set(set.exact(query, 10).map((h) => h.id));
-      const got = set.search(query, 10);
+      const want = new Set(exact(stored, query, 10).map((h) => h.id));
+      const got = rerank(query, set.candidates(query, 100), (id) => stored.get(id), 10);
       assert.equal(got.length, 10);
       for (let i = 1; i < got.length; i++) assert.ok((got[i - 1]?.score ?? 0) >= (got[i]?.score ?? 0));
       hits += got.filter((h) => want.has(h.id)).length;
@@ -50,15 +65,14 @@ describe('VectorSet', () => {
     for (let i = 0; i < 5000; i++) set.upsert(`c${i}`, i < 2500 ? 'a' : 'b', randomUnit(rand));
     set.upsert('c4999', 'b', target);
     assert.equal(set.size, 5000);
-    assert.deepEqual(
-      set.search(target, 1).map((h) => h.id),
-      ['c4999'],
-    );
+    assert.equal(set.candidates(target, 1)[0]?.id, 'c4999');
+    const best = set.candidates(target, 20);
+    for (let i = 1; i < best.length; i++) assert.ok((best[i - 1]?.score ?? 0) >= (best[i]?.score ?? 0));
     set.removeDocument('b');
     assert.equal(set.size, 2500);
-    const ids = set.search(target, 50).map((h) => h.id);
-    assert.ok(ids.every((id) => Number(id.slice(1)) < 2500));
-    assert.ok(!set.search(target, 2500).some((h) => h.id === 'c4999'));
+    const all = set.candidates(target, 5000);
+    assert.equal(all.length, 2500);
+    assert.ok(all.every((h) => Number(h.id.slice(1)) < 2500));
   });
 
   it('refuses a vector of another dimension', () => {
@@ -97,5 +111,13 @@ describe('VectorCache', () => {
     assert.ok(cache.get(u('1'), 1));
     assert.equal(cache.get(u('2'), 1), undefined);
     assert.ok(cache.get(u('3'), 1));
+  });
+
+  it('keeps at most maxSets sets, however small', () => {
+    const cache = new VectorCache(1000, 2);
+    const u = (userId: string) => ({ accountId: 'a', userId });
+    for (const id of ['1', '2', '3']) cache.put(u(id), 1, new VectorSet(4));
+    assert.equal(cache.get(u('1'), 1), undefined);
+    assert.ok(cache.get(u('2'), 1) && cache.get(u('3'), 1));
   });
 });
