@@ -6,7 +6,7 @@
  * returns and what a re-index is rebuilt from. Qdrant holds only what search needs: per chunk one
  * point with a named dense vector (`dense`, cosine, the embedding model's dimension), a sparse BM25
  * vector (`bm25`, IDF modifier) that Qdrant computes itself from the chunk text at upsert time
- * (`qdrant/bm25`, so nothing but the vector is kept there), and the tenant payload. Keeping the text
+ * (`qdrant/bm25` with accents folded, so nothing but the vector is kept there), and the tenant payload. Keeping the text
  * out of the payload avoids a second copy that could drift from SQL and keeps end users' text in one
  * place to delete, back up and secure; a search costs one extra indexed SQL read by chunk id, which
  * the SQL adapter pays too.
@@ -21,7 +21,7 @@
  */
 import { QdrantClient } from '@qdrant/js-client-rest';
 import {
-  BM25_MODEL,
+  bm25,
   type CollectionState,
   DENSE,
   describeQdrantError,
@@ -63,8 +63,14 @@ export class QdrantChunkIndex implements ChunkIndex {
   constructor(options: QdrantChunkIndexOptions) {
     this.collection = options.collection ?? DEFAULT_QDRANT_COLLECTION;
     this.#url = options.url;
+    // The client takes a URL without a port as port 6333 and drops its path; here a URL means what it
+    // says (as for pvai doctor): no port is the scheme's, a path is a prefix (Qdrant behind a proxy).
+    const url = new URL(options.url);
+    const prefix = url.pathname.replace(/\/+$/, '');
     this.#client = new QdrantClient({
-      url: options.url,
+      url: url.origin,
+      port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+      ...(prefix ? { prefix } : {}),
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       timeout: options.timeoutMs ?? 30_000,
       checkCompatibility: false,
@@ -79,6 +85,7 @@ export class QdrantChunkIndex implements ChunkIndex {
           .createCollection(this.collection, {
             vectors: embedding ? { [DENSE]: { size: embedding.dimension, distance: 'Cosine' } } : {},
             sparse_vectors: { [LEXICAL]: { modifier: 'idf' } },
+            // schema 1: the layout above with BM25 as `bm25()` computes it (a change to either is a new schema).
             metadata: { pvai: { schema: 1, embedding: embedding ?? null } },
           })
           .catch(async (err: unknown) => {
@@ -149,7 +156,7 @@ export class QdrantChunkIndex implements ChunkIndex {
           const id = pointId(tenant, chunk.id);
           ids.push(id);
           // An upsert replaces the whole point: a re-put chunk loses its old vector until putVectors.
-          return { id, vector: { [LEXICAL]: { text: chunk.text, model: BM25_MODEL } }, payload };
+          return { id, vector: { [LEXICAL]: bm25(chunk.text) }, payload };
         });
         await this.#client.upsert(this.collection, { wait: true, points });
       }
@@ -201,7 +208,7 @@ export class QdrantChunkIndex implements ChunkIndex {
     const k = Math.max(0, Math.floor(query.k));
     // Words: BM25 drops punctuation itself; a query with no letter or digit has nothing to match.
     const text = query.text.replaceAll('\u0000', ' ');
-    const lexical = mode !== 'dense' && /[\p{L}\p{N}]/u.test(text) ? { text, model: BM25_MODEL } : undefined;
+    const lexical = mode !== 'dense' && /[\p{L}\p{N}]/u.test(text) ? bm25(text) : undefined;
     const dense = mode !== 'lexical' && this.#dense && query.vector ? Array.from(query.vector) : undefined;
     if (k === 0 || (!lexical && !dense)) return [];
     const filter = tenantFilter(tenant);

@@ -9,6 +9,17 @@ export const DENSE = 'dense';
 export const LEXICAL = 'bm25';
 /** Qdrant's built-in BM25 "model": it tokenises, stems and weighs the text server-side. */
 export const BM25_MODEL = 'qdrant/bm25';
+/**
+ * BM25 options, the same at upsert and at query time (the sparse vectors are computed with them, so a
+ * change needs a re-index). Accents folded, so `zurich` finds `Zürich` as it does on SQLite's FTS5;
+ * otherwise Qdrant's defaults: lowercase, English stop words and Snowball stemming.
+ */
+const BM25_OPTIONS = { ascii_folding: true };
+
+/** The text as Qdrant's server-side BM25 input (a `Document`). */
+export function bm25(text: string) {
+  return { text, model: BM25_MODEL, options: BM25_OPTIONS };
+}
 
 /**
  * A UUID derived from (account, user, chunk id): stable, so re-putting a chunk overwrites its point,

@@ -54,21 +54,31 @@ async function checkEmbeddingModel(config: Config): Promise<DoctorCheck> {
   return { ok: true, detail: `${config.embeddingModel ? '' : `${MINILM.name}, `}${path}` };
 }
 
-async function checkQdrant(env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
+/** Qdrant answers, and takes the key: /readyz needs none, so the key is tried on /collections. */
+export async function checkQdrant(env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
   const url = env.QDRANT_URL;
   if (!url) return { ok: true, detail: 'not configured (embedded index)' };
   try {
-    const res = await fetch(new URL('/readyz', url), {
-      headers: env.QDRANT_API_KEY ? { 'api-key': env.QDRANT_API_KEY } : {},
-      signal: AbortSignal.timeout(3000),
-    });
+    const headers: Record<string, string> = env.QDRANT_API_KEY ? { 'api-key': env.QDRANT_API_KEY } : {};
+    const res = await fetch(new URL('/readyz', url), { headers, signal: AbortSignal.timeout(3000) });
     await res.arrayBuffer();
-    if (res.ok) return { ok: true, detail: `${url} ready` };
-    return {
-      ok: false,
-      detail: `${url}/readyz answered HTTP ${res.status}`,
-      fix: 'check the Qdrant server and QDRANT_API_KEY',
-    };
+    if (!res.ok) {
+      return {
+        ok: false,
+        detail: `${url}/readyz answered HTTP ${res.status}`,
+        fix: 'check the Qdrant server and QDRANT_API_KEY',
+      };
+    }
+    const authed = await fetch(new URL('/collections', url), { headers, signal: AbortSignal.timeout(3000) });
+    await authed.arrayBuffer();
+    if (authed.status === 401 || authed.status === 403) {
+      return {
+        ok: false,
+        detail: `${url} refused ${env.QDRANT_API_KEY ? 'QDRANT_API_KEY' : 'a request without an API key'} (HTTP ${authed.status})`,
+        fix: 'set QDRANT_API_KEY to the key the Qdrant server requires',
+      };
+    }
+    return { ok: true, detail: `${url} ready` };
   } catch (err) {
     return {
       ok: false,

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { QdrantChunkIndex } from '../../src/rag/qdrant-chunk-index.js';
+import { checkQdrant } from '../../src/setup/doctor.js';
 import { type QdrantServer, qdrantAvailable, startQdrant } from '../support/qdrant.js';
 import { chunkIndexContract, MODEL } from './chunk-index-contract.js';
 
@@ -25,6 +29,76 @@ describe('Qdrant chunk index', { skip: !available && 'no Qdrant binary (../share
         await fetch(`${server.url}/collections/${collection}`, { method: 'DELETE' });
       },
     };
+  });
+
+  it("uses Qdrant's BM25 with stemming and folded accents", async () => {
+    const index = new QdrantChunkIndex({ url: server.url, collection: `bm25_${randomBytes(6).toString('hex')}` });
+    await index.prepare(MODEL);
+    const tenant = { accountId: 'a', userId: 'u' };
+    const texts = ['The hikers walked along the ridge.', 'Café au lait in Zürich.', 'The secret code is 7431-walrus.'];
+    await index.putChunks(
+      tenant,
+      'd',
+      texts.map((text, n) => ({
+        id: `c${n}`,
+        documentId: 'd',
+        ordinal: n,
+        text,
+        charStart: 0,
+        charEnd: 0,
+        page: null,
+      })),
+    );
+    for (const [query, want] of [
+      ['WALKING', 'c0'],
+      ['zurich cafe', 'c1'],
+      ['Zürich café', 'c1'],
+      ['7431', 'c2'],
+    ] as const) {
+      const hits = await index.search(tenant, { text: query, k: 3, mode: 'lexical' });
+      assert.deepEqual(
+        hits.map((h) => h.chunkId),
+        [want],
+        query,
+      );
+    }
+  });
+
+  it('reaches a Qdrant behind a reverse proxy under a path, on the port the URL says', async () => {
+    // A real proxy in front of the real server: /qdrant/<path> → <path>.
+    const proxy = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      if (!req.url?.startsWith('/qdrant/')) {
+        res.writeHead(404).end();
+        return;
+      }
+      const path = req.url.slice('/qdrant'.length);
+      const upstream = await fetch(`${server.url}${path}`, {
+        method: req.method ?? 'GET',
+        headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
+        ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+      });
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+    proxy.listen(0, '127.0.0.1');
+    await once(proxy, 'listening');
+    try {
+      const { port } = proxy.address() as AddressInfo;
+      const index = new QdrantChunkIndex({ url: `http://127.0.0.1:${port}/qdrant/`, collection: 'proxied' });
+      await index.prepare(MODEL);
+      const tenant = { accountId: 'a', userId: 'u' };
+      await index.putChunks(tenant, 'd', [
+        { id: 'd_c0', documentId: 'd', ordinal: 0, text: 'Obsidian', charStart: 0, charEnd: 8, page: null },
+      ]);
+      assert.deepEqual(
+        (await index.search(tenant, { text: 'obsidian', k: 1 })).map((h) => h.chunkId),
+        ['d_c0'],
+      );
+    } finally {
+      proxy.close();
+    }
   });
 
   it('refuses a collection it did not create, with a message naming it', async () => {
@@ -77,6 +151,19 @@ describe('Qdrant with an API key', { skip: !available && 'no Qdrant binary (../s
         assert.match(err.message, /check QDRANT_API_KEY/);
         return true;
       });
+    }
+  });
+
+  it('pvai doctor says when Qdrant refuses the key (its /readyz needs none)', async () => {
+    assert.deepEqual(await checkQdrant({ QDRANT_URL: server.url, QDRANT_API_KEY: 'right-key' }), {
+      ok: true,
+      detail: `${server.url} ready`,
+    });
+    for (const key of ['wrong-key', undefined]) {
+      const check = await checkQdrant({ QDRANT_URL: server.url, ...(key ? { QDRANT_API_KEY: key } : {}) });
+      assert.equal(check.ok, false, JSON.stringify(check));
+      assert.match(check.detail, /refused .*\(HTTP 401\)/);
+      assert.match(check.fix ?? '', /QDRANT_API_KEY/);
     }
   });
 

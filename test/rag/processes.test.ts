@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { pvai, type ServerProcess, startServerProcess } from '../support/processes.js';
+import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
 import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/rag.js';
 import { TEST_MODEL } from '../support/server.js';
 
@@ -15,16 +16,19 @@ async function call<T>(server: ServerProcess, apiKey: string, method: string, pa
   return { status: res.status, body: (await res.json()) as T };
 }
 
-for (const backend of backends()) {
-  describe(`ingestion survives a crash (${backend})`, () => {
+for (const rag of ragBackends()) {
+  describe(`ingestion survives a crash (${rag.label})`, () => {
     let database: TestDatabase;
+    let retrieval: Retrieval;
     let env: Record<string, string>;
     let apiKey: string;
     let server: ServerProcess | undefined;
 
     before(async () => {
-      database = await createTestDatabase(backend);
+      database = await createTestDatabase(rag.backend);
+      retrieval = await startRetrieval(rag);
       env = {
+        ...retrieval.env,
         PVAI_DATA_DIR: database.dataDir,
         PVAI_LOCAL_MODEL: TEST_MODEL,
         PVAI_EMBEDDING_MODEL: EMBEDDING_MODEL,
@@ -39,7 +43,8 @@ for (const backend of backends()) {
     });
     after(async () => {
       await server?.stop();
-      await database.drop();
+      await retrieval?.stop();
+      await database?.drop();
     });
 
     it('loses no acknowledged document to SIGKILL and finishes the job after restart', async () => {
@@ -80,49 +85,83 @@ for (const backend of backends()) {
         query: 'what is the name of the harbourmaster boat',
       });
       assert.ok(hits.body.data[0]?.snippet.includes('Gullwing'));
+      if (retrieval.url) {
+        // The resumed job re-put what the killed one had indexed: the same points, none twice, none stale.
+        const after = await call<{ data: DocumentBody[] }>(server, apiKey, 'GET', '/z1/rag/documents?user_id=u');
+        const chunks = after.body.data.reduce((sum, d) => sum + d.chunk_count, 0);
+        assert.equal(await qdrantPoints(retrieval.url, 'u'), chunks);
+      }
     });
   });
 }
 
-describe('two server processes on one PostgreSQL share documents', { skip: !backends().includes('postgres') }, () => {
-  let database: TestDatabase;
-  let servers: ServerProcess[] = [];
-  let apiKey: string;
+for (const rag of ragBackends().filter((r) => r.backend === 'postgres')) {
+  describe(`two server processes on one PostgreSQL share documents (${rag.label})`, () => {
+    let database: TestDatabase;
+    let retrieval: Retrieval;
+    let servers: ServerProcess[] = [];
+    let apiKey: string;
 
-  before(async () => {
-    database = await createTestDatabase('postgres');
-    const env = {
-      DATABASE_URL: database.databaseUrl ?? '',
-      PVAI_DATA_DIR: database.dataDir,
-      PVAI_LOCAL_MODEL: TEST_MODEL,
-      PVAI_EMBEDDING_MODEL: EMBEDDING_MODEL,
-    };
-    const { stdout } = await pvai(
-      ['accounts', 'create', '--email', 'r@example.com', '--tier', 'business', '--json'],
-      env,
-    );
-    apiKey = (JSON.parse(stdout) as { api_key: string }).api_key;
-    servers = await Promise.all([startServerProcess(env), startServerProcess(env)]);
-  });
-  after(async () => {
-    await Promise.all(servers.map((s) => s.stop()));
-    await database.drop();
-  });
-
-  it('finds through one what was uploaded through the other, and both see the deletion', async () => {
-    const [a, b] = servers as [ServerProcess, ServerProcess];
-    const doc = await call<DocumentBody>(a, apiKey, 'POST', '/z1/rag/documents', {
-      user_id: 'u',
-      content: 'The observatory dome opens at 21:00 on clear nights.',
+    before(async () => {
+      database = await createTestDatabase('postgres');
+      retrieval = await startRetrieval(rag);
+      const env = {
+        DATABASE_URL: database.databaseUrl ?? '',
+        PVAI_DATA_DIR: database.dataDir,
+        PVAI_LOCAL_MODEL: TEST_MODEL,
+        PVAI_EMBEDDING_MODEL: EMBEDDING_MODEL,
+        ...retrieval.env,
+      };
+      const { stdout } = await pvai(
+        ['accounts', 'create', '--email', 'r@example.com', '--tier', 'business', '--json'],
+        env,
+      );
+      apiKey = (JSON.parse(stdout) as { api_key: string }).api_key;
+      // Started together: with Qdrant both create the collection at once, as replicas do.
+      const started = await Promise.allSettled([startServerProcess(env), startServerProcess(env)]);
+      servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+      // One that failed to start must not leave the other running (it would keep the test process alive).
+      for (const s of started) if (s.status === 'rejected') throw s.reason;
     });
-    assert.equal(doc.status, 201);
-    const query = { user_id: 'u', query: 'observatory dome' };
-    assert.equal(
-      (await call<{ data: MatchBody[] }>(b, apiKey, 'POST', '/z1/rag/search', query)).body.data[0]?.document_id,
-      doc.body.id,
-    );
-    assert.equal((await call(b, apiKey, 'DELETE', `/z1/rag/documents/${doc.body.id}?user_id=u`)).status, 200);
-    assert.deepEqual((await call<{ data: MatchBody[] }>(a, apiKey, 'POST', '/z1/rag/search', query)).body.data, []);
-    assert.equal((await call(a, apiKey, 'GET', `/z1/rag/documents/${doc.body.id}?user_id=u`)).status, 404);
+    after(async () => {
+      await Promise.all(servers.map((s) => s.stop()));
+      await retrieval?.stop();
+      await database?.drop();
+    });
+
+    it('finds through one what was uploaded through the other, and both see the deletion', async () => {
+      const [a, b] = servers as [ServerProcess, ServerProcess];
+      const doc = await call<DocumentBody>(a, apiKey, 'POST', '/z1/rag/documents', {
+        user_id: 'u',
+        content: `${filler(6)}\n\nThe observatory dome opens at 21:00 on clear nights.\n\n${filler(6, 30)}`,
+      });
+      assert.equal(doc.status, 201);
+      assert.equal(doc.body.status, 'ready');
+      if (retrieval.url) assert.equal(await qdrantPoints(retrieval.url, 'u'), doc.body.chunk_count);
+      // By its words, and by meaning with none of them.
+      for (const text of ['observatory dome', 'when can I look at the stars through the telescope?']) {
+        const hits = await call<{ data: MatchBody[] }>(b, apiKey, 'POST', '/z1/rag/search', {
+          user_id: 'u',
+          query: text,
+        });
+        assert.ok(hits.body.data[0]?.snippet.includes('21:00'), `${text}: ${hits.body.data[0]?.snippet}`);
+        assert.equal(hits.body.data[0]?.document_id, doc.body.id);
+      }
+      const other = await call<{ data: MatchBody[] }>(b, apiKey, 'POST', '/z1/rag/search', {
+        user_id: 'v',
+        query: 'observatory dome',
+      });
+      assert.deepEqual(other.body.data, [], 'another user of the account sees nothing');
+      const query = { user_id: 'u', query: 'observatory dome' };
+      assert.equal((await call(b, apiKey, 'DELETE', `/z1/rag/documents/${doc.body.id}?user_id=u`)).status, 200);
+      for (const server of [a, b]) {
+        assert.deepEqual(
+          (await call<{ data: MatchBody[] }>(server, apiKey, 'POST', '/z1/rag/search', query)).body.data,
+          [],
+        );
+        assert.equal((await call(server, apiKey, 'GET', `/z1/rag/documents/${doc.body.id}?user_id=u`)).status, 404);
+      }
+      if (retrieval.url) assert.equal(await qdrantPoints(retrieval.url, 'u'), 0, 'the points are gone from Qdrant');
+    });
   });
-});
+}

@@ -56,7 +56,8 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // Generous: two servers loading their models at once on a busy 2-core machine took over 30 s.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`pvai serve exited with ${child.exitCode}`);
     try {
@@ -64,7 +65,11 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('pvai serve did not become healthy in 30 s');
+    if (Date.now() > deadline) {
+      // Not left running: a live child would keep the test process (and the whole file) from ending.
+      child.kill('SIGKILL');
+      throw new Error('pvai serve did not become healthy in 60 s');
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
