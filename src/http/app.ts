@@ -147,6 +147,10 @@ export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestSta
   app.use(requestContext(ports));
   app.use(usageRecorder(ports));
   app.use(errorMiddleware(limit));
+  for (const extra of ports.extraRoutes ?? []) {
+    const matches = (path: string) => path === extra.prefix || path.startsWith(`${extra.prefix}/`);
+    app.use((ctx, next) => (matches(ctx.path) ? extra.middleware(ctx, next) : next()));
+  }
   const router = api.router as IndexedOpenAPIRouter;
   app.use(corsAndOptions(ports.corsOrigins, (path) => router.allowedMethods(path)));
   // Only the reference page's assets go through koa-router: matching its routes for every API request
