@@ -6,6 +6,7 @@ import { ChatService, ContextRegistry, chatOperations, LocalModelSupervisor, rou
 import { type Clock, systemClock } from './clock/index.js';
 import { codeOperations } from './code/index.js';
 import type { Config, TargetConfig } from './config/index.js';
+import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index.js';
 import type { HttpPorts, Operations } from './http/index.js';
 import {
   AuthFailureLimiter,
@@ -22,7 +23,14 @@ import { type CodeRunner, createSandbox } from './sandbox/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { Lifecycle, systemOperations } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
-import { BufferedUsageStore, SqlUsageStore, type UsageStore, usageOperations } from './usage/index.js';
+import {
+  BufferedUsageStore,
+  DailyUsageRollup,
+  SqlUsageStore,
+  type UsageStore,
+  usageOperations,
+  withDailyRollup,
+} from './usage/index.js';
 
 export interface ServiceOptions {
   clock?: Clock;
@@ -96,7 +104,9 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     clock,
   );
   const authFailures = new AuthFailureLimiter(config.authFailuresPerMinute, clock);
-  const usage = new BufferedUsageStore(new SqlUsageStore(db), {
+  // The daily rollup the dashboard's charts read is added to with every batch of usage rows.
+  const usageRollup = new DailyUsageRollup(db);
+  const usage = new BufferedUsageStore(withDailyRollup(new SqlUsageStore(db), usageRollup), {
     onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
   });
 
@@ -175,6 +185,19 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     },
     recordRequest: (record) => usage.record(record),
     stopping: lifecycle.signal,
+    extraRoutes: [
+      {
+        prefix: DASHBOARD_PATH,
+        middleware: dashboardRoutes({
+          clock,
+          sessions: new SessionStore(db),
+          accounts,
+          usage: { flush: () => usage.flush(), days: (id, start, end) => usageRollup.days(id, start, end) },
+          rateLimits: (account) => limiter.peek(account.id, tiers.rulesFor(account)),
+          documents: rag,
+        }),
+      },
+    ],
   };
 
   return {

@@ -1,0 +1,107 @@
+import { formatNumber, type Html, html } from './html.js';
+
+/** Server-rendered SVG charts: no script, no library, readable without colour (a table follows each). */
+
+export interface Series {
+  name: string;
+  values: readonly number[];
+}
+
+export interface BarChartOptions {
+  /** Says what the chart shows; the SVG's accessible name. */
+  title: string;
+  /** One label per bar (e.g. days). */
+  labels: readonly string[];
+  /** Stacked in order; one value per label each. */
+  series: readonly Series[];
+  /** A line across the chart (a target), with its label. */
+  target?: { value: number; label: string };
+  /** Formats a value for the axis and the tooltips. */
+  format?: (n: number) => string;
+  /** The lowest value of the axis (default 0). */
+  min?: number;
+}
+
+const WIDTH = 720;
+const HEIGHT = 220;
+const PAD = { top: 12, right: 12, bottom: 28, left: 56 };
+
+/** A step of 1, 2 or 5 × 10^n giving about four ticks up to max. */
+function niceMax(max: number): { top: number; step: number } {
+  if (max <= 0) return { top: 1, step: 0.25 };
+  const raw = max / 4;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? raw;
+  return { top: Math.ceil(max / step) * step, step };
+}
+
+/** A stacked bar chart with its data as a table below (for screen readers and exact values). */
+export function barChart(o: BarChartOptions): Html {
+  const format = o.format ?? formatNumber;
+  const min = o.min ?? 0;
+  const totals = o.labels.map((_, i) => o.series.reduce((sum, s) => sum + (s.values[i] ?? 0), 0));
+  const { top, step } = niceMax(Math.max(...totals, o.target?.value ?? 0, min) - min);
+  const plotW = WIDTH - PAD.left - PAD.right;
+  const plotH = HEIGHT - PAD.top - PAD.bottom;
+  const y = (v: number) => PAD.top + plotH - ((v - min) / top) * plotH;
+  const slot = plotW / Math.max(1, o.labels.length);
+  const barW = Math.max(2, Math.min(40, slot * 0.7));
+  const ticks: Html[] = [];
+  for (let v = 0; v <= top + step / 2; v += step) {
+    const ty = y(v + min);
+    ticks.push(
+      html`<line class="grid" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${ty}" y2="${ty}"/><text class="axis" x="${PAD.left - 6}" y="${ty + 4}" text-anchor="end">${format(v + min)}</text>`,
+    );
+  }
+  const bars: Html[] = [];
+  o.labels.forEach((label, i) => {
+    let base = min;
+    const x = PAD.left + slot * i + (slot - barW) / 2;
+    o.series.forEach((s, k) => {
+      const v = s.values[i] ?? 0;
+      if (v <= 0) return;
+      const y0 = y(base);
+      const y1 = y(base + v);
+      base += v;
+      bars.push(
+        html`<rect class="c${k % 6}" x="${x.toFixed(1)}" y="${y1.toFixed(1)}" width="${barW.toFixed(1)}" height="${Math.max(1, y0 - y1).toFixed(1)}"><title>${label} · ${s.name}: ${format(v)}</title></rect>`,
+      );
+    });
+  });
+  // At most ~8 labels under the axis, always the first and the last.
+  const every = Math.max(1, Math.ceil(o.labels.length / 8));
+  const xLabels = o.labels.map((label, i) =>
+    i % every === 0 || i === o.labels.length - 1
+      ? html`<text class="axis" x="${(PAD.left + slot * i + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle">${shortLabel(label)}</text>`
+      : '',
+  );
+  const target = o.target
+    ? html`<line class="target" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${y(o.target.value)}" y2="${y(o.target.value)}"/><text class="target-label" x="${WIDTH - PAD.right}" y="${y(o.target.value) - 4}" text-anchor="end">${o.target.label}</text>`
+    : '';
+  const legend =
+    o.series.length > 1 || o.target
+      ? html`<ul class="legend">${o.series.map((s, k) => html`<li><span class="swatch c${k % 6}"></span>${s.name}</li>`)}${
+          o.target ? html`<li><span class="swatch target"></span>${o.target.label}</li>` : ''
+        }</ul>`
+      : '';
+  return html`<figure class="chart">
+<figcaption>${o.title}</figcaption>
+<svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${o.title}" preserveAspectRatio="xMidYMid meet">
+${ticks}${bars}${target}${xLabels}
+<line class="axis-line" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${y(min)}" y2="${y(min)}"/>
+</svg>
+${legend}
+<details><summary>${o.title}: the numbers</summary>
+<table><thead><tr><th scope="col">Day</th>${o.series.map((s) => html`<th scope="col">${s.name}</th>`)}</tr></thead>
+<tbody>${o.labels.map(
+    (label, i) =>
+      html`<tr><th scope="row">${label}</th>${o.series.map((s) => html`<td>${format(s.values[i] ?? 0)}</td>`)}</tr>`,
+  )}</tbody></table>
+</details>
+</figure>`;
+}
+
+/** `2026-11-22` → `11-22` under the axis; other labels as they are. */
+function shortLabel(label: string): string {
+  return /^\d{4}-\d{2}-\d{2}$/.test(label) ? label.slice(5) : label;
+}
