@@ -24,6 +24,7 @@ nav a[aria-current="page"] { background: var(--accent); color: #fff; }
 .tier { display: inline-block; padding: 0 .4rem; border: 1px solid var(--line); border-radius: 999px; font-size: .8rem; }
 main { max-width: 1000px; margin: 0 auto; padding: 1.5rem; }
 main:focus { outline: none; }
+main.narrow { max-width: 26rem; padding-top: 3rem; }
 h1 { font-size: 1.6rem; margin: .25rem 0 1rem; }
 h2 { font-size: 1.2rem; margin: 2rem 0 .75rem; }
 p.lead { color: var(--muted); margin-top: -.5rem; }
@@ -40,7 +41,7 @@ button:hover { filter: brightness(1.08); }
 button.secondary { background: #fff; color: var(--fg); border-color: #8c959f; }
 button.danger { background: #fff; color: var(--danger); border-color: var(--danger); }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 1.25rem; background: #fff; }
-.signin { max-width: 24rem; margin: 3rem auto; }
+.signin { margin: 0; }
 .notice { border-left: 4px solid var(--accent); background: #eef4ff; padding: .75rem 1rem; border-radius: 4px; margin-bottom: 1rem; }
 .error { border-left: 4px solid var(--danger); background: #fff1f0; padding: .75rem 1rem; border-radius: 4px; margin-bottom: 1rem; }
 .secret { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; margin: .5rem 0; }

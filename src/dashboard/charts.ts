@@ -20,6 +20,10 @@ export interface BarChartOptions {
   format?: (n: number) => string;
   /** The lowest value of the axis (default 0). */
   min?: number;
+  /** Whole numbers only (counts): no fractional ticks. Default true. */
+  integers?: boolean;
+  /** Shown instead of an empty chart when every value is 0. */
+  empty?: string;
 }
 
 const WIDTH = 720;
@@ -27,11 +31,13 @@ const HEIGHT = 220;
 const PAD = { top: 12, right: 12, bottom: 28, left: 56 };
 
 /** A step of 1, 2 or 5 × 10^n giving about four ticks up to max. */
-function niceMax(max: number): { top: number; step: number } {
-  if (max <= 0) return { top: 1, step: 0.25 };
+function niceMax(max: number, integers: boolean): { top: number; step: number } {
+  if (max <= 0) return { top: 1, step: integers ? 1 : 0.25 };
   const raw = max / 4;
   const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? raw;
+  const nice = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? raw;
+  // Counts have no fractional ticks: an axis of 0 to 3 requests reads 0, 1, 2, 3.
+  const step = integers ? Math.max(1, nice) : nice;
   return { top: Math.ceil(max / step) * step, step };
 }
 
@@ -40,7 +46,10 @@ export function barChart(o: BarChartOptions): Html {
   const format = o.format ?? formatNumber;
   const min = o.min ?? 0;
   const totals = o.labels.map((_, i) => o.series.reduce((sum, s) => sum + (s.values[i] ?? 0), 0));
-  const { top, step } = niceMax(Math.max(...totals, o.target?.value ?? 0, min) - min);
+  if (o.empty && totals.every((t) => t === 0)) {
+    return html`<figure class="chart"><figcaption>${o.title}</figcaption><p class="empty">${o.empty}</p></figure>`;
+  }
+  const { top, step } = niceMax(Math.max(...totals, o.target?.value ?? 0, min) - min, o.integers ?? true);
   const plotW = WIDTH - PAD.left - PAD.right;
   const plotH = HEIGHT - PAD.top - PAD.bottom;
   const y = (v: number) => PAD.top + plotH - ((v - min) / top) * plotH;
@@ -70,8 +79,11 @@ export function barChart(o: BarChartOptions): Html {
   });
   // At most ~8 labels under the axis, always the first and the last.
   const every = Math.max(1, Math.ceil(o.labels.length / 8));
+  const last = o.labels.length - 1;
+  // The last label always; a regular one only when it is not right beside the last.
+  const labelled = (i: number) => i === last || (i % every === 0 && last - i >= every / 2 + 1);
   const xLabels = o.labels.map((label, i) =>
-    i % every === 0 || i === o.labels.length - 1
+    labelled(i)
       ? html`<text class="axis" x="${(PAD.left + slot * i + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle">${shortLabel(label)}</text>`
       : '',
   );

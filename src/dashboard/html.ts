@@ -71,7 +71,7 @@ export function layout(o: LayoutOptions): string {
     <button type="submit" class="secondary">Sign out</button>
   </form>
 </header>`
-    : html``;
+    : html`<header class="top"><span class="brand">pvai</span><span class="who">Developer dashboard</span></header>`;
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -85,7 +85,7 @@ export function layout(o: LayoutOptions): string {
 <body>
 <a class="skip" href="#main">Skip to content</a>
 ${nav}
-<main id="main" tabindex="-1">
+<main id="main" tabindex="-1"${o.session ? '' : new Html(' class="narrow"')}>
 <h1>${o.title}</h1>
 ${o.body}
 </main>

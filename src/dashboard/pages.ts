@@ -102,7 +102,7 @@ export function usagePage(o: {
   rows: readonly DailyUsage[];
 }): string {
   const models = [...new Set(o.rows.map((r) => r.model))].sort();
-  const name = (model: string) => model || 'no model';
+  const name = (model: string) => model || 'other (no model)';
   const perDay = (pick: (r: DailyUsage) => number) =>
     models.map((model) => ({
       name: name(model),
@@ -132,8 +132,8 @@ export function usagePage(o: {
   const range = `${o.days[0]} to ${o.days[o.days.length - 1]}`;
   const charts: Html = o.rows.length
     ? html`${barChart({ title: `Requests per day by model, ${range}`, labels: o.days, series: perDay((r) => r.requests) })}
-${barChart({ title: `Credits per day by model, ${range}`, labels: o.days, series: perDay((r) => r.credits) })}
-${barChart({ title: `Tokens per day by model (prompt + completion), ${range}`, labels: o.days, series: perDay((r) => r.promptTokens + r.completionTokens) })}
+${barChart({ title: `Credits per day by model, ${range}`, labels: o.days, series: perDay((r) => r.credits), empty: 'No credits spent in these days.' })}
+${barChart({ title: `Tokens per day by model (prompt + completion), ${range}`, labels: o.days, series: perDay((r) => r.promptTokens + r.completionTokens), empty: 'No tokens in these days.' })}
 <h2>Per model, ${range}</h2>
 <table><thead><tr><th scope="col">Model</th><th scope="col" class="num">Requests</th><th scope="col"><span class="visually-hidden">Share of requests</span></th><th scope="col" class="num">Credits</th><th scope="col" class="num">Tokens</th></tr></thead>
 <tbody>${byModel.map(

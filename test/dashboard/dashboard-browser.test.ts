@@ -75,14 +75,14 @@ describe('developer dashboard in Chromium', { skip }, () => {
     await page.getByLabel('Password').fill('wrong-password');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').waitFor();
-    assert.match(await page.getByRole('alert').innerText(), /email or the password is wrong/);
+    assert.match((await page.getByRole('alert').textContent()) ?? '', /email or the password is wrong/);
     await page.screenshot({ path: screenshotPath('01-sign-in-refused'), fullPage: true });
     // The keyboard: the email is kept and the password field focused; type and press Enter.
     await page.getByLabel('Password').focus();
     await page.keyboard.type(alice.password);
     await page.keyboard.press('Enter');
     await page.waitForURL('**/dashboard/keys');
-    assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'API keys');
+    assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'API keys');
   });
 
   it('creates a key, shows it once with a copy button, and the key works', async () => {
@@ -91,7 +91,7 @@ describe('developer dashboard in Chromium', { skip }, () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const secret = page.locator('#new-key-secret');
     await secret.waitFor();
-    createdKey = (await secret.innerText()).trim();
+    createdKey = (await secret.textContent())?.trim() ?? '';
     assert.match(createdKey, /^pv_/);
     await page.getByRole('button', { name: 'Copy key' }).click();
     await page.getByText('Copied to the clipboard.').waitFor();
@@ -110,13 +110,13 @@ describe('developer dashboard in Chromium', { skip }, () => {
     assert.ok((await chart.locator('rect').count()) >= 1, 'a bar for today');
     const today = new Date().toISOString().slice(0, 10);
     const figure = page.locator('figure').filter({ hasText: 'Requests per day by model' });
+    await page.screenshot({ path: screenshotPath('03-usage'), fullPage: true });
     // The numbers behind the chart, a click away (and for screen readers).
     await figure.getByText(/the numbers/).click();
     const cell = figure.getByRole('row', { name: today }).getByRole('cell').first();
     assert.ok(Number(await cell.textContent()) >= 4, 'the 4 requests of the new key');
     await page.getByText('Credit balance').waitFor();
     await page.getByText('This minute').waitFor();
-    await page.screenshot({ path: screenshotPath('03-usage'), fullPage: true });
   });
 
   it('revokes the key with its button, and the key then gets 401', async () => {
@@ -131,7 +131,7 @@ describe('developer dashboard in Chromium', { skip }, () => {
     await load('/dashboard/keys');
     await page.getByRole('button', { name: 'Rotate default' }).click();
     await page.getByRole('heading', { name: /Key rotated/ }).waitFor();
-    const fresh = (await page.locator('#new-key-secret').innerText()).trim();
+    const fresh = (await page.locator('#new-key-secret').textContent())?.trim() ?? '';
     assert.equal((await models(fresh)).status, 200);
     assert.equal((await models(alice.apiKey)).status, 401);
   });
