@@ -8,6 +8,7 @@ import { codeOperations } from './code/index.js';
 import type { Config, TargetConfig } from './config/index.js';
 import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index.js';
 import type { HttpPorts, Operations } from './http/index.js';
+import { MODEL_IDS } from './kernel/index.js';
 import {
   AuthFailureLimiter,
   createRateLimitStore,
@@ -15,11 +16,13 @@ import {
   rateLimitError,
   rateLimitHeaders,
 } from './limits/index.js';
+import { Metrics, metricsOperations } from './metrics/index.js';
 import { creditsPerRequest, modelOperations } from './models/index.js';
 import { plannedOperations } from './planned/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
 import { createEmbedder, RagService, ragContextSource, ragOperations, SqlDocumentStore } from './rag/index.js';
 import { type CodeRunner, createSandbox } from './sandbox/index.js';
+import { LATENCY_BOUNDS_MS, SlaService, SqlSlaStore, slaOperations } from './sla/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { Lifecycle, systemOperations } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
@@ -29,7 +32,6 @@ import {
   SqlUsageStore,
   type UsageStore,
   usageOperations,
-  withDailyRollup,
 } from './usage/index.js';
 
 export interface ServiceOptions {
@@ -48,6 +50,10 @@ export interface Runtime {
   accountStore: AccountStore;
   limiter: RateLimiter;
   usage: UsageStore;
+  /** SLA buckets and reports (the dashboard's SLA page reads `sla.report`). */
+  sla: SlaService;
+  /** The Prometheus registry behind GET /metrics. */
+  metrics: Metrics;
   router: Router;
   cache: ResponseCache;
   sandbox: CodeRunner;
@@ -104,9 +110,9 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     clock,
   );
   const authFailures = new AuthFailureLimiter(config.authFailuresPerMinute, clock);
-  // The daily rollup the dashboard's charts read is added to with every batch of usage rows.
+  // The dashboard's charts read the daily rollup that SqlUsageStore keeps as it writes usage rows.
   const usageRollup = new DailyUsageRollup(db);
-  const usage = new BufferedUsageStore(withDailyRollup(new SqlUsageStore(db), usageRollup), {
+  const usage = new BufferedUsageStore(new SqlUsageStore(db), {
     onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
   });
 
@@ -142,10 +148,44 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     budget: (request) => routeBudget(config.routing[request.model] ?? [], request, config.localEngine.contextSize),
     unavailableReason: (model) => supervisor.unavailableReason(model),
   });
-  const sandbox = createSandbox(config.sandbox);
+  const sla = new SlaService({
+    store: new SqlSlaStore(db),
+    clock,
+    targets: (tier) => tiers.slaTargets({ tier }),
+    onError: (err, lost) => logger.error({ err, lost }, 'writing SLA buckets failed'),
+    onPruneError: (err) => logger.error({ err }, 'pruning SLA buckets failed'),
+  });
+  let operations: Operations | undefined;
+  const metrics = new Metrics({
+    isEndpoint: (name) => operations !== undefined && Object.hasOwn(operations, name),
+    models: MODEL_IDS,
+    latencyBoundsMs: LATENCY_BOUNDS_MS,
+    sources: {
+      sandbox: () => sandboxRunner.queueState(),
+      localEngine: () => factories.localQueueState(),
+      ingestion: async () => ({ processing: await rag.processingCount() }),
+    },
+  });
+  const sandboxRunner = createSandbox(config.sandbox);
+  /** The sandbox as the code capability sees it, each execution counted by outcome. */
+  const sandbox: CodeRunner = {
+    async execute(request, signal) {
+      try {
+        const outcome = await sandboxRunner.execute(request, signal);
+        metrics.sandboxExecution(outcome.kind);
+        return outcome;
+      } catch (err) {
+        metrics.sandboxExecution('error');
+        throw err;
+      }
+    },
+    health: () => sandboxRunner.health(),
+    queueState: () => sandboxRunner.queueState(),
+    close: () => sandboxRunner.close(),
+  };
   const lifecycle = new Lifecycle();
 
-  const operations: Operations = {
+  operations = {
     ...systemOperations({
       draining: () => lifecycle.draining,
       database: () => checkDatabase(db),
@@ -163,7 +203,9 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),
     ...ragOperations(rag),
-    ...plannedOperations(tiers),
+    ...slaOperations({ sla, tiers }),
+    ...metricsOperations(metrics),
+    ...plannedOperations(),
   };
 
   const ports: HttpPorts = {
@@ -178,12 +220,17 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     authenticationFailed: (address) => authFailures.recordFailure(address),
     admit: async (principal) => {
       const decision = await limiter.admit(principal.account.id, tiers.rulesFor(principal.account));
+      if (!decision.admitted) metrics.rateLimited();
       return {
         headers: rateLimitHeaders(decision),
         ...(decision.admitted ? {} : { refusal: rateLimitError(decision, clock()) }),
       };
     },
-    recordRequest: (record) => usage.record(record),
+    recordRequest: (record) => {
+      sla.record(record);
+      metrics.observeRequest(record);
+      return usage.record(record);
+    },
     stopping: lifecycle.signal,
     extraRoutes: [
       {
@@ -209,6 +256,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     accountStore,
     limiter,
     usage,
+    sla,
+    metrics,
     router,
     cache,
     sandbox,
@@ -222,6 +271,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       await cache.close();
       await sandbox.close();
       await usage.flush();
+      await sla.close();
       await limiter.close();
       await accounts.close();
       await db.close();

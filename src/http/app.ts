@@ -84,6 +84,8 @@ function usageRecorder(ports: HttpPorts): Koa.Middleware {
         completionTokens: usage.completionTokens,
         credits: usage.credits,
         latencyMs: performance.now() - startedAt,
+        ...(usage.firstTokenAt !== undefined ? { ttftMs: usage.firstTokenAt - startedAt } : {}),
+        ...(usage.failedStatus !== undefined ? { failedStatus: usage.failedStatus } : {}),
         cached: usage.cached,
         createdAt: ports.clock(),
       });

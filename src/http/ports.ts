@@ -17,6 +17,10 @@ export interface RequestRecord {
   completionTokens: number;
   credits: number;
   latencyMs: number;
+  /** Milliseconds from the request's start to the first token of its answer (chat only). */
+  ttftMs?: number | undefined;
+  /** The status of the error that ended a stream after its 200 (the usage row keeps `status` 200). */
+  failedStatus?: number | undefined;
   cached: boolean;
   createdAt: number;
 }

@@ -1,6 +1,5 @@
 import { AppError } from '../errors/index.js';
-import { type Operation, type OperationId, type Operations, requirePrincipal } from '../http/index.js';
-import type { TierPolicy } from '../tiers/index.js';
+import type { Operation, OperationId, Operations } from '../http/index.js';
 
 /** Operations whose capability comes later answer 503 after authentication, limits and validation. */
 const unavailable =
@@ -18,10 +17,10 @@ type MemoryOperationId =
   | 'searchMemories';
 
 /**
- * The contract's operations whose capability is not built yet (memory, SLA, metrics). Each
- * leaves this file when its capability folder lands with the real operations.
+ * The contract's operations whose capability is not built yet (memory). Each leaves this file when its
+ * capability folder lands with the real operations.
  */
-export function plannedOperations(tiers: TierPolicy): Operations<MemoryOperationId | 'getSla' | 'getMetrics'> {
+export function plannedOperations(): Operations<MemoryOperationId> {
   return {
     listMemories: unavailable('Memory'),
     createMemory: unavailable('Memory'),
@@ -29,10 +28,5 @@ export function plannedOperations(tiers: TierPolicy): Operations<MemoryOperation
     updateMemory: unavailable('Memory'),
     deleteMemory: unavailable('Memory'),
     searchMemories: unavailable('Memory'),
-    getSla: (request, call) => {
-      tiers.requireFeature(requirePrincipal(call).account, 'sla');
-      return unavailable<'getSla'>('SLA monitoring')(request, call);
-    },
-    getMetrics: unavailable('Prometheus metrics'),
   };
 }
