@@ -242,6 +242,10 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
           usage: { flush: () => usage.flush(), days: (id, start, end) => usageRollup.days(id, start, end) },
           rateLimits: (account) => limiter.peek(account.id, tiers.rulesFor(account)),
           documents: rag,
+          sla: {
+            available: (account) => tiers.rulesFor(account).slaEndpoint,
+            report: (account, window) => sla.report(account, window),
+          },
         }),
       },
     ],

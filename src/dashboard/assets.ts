@@ -38,6 +38,10 @@ input[type=text], input[type=email], input[type=password] { font: inherit; paddi
 button { font: inherit; padding: .45rem .9rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent);
   color: #fff; cursor: pointer; }
 button:hover { filter: brightness(1.08); }
+a.button { display: inline-block; padding: .35rem .8rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent);
+  color: #fff; text-decoration: none; }
+a.button.secondary { background: #fff; color: var(--fg); border-color: #8c959f; }
+.windows { margin-bottom: 1rem; gap: .5rem; }
 button.secondary { background: #fff; color: var(--fg); border-color: #8c959f; }
 button.danger { background: #fff; color: var(--danger); border-color: var(--danger); }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 1.25rem; background: #fff; }

@@ -1,6 +1,7 @@
 import type { ApiKeyRecord } from '../accounts/index.js';
 import type { WindowName, WindowState } from '../limits/index.js';
 import type { DocumentRecord } from '../rag/index.js';
+import type { SlaReport, SlaWindow } from '../sla/index.js';
 import type { DailyUsage } from '../usage/index.js';
 import { barChart } from './charts.js';
 import { csrfField, formatNumber, formatTime, type Html, html, type LayoutOptions, layout } from './html.js';
@@ -191,4 +192,70 @@ ${o.userId ? html`<h2>Documents of ${o.userId}</h2>${list}` : ''}
 <h2>Memory</h2>
 <p class="empty">${o.memoryAvailable ? '' : 'Memory per end user is not available on this server yet.'}</p>`,
   });
+}
+
+export const SLA_WINDOWS: readonly SlaWindow[] = ['1h', '24h', '7d', '30d'];
+const WINDOW_NAMES: Record<SlaWindow, string> = {
+  '1h': 'Last hour',
+  '24h': 'Last 24 hours',
+  '7d': 'Last 7 days',
+  '30d': 'Last 30 days',
+};
+
+const percent = (x: number) => `${Number((x * 100).toFixed(2))}%`;
+const millis = (x: number) => `${formatNumber(Math.round(x))} ms`;
+
+export function slaPage(o: { session: PageSession; report?: SlaReport; window: SlaWindow }): string {
+  const windows = html`<nav aria-label="SLA window" class="row windows">${SLA_WINDOWS.map((w) =>
+    w === o.window
+      ? html`<a href="/dashboard/sla?window=${w}" aria-current="page" class="button">${WINDOW_NAMES[w]}</a>`
+      : html`<a href="/dashboard/sla?window=${w}" class="button secondary">${WINDOW_NAMES[w]}</a>`,
+  )}</nav>`;
+  let body: Html;
+  if (!o.report) {
+    body = html`<p class="notice">SLA monitoring is part of the pro and business tiers; your account is on the
+${o.session.tier} tier.</p>`;
+  } else if (o.report.models.length === 0) {
+    body = html`${windows}<p class="empty">No requests to a model in this window.</p>`;
+  } else {
+    const models = o.report.models;
+    const labels = models.map((m) => m.model);
+    const target = models[0];
+    const lowest = Math.min(...models.map((m) => m.availability), target?.availabilityTarget ?? 1);
+    // The axis starts just under the lowest value: 99.9% against 99.5% must not look like two full bars.
+    const min = Math.max(0, lowest - (1 - lowest) * 0.5 - 0.001);
+    body = html`${windows}
+<p class="lead">${WINDOW_NAMES[o.window]}: ${new Date(o.report.start).toISOString().slice(0, 16).replace('T', ' ')} to
+${new Date(o.report.end).toISOString().slice(0, 16).replace('T', ' ')} UTC, your ${o.report.tier} tier's targets.</p>
+${barChart({
+  title: `Availability per model, ${WINDOW_NAMES[o.window].toLowerCase()}`,
+  labels,
+  series: [{ name: 'availability', values: models.map((m) => m.availability) }],
+  target: { value: target?.availabilityTarget ?? 1, label: `target ${percent(target?.availabilityTarget ?? 1)}` },
+  format: percent,
+  labelHeading: 'Model',
+  min,
+  max: 1,
+  integers: false,
+})}
+${barChart({
+  title: `Latency p95 per model, ${WINDOW_NAMES[o.window].toLowerCase()}`,
+  labels,
+  series: [{ name: 'p95 latency', values: models.map((m) => m.latencyMs.p95) }],
+  target: { value: target?.latencyTargetMs ?? 0, label: `target p95 ${millis(target?.latencyTargetMs ?? 0)}` },
+  format: millis,
+  labelHeading: 'Model',
+})}
+<h2>Per model</h2>
+<table><thead><tr><th scope="col">Model</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Errors</th>
+<th scope="col" class="num">Availability</th><th scope="col" class="num">p50</th><th scope="col" class="num">p95</th><th scope="col" class="num">p99</th><th scope="col">Target</th></tr></thead>
+<tbody>${models.map(
+      (
+        m,
+      ) => html`<tr><th scope="row">${m.model}</th><td class="num">${formatNumber(m.requests)}</td><td class="num">${formatNumber(m.errors)}</td>
+<td class="num">${percent(m.availability)}</td><td class="num">${millis(m.latencyMs.p50)}</td><td class="num">${millis(m.latencyMs.p95)}</td><td class="num">${millis(m.latencyMs.p99)}</td>
+<td>${m.meetsTarget ? html`<span class="badge ok">met</span>` : html`<span class="badge bad">missed</span>`}</td></tr>`,
+    )}</tbody></table>`;
+  }
+  return layout({ title: 'SLA', session: o.session, section: 'sla', body });
 }

@@ -7,9 +7,19 @@ import { AppError } from '../errors/index.js';
 import { type Account, secretsEqual } from '../kernel/index.js';
 import type { RateLimitDecision } from '../limits/index.js';
 import type { DocumentRecord, Tenant } from '../rag/index.js';
+import type { SlaReport, SlaWindow } from '../sla/index.js';
 import type { DailyUsage } from '../usage/index.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
-import { documentsPage, keysPage, messagePage, type PageSession, signInPage, usagePage } from './pages.js';
+import {
+  documentsPage,
+  keysPage,
+  messagePage,
+  type PageSession,
+  SLA_WINDOWS,
+  signInPage,
+  slaPage,
+  usagePage,
+} from './pages.js';
 import type { Session, SessionStore } from './sessions.js';
 import { SignInThrottle } from './throttle.js';
 
@@ -39,6 +49,11 @@ export interface DashboardDeps {
   /** The account's rate-limit windows, without counting a request. */
   rateLimits(account: Account): Promise<RateLimitDecision>;
   documents?: DashboardDocuments;
+  /** SLA reports, for the tiers that have SLA monitoring. */
+  sla?: {
+    available(account: Account): boolean;
+    report(account: Account, window: SlaWindow): Promise<SlaReport>;
+  };
   throttle?: SignInThrottle;
   sessionTtlMs?: number;
 }
@@ -300,6 +315,18 @@ export function dashboardRouter(deps: DashboardDeps): Router {
         200,
         usagePage({ session: signed.page, balance: account.credits, windows: limits.windows, days, rows }),
       );
+    }),
+  );
+
+  // SLA: availability and latency per model against the tier's targets (tiers that have it).
+  router.get(
+    '/sla',
+    page(async (ctx, signed) => {
+      const asked = String(ctx.query.window ?? '24h');
+      const window = (SLA_WINDOWS as readonly string[]).includes(asked) ? (asked as SlaWindow) : '24h';
+      const report =
+        deps.sla?.available(signed.account) === true ? await deps.sla.report(signed.account, window) : undefined;
+      send(ctx, 200, slaPage({ session: signed.page, window, ...(report ? { report } : {}) }));
     }),
   );
 

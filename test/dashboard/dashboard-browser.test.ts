@@ -3,8 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { findChromium, screenshotPath } from '../support/browser.js';
 import { accountWithPassword } from '../support/dashboard.js';
+import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { EMBEDDING_MODEL } from '../support/rag.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { chatBody, startTestServer, type TestServer } from '../support/server.js';
 
 /**
  * The developer dashboard driven in real headless Chromium (playwright-core with Debian's chromium):
@@ -26,6 +27,7 @@ const skip = 'missing' in chromiumFound ? chromiumFound.missing : false;
 
 describe('developer dashboard in Chromium', { skip }, () => {
   let server: TestServer;
+  let upstream: MockUpstream;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -34,8 +36,20 @@ describe('developer dashboard in Chromium', { skip }, () => {
   let createdKey = '';
 
   before(async () => {
+    upstream = await startMockUpstream();
+    const target = (model: string) => ({
+      provider: 'openai-compatible' as const,
+      baseUrl: upstream.url,
+      model,
+      timeoutMs: 1500,
+      maxRetries: 0,
+    });
     server = await startTestServer('sqlite', {
-      config: { embeddingModel: EMBEDDING_MODEL, tiers: { business: { rpm: 10_000 } } },
+      config: {
+        embeddingModel: EMBEDDING_MODEL,
+        tiers: { business: { rpm: 10_000 } },
+        routing: { 'PV-TURBO': [target('turbo')], 'PV-STANDARD': [target('standard')] },
+      },
     });
     alice = await accountWithPassword(server, 'business', 5000);
     bob = await accountWithPassword(server, 'business');
@@ -52,8 +66,15 @@ describe('developer dashboard in Chromium', { skip }, () => {
   after(async () => {
     await browser?.close();
     await server?.close();
+    await upstream?.close();
   });
 
+  const chat = (apiKey: string, model: string) =>
+    fetch(`${server.url}/z1/chat/completions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(chatBody({ model, skip_cache: true })),
+    });
   const models = (apiKey: string) =>
     fetch(`${server.url}/z1/models`, { headers: { Authorization: `Bearer ${apiKey}` } });
 
@@ -101,6 +122,15 @@ describe('developer dashboard in Chromium', { skip }, () => {
     );
     await page.screenshot({ path: screenshotPath('02-key-created'), fullPage: true });
     for (let i = 0; i < 4; i++) assert.equal((await models(createdKey)).status, 200);
+    // Chats on two models, one of them failing upstream: the usage and SLA pages have something to show.
+    for (const [model, n] of [
+      ['PV-TURBO', 5],
+      ['PV-STANDARD', 3],
+    ] as const) {
+      for (let i = 0; i < n; i++) assert.equal((await chat(createdKey, model)).status, 200);
+    }
+    upstream.script({ kind: 'status', status: 500 });
+    assert.equal((await chat(createdKey, 'PV-STANDARD')).status, 502);
   });
 
   it('shows the requests in the usage chart, with the balance and the windows', async () => {
@@ -114,9 +144,21 @@ describe('developer dashboard in Chromium', { skip }, () => {
     // The numbers behind the chart, a click away (and for screen readers).
     await figure.getByText(/the numbers/).click();
     const cell = figure.getByRole('row', { name: today }).getByRole('cell').first();
-    assert.ok(Number(await cell.textContent()) >= 4, 'the 4 requests of the new key');
+    assert.ok(Number(await cell.textContent()) >= 4, 'the 4 requests of the new key without a model');
+    await page.getByRole('rowheader', { name: 'PV-TURBO' }).waitFor();
     await page.getByText('Credit balance').waitFor();
     await page.getByText('This minute').waitFor();
+  });
+
+  it('shows availability and latency per model against the tier targets', async () => {
+    await load('/dashboard/sla?window=1h');
+    await page.getByRole('img', { name: /Availability per model/ }).waitFor();
+    await page.getByRole('img', { name: /Latency p95 per model/ }).waitFor();
+    const standard = page.getByRole('row', { name: /PV-STANDARD/ }).last();
+    assert.match((await standard.textContent()) ?? '', /75%/, '3 of 4 PV-STANDARD requests answered');
+    await page.screenshot({ path: screenshotPath('06-sla'), fullPage: true });
+    await page.getByRole('link', { name: 'Last 7 days' }).click();
+    await page.waitForURL('**/dashboard/sla?window=7d');
   });
 
   it('revokes the key with its button, and the key then gets 401', async () => {
