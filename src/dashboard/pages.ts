@@ -213,8 +213,8 @@ export function slaPage(o: { session: PageSession; report?: SlaReport; window: S
   )}</nav>`;
   let body: Html;
   if (!o.report) {
-    body = html`<p class="notice">SLA monitoring is part of the pro and business tiers; your account is on the
-${o.session.tier} tier.</p>`;
+    body = html`<p class="notice">SLA monitoring is not part of the ${o.session.tier} tier. It comes with the
+startup, business and enterprise tiers.</p>`;
   } else if (o.report.models.length === 0) {
     body = html`${windows}<p class="empty">No requests to a model in this window.</p>`;
   } else {

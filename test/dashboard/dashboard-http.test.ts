@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { accountWithPassword, DashboardClient, revocableKeyIds, shownKey } from '../support/dashboard.js';
 import { backends } from '../support/databases.js';
 import { EMBEDDING_MODEL } from '../support/rag.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { manualClock, startTestServer, type TestServer } from '../support/server.js';
 
 /**
  * The developer dashboard over plain HTTP (no browser): sign-in, sessions, CSRF, throttling, and that
@@ -203,6 +203,19 @@ for (const backend of backends()) {
       assert.equal(client.cookies.has('pvai_session'), false);
     });
 
+    it('shows the SLA page only to tiers that have SLA monitoring', async () => {
+      const free = await accountWithPassword(server, 'free');
+      const asFree = new DashboardClient(server.url);
+      await asFree.signIn(free.email, free.password);
+      const page = await asFree.get('/dashboard/sla');
+      assert.equal(page.status, 200);
+      assert.match(page.html, /SLA monitoring is not part of the free tier/);
+      assert.doesNotMatch(page.html, /Availability per model/);
+      const asAlice = new DashboardClient(server.url);
+      await asAlice.signIn(alice.email, alice.password);
+      assert.match((await asAlice.get('/dashboard/sla?window=7d')).html, /Last 7 days/);
+    });
+
     it('serves its pages in at most 3 requests: the page, its stylesheet, its script', async () => {
       const client = new DashboardClient(server.url);
       await client.signIn(alice.email, alice.password);
@@ -222,3 +235,26 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('developer dashboard sessions expire', () => {
+  const clock = manualClock(Date.now());
+  let server: TestServer;
+
+  before(async () => {
+    server = await startTestServer('sqlite', { clock });
+  });
+  after(() => server.close());
+
+  it('asks to sign in again 12 hours after signing in, whatever was done meanwhile', async () => {
+    const owner = await accountWithPassword(server, 'startup');
+    const client = new DashboardClient(server.url);
+    assert.equal((await client.signIn(owner.email, owner.password)).status, 303);
+    clock.advance(11 * 3_600_000);
+    assert.equal((await client.get('/dashboard/keys')).status, 200);
+    clock.advance(3_600_000 + 1);
+    const expired = await client.get('/dashboard/keys');
+    assert.equal(expired.status, 303);
+    assert.equal(expired.location, '/dashboard/sign-in');
+    assert.equal((await client.post('/dashboard/keys', { name: 'late' })).status, 401);
+  });
+});

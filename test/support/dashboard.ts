@@ -3,7 +3,7 @@ import type { TestServer } from './server.js';
 /** An account with a dashboard password, made through the admin API. */
 export async function accountWithPassword(
   server: TestServer,
-  tier = 'pro',
+  tier = 'startup',
   credits = 1000,
 ): Promise<{ accountId: string; apiKey: string; email: string; password: string }> {
   const email = `dev-${Math.random().toString(36).slice(2)}@example.com`;
