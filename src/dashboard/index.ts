@@ -7,6 +7,7 @@ export {
   DASHBOARD_PATH,
   type DashboardDeps,
   type DashboardDocuments,
+  type DashboardMemory,
   DEFAULT_SESSION_TTL_MS,
   dashboardRouter,
   dashboardRoutes,

@@ -159,9 +159,24 @@ export function documentsPage(o: {
   session: PageSession;
   userId: string;
   documents: readonly DocumentRecord[] | undefined;
+  memories?: ReadonlyArray<{ id: string; text: string; createdAt: number }> | undefined;
   notice?: string;
   memoryAvailable: boolean;
 }): string {
+  const memories = !o.memoryAvailable
+    ? html`<p class="empty">Memory per end user is not available on this server yet.</p>`
+    : !o.userId
+      ? html`<p class="empty">Choose an end user to see their memories.</p>`
+      : o.memories?.length
+        ? html`<table><caption class="visually-hidden">Memories of ${o.userId}</caption>
+<thead><tr><th scope="col">Memory</th><th scope="col">Saved</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody>${o.memories.map(
+            (m) => html`<tr><td>${m.text}</td><td>${formatTime(m.createdAt)}</td>
+<td class="actions"><form class="inline" method="post" action="/dashboard/memory/${m.id}/delete" data-confirm="Delete this memory?">
+${csrfField(o.session.csrfToken)}<input type="hidden" name="user" value="${o.userId}">
+<button type="submit" class="danger" aria-label="Delete memory: ${m.text.slice(0, 40)}">Delete</button></form></td></tr>`,
+          )}</tbody></table>`
+        : html`<p class="empty">No memories for ${o.userId}.</p>`;
   const list = o.documents
     ? o.documents.length
       ? html`<table><caption class="visually-hidden">Documents of ${o.userId}</caption>
@@ -190,7 +205,7 @@ ${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ''}
 </form>
 ${o.userId ? html`<h2>Documents of ${o.userId}</h2>${list}` : ''}
 <h2>Memory</h2>
-<p class="empty">${o.memoryAvailable ? '' : 'Memory per end user is not available on this server yet.'}</p>`,
+${memories}`,
   });
 }
 

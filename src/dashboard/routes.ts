@@ -37,6 +37,16 @@ export interface DashboardDocuments {
   delete(tenant: Tenant, id: string): Promise<void>;
 }
 
+/**
+ * The memory of an end user, for when the memory capability lands: give the dashboard this (in
+ * compose.ts, `memory: …`) and the Documents page lists each user's memories with a Delete button, posting
+ * to /dashboard/memory/:id/delete. Until then the page says memory is not available.
+ */
+export interface DashboardMemory {
+  list(tenant: Tenant): Promise<Array<{ id: string; text: string; createdAt: number }>>;
+  delete(tenant: Tenant, id: string): Promise<void>;
+}
+
 export interface DashboardDeps {
   clock: Clock;
   sessions: SessionStore;
@@ -49,6 +59,8 @@ export interface DashboardDeps {
   /** The account's rate-limit windows, without counting a request. */
   rateLimits(account: Account): Promise<RateLimitDecision>;
   documents?: DashboardDocuments;
+  /** Memory per end user (not built yet: the hook is here, see DashboardMemory). */
+  memory?: DashboardMemory;
   /** SLA reports, for the tiers that have SLA monitoring. */
   sla?: {
     available(account: Account): boolean;
@@ -315,6 +327,16 @@ export function dashboardRouter(deps: DashboardDeps): Router {
         200,
         usagePage({ session: signed.page, balance: account.credits, windows: limits.windows, days, rows }),
       );
+    }),
+  );
+
+  router.post(
+    '/memory/:id/delete',
+    page(async (ctx, signed, form) => {
+      const userId = (form?.get('user') ?? '').trim();
+      if (!deps.memory || !userId) throw new AppError('NOT_FOUND', 'No such memory');
+      await deps.memory.delete({ accountId: signed.account.id, userId }, String(ctx.params.id));
+      seeOther(ctx, `${DASHBOARD_PATH}/documents?user=${encodeURIComponent(userId)}&forgot=1`);
     }),
   );
 
