@@ -166,6 +166,8 @@ describe('developer dashboard in Chromium', { skip }, () => {
     await page.screenshot({ path: screenshotPath('04-keys'), fullPage: true });
     await page.getByRole('button', { name: 'Revoke browser test key' }).click();
     await page.getByText('Key revoked').waitFor();
+    await page.getByRole('heading', { name: 'Revoked keys' }).waitFor();
+    await page.screenshot({ path: screenshotPath('07-key-revoked'), fullPage: true });
     assert.equal((await models(createdKey)).status, 401);
   });
 
