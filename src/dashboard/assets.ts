@@ -84,6 +84,17 @@ svg .c4, .swatch.c4 { fill: var(--c4); background: var(--c4); } svg .c5, .swatch
 .swatch.target { background: none; border-top: 2px dashed var(--danger); height: 0; vertical-align: 3px; }
 .bar { display: inline-block; height: .6rem; background: var(--c0); border-radius: 2px; vertical-align: middle; }
 .empty { color: var(--muted); font-style: italic; }
+button, a.button { white-space: nowrap; }
+@media (max-width: 640px) {
+  main { padding: 1rem; }
+  header.top { padding: .75rem 1rem; gap: .5rem 1rem; }
+  .signout { margin-left: 0; width: 100%; justify-content: space-between; }
+  .bar { display: none; }
+  th, td { padding: .4rem .35rem; }
+  table { display: block; overflow-x: auto; }
+  input[type=text], input[type=email], input[type=password] { min-width: 0; width: 100%; }
+  .row .field { width: 100%; }
+}
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;
 

@@ -141,6 +141,10 @@ describe('developer dashboard in Chromium', { skip }, () => {
     const today = new Date().toISOString().slice(0, 10);
     const figure = page.locator('figure').filter({ hasText: 'Requests per day by model' });
     await page.screenshot({ path: screenshotPath('03-usage'), fullPage: true });
+    // And on a phone's width.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: screenshotPath('08-usage-narrow'), fullPage: true });
+    await page.setViewportSize({ width: 1200, height: 800 });
     // The numbers behind the chart, a click away (and for screen readers).
     await figure.getByText(/the numbers/).click();
     const cell = figure.getByRole('row', { name: today }).getByRole('cell').first();
