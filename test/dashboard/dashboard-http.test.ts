@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config/index.js';
+import { type RunningServer, startServer } from '../../src/server.js';
 import { accountWithPassword, DashboardClient, revocableKeyIds, shownKey } from '../support/dashboard.js';
 import { backends } from '../support/databases.js';
 import { EMBEDDING_MODEL } from '../support/rag.js';
-import { manualClock, startTestServer, type TestServer } from '../support/server.js';
+import { ADMIN_TOKEN, manualClock, startTestServer, TEST_MODEL, type TestServer } from '../support/server.js';
 
 /**
  * The developer dashboard over plain HTTP (no browser): sign-in, sessions, CSRF, throttling, and that
@@ -258,5 +261,44 @@ describe('developer dashboard sessions expire', () => {
     assert.equal(expired.status, 303);
     assert.equal(expired.location, '/dashboard/sign-in');
     assert.equal((await client.post('/dashboard/keys', { name: 'late' })).status, 401);
+  });
+});
+
+describe('developer dashboard sessions across replicas (postgres)', { skip: !backends().includes('postgres') }, () => {
+  let first: TestServer;
+  let second: RunningServer;
+
+  before(async () => {
+    first = await startTestServer('postgres');
+    const config = loadConfig(
+      {},
+      {
+        host: '127.0.0.1',
+        port: 0,
+        dataDir: first.dataDir,
+        databaseUrl: first.databaseUrl ?? '',
+        adminToken: ADMIN_TOKEN,
+        logLevel: 'silent',
+        localModel: TEST_MODEL,
+      },
+    );
+    second = await startServer(config, { logger: pino({ level: 'silent' }) });
+  });
+  after(async () => {
+    await second?.close();
+    await first?.close();
+  });
+
+  it('a session made on one replica works on the other, and signing out on one ends it on both', async () => {
+    const owner = await accountWithPassword(first, 'startup');
+    const onFirst = new DashboardClient(first.url);
+    assert.equal((await onFirst.signIn(owner.email, owner.password)).status, 303);
+    const onSecond = new DashboardClient(second.url);
+    for (const [name, value] of onFirst.cookies) onSecond.cookies.set(name, value);
+    const page = await onSecond.get('/dashboard/keys');
+    assert.equal(page.status, 200);
+    assert.match(page.html, new RegExp(owner.email));
+    assert.equal((await onSecond.post('/dashboard/sign-out')).status, 303);
+    assert.equal((await onFirst.get('/dashboard/keys')).location, '/dashboard/sign-in');
   });
 });
