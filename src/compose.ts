@@ -6,7 +6,9 @@ import { ChatService, ContextRegistry, chatOperations, LocalModelSupervisor, rou
 import { type Clock, systemClock } from './clock/index.js';
 import { codeOperations } from './code/index.js';
 import type { Config, TargetConfig } from './config/index.js';
+import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index.js';
 import type { HttpPorts, Operations } from './http/index.js';
+import { MODEL_IDS } from './kernel/index.js';
 import {
   AuthFailureLimiter,
   createRateLimitStore,
@@ -24,8 +26,8 @@ import {
   RuleBasedExtractor,
   SqlMemoryStore,
 } from './memory/index.js';
+import { Metrics, metricsOperations } from './metrics/index.js';
 import { creditsPerRequest, modelOperations } from './models/index.js';
-import { plannedOperations } from './planned/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
 import {
   chunkIndexFor,
@@ -37,10 +39,17 @@ import {
   SqlDocumentStore,
 } from './rag/index.js';
 import { type CodeRunner, createSandbox } from './sandbox/index.js';
+import { LATENCY_BOUNDS_MS, SlaService, SqlSlaStore, slaOperations } from './sla/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { Lifecycle, systemOperations } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
-import { BufferedUsageStore, SqlUsageStore, type UsageStore, usageOperations } from './usage/index.js';
+import {
+  BufferedUsageStore,
+  DailyUsageRollup,
+  SqlUsageStore,
+  type UsageStore,
+  usageOperations,
+} from './usage/index.js';
 import { createWebGrounding, type WebGrounding, webContextSource } from './web/index.js';
 
 export interface ServiceOptions {
@@ -61,6 +70,10 @@ export interface Runtime {
   accountStore: AccountStore;
   limiter: RateLimiter;
   usage: UsageStore;
+  /** SLA buckets and reports (the dashboard's SLA page reads `sla.report`). */
+  sla: SlaService;
+  /** The Prometheus registry behind GET /metrics. */
+  metrics: Metrics;
   router: Router;
   cache: ResponseCache;
   sandbox: CodeRunner;
@@ -144,6 +157,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     clock,
   );
   const authFailures = new AuthFailureLimiter(config.authFailuresPerMinute, clock);
+  // The dashboard's charts read the daily rollup that SqlUsageStore keeps as it writes usage rows.
+  const usageRollup = new DailyUsageRollup(db);
   const usage = new BufferedUsageStore(new SqlUsageStore(db), {
     onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
   });
@@ -182,10 +197,44 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     budget: (request) => routeBudget(config.routing[request.model] ?? [], request, config.localEngine.contextSize),
     unavailableReason: (model) => supervisor.unavailableReason(model),
   });
-  const sandbox = createSandbox(config.sandbox);
+  const sla = new SlaService({
+    store: new SqlSlaStore(db),
+    clock,
+    targets: (tier) => tiers.slaTargets({ tier }),
+    onError: (err, lost) => logger.error({ err, lost }, 'writing SLA buckets failed'),
+    onPruneError: (err) => logger.error({ err }, 'pruning SLA buckets failed'),
+  });
+  let operations: Operations | undefined;
+  const metrics = new Metrics({
+    isEndpoint: (name) => operations !== undefined && Object.hasOwn(operations, name),
+    models: MODEL_IDS,
+    latencyBoundsMs: LATENCY_BOUNDS_MS,
+    sources: {
+      sandbox: () => sandboxRunner.queueState(),
+      localEngine: () => factories.localQueueState(),
+      ingestion: async () => ({ processing: await rag.processingCount() }),
+    },
+  });
+  const sandboxRunner = createSandbox(config.sandbox);
+  /** The sandbox as the code capability sees it, each execution counted by outcome. */
+  const sandbox: CodeRunner = {
+    async execute(request, signal) {
+      try {
+        const outcome = await sandboxRunner.execute(request, signal);
+        metrics.sandboxExecution(outcome.kind);
+        return outcome;
+      } catch (err) {
+        metrics.sandboxExecution('error');
+        throw err;
+      }
+    },
+    health: () => sandboxRunner.health(),
+    queueState: () => sandboxRunner.queueState(),
+    close: () => sandboxRunner.close(),
+  };
   const lifecycle = new Lifecycle();
 
-  const operations: Operations = {
+  operations = {
     ...systemOperations({
       draining: () => lifecycle.draining,
       database: () => checkDatabase(db),
@@ -204,7 +253,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     ...adminOperations(accounts),
     ...ragOperations(rag),
     ...memoryOperations(memory),
-    ...plannedOperations(tiers),
+    ...slaOperations({ sla, tiers }),
+    ...metricsOperations(metrics),
   };
 
   const ports: HttpPorts = {
@@ -219,13 +269,35 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     authenticationFailed: (address) => authFailures.recordFailure(address),
     admit: async (principal) => {
       const decision = await limiter.admit(principal.account.id, tiers.rulesFor(principal.account));
+      if (!decision.admitted) metrics.rateLimited();
       return {
         headers: rateLimitHeaders(decision),
         ...(decision.admitted ? {} : { refusal: rateLimitError(decision, clock()) }),
       };
     },
-    recordRequest: (record) => usage.record(record),
+    recordRequest: (record) => {
+      sla.record(record);
+      metrics.observeRequest(record);
+      return usage.record(record);
+    },
     stopping: lifecycle.signal,
+    extraRoutes: [
+      {
+        prefix: DASHBOARD_PATH,
+        middleware: dashboardRoutes({
+          clock,
+          sessions: new SessionStore(db),
+          accounts,
+          usage: { flush: () => usage.flush(), days: (id, start, end) => usageRollup.days(id, start, end) },
+          rateLimits: (account) => limiter.peek(account.id, tiers.rulesFor(account)),
+          documents: rag,
+          sla: {
+            available: (account) => tiers.rulesFor(account).slaEndpoint,
+            report: (account, window) => sla.report(account, window),
+          },
+        }),
+      },
+    ],
   };
 
   return {
@@ -237,6 +309,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     accountStore,
     limiter,
     usage,
+    sla,
+    metrics,
     router,
     cache,
     sandbox,
@@ -253,6 +327,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       await cache.close();
       await sandbox.close();
       await usage.flush();
+      await sla.close();
       await limiter.close();
       await accounts.close();
       await db.close();

@@ -282,7 +282,14 @@ export interface paths {
         };
         /**
          * Availability, error rate and latency per model against the tier's targets
-         * @description Not on the free tier (403 `FEATURE_NOT_ALLOWED`).
+         * @description Not on the free tier (403 `FEATURE_NOT_ALLOWED`). Counted from every authenticated request of the account
+         *     that names a model, in buckets: `1h` sums minute buckets, `24h` hour buckets, `7d` and `30d` day buckets
+         *     (UTC), so `period` is the window aligned to its buckets (up to one bucket longer). An error is a 5xx answer
+         *     or a stream ended by a 5xx failure after its 200; availability is 1 − error rate. Percentiles are estimated
+         *     from fixed histogram buckets (10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30, 60, 120 s) by linear
+         *     interpolation inside the bucket holding the rank, as Prometheus' `histogram_quantile` does; time to first
+         *     token is the first streamed token, or the whole answer without a stream. `meets_target`: availability at
+         *     least `availability_target` and p95 latency at most `latency_target_ms` (per tier, in the configuration).
          */
         get: operations["getSla"];
         put?: never;
@@ -390,7 +397,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /**
+         * Prometheus metrics
+         * @description Process-wide counters, histograms and gauges in the text exposition format (`pvai_…_total`, `_seconds`).
+         *     Labels are bounded: operation, model, HTTP status and fixed words, never an account, key or user. Open,
+         *     like the health endpoints: it carries no tenant data.
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -1031,6 +1043,21 @@ export interface components {
             availability_target: number;
             /** Format: int64 */
             requests: number;
+            /**
+             * Format: int64
+             * @description Requests answered 5xx, or streams ended by a 5xx failure.
+             */
+            errors: number;
+            /**
+             * Format: int64
+             * @description Of the errors: upstream failures (502).
+             */
+            upstream_errors: number;
+            /**
+             * Format: int64
+             * @description Of the errors: upstream timeouts (504).
+             */
+            timeouts: number;
             error_rate: number;
             latency_ms: components["schemas"]["Percentiles"];
             time_to_first_token_ms: components["schemas"]["Percentiles"];
@@ -1044,6 +1071,13 @@ export interface components {
             /** @enum {string} */
             window: "1h" | "24h" | "7d" | "30d";
             tier: components["schemas"]["Tier"];
+            /** @description The buckets summed, [start, end), aligned to the window's bucket size. */
+            period: {
+                /** Format: date-time */
+                start: string;
+                /** Format: date-time */
+                end: string;
+            };
             models: components["schemas"]["SlaModelReport"][];
         };
         Health: {
@@ -2561,12 +2595,19 @@ export interface operations {
                      *       "object": "sla",
                      *       "window": "24h",
                      *       "tier": "startup",
+                     *       "period": {
+                     *         "start": "2026-11-21T11:00:00.000Z",
+                     *         "end": "2026-11-22T11:00:00.000Z"
+                     *       },
                      *       "models": [
                      *         {
                      *           "model": "PV-TURBO",
                      *           "availability": 0.9995,
                      *           "availability_target": 0.995,
                      *           "requests": 2000,
+                     *           "errors": 1,
+                     *           "upstream_errors": 1,
+                     *           "timeouts": 0,
                      *           "error_rate": 0.0005,
                      *           "latency_ms": {
                      *             "p50": 310,

@@ -2,7 +2,7 @@ import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import type { Tier } from '../kernel/index.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
-import { hashPassword } from './password.js';
+import { hashPassword, verifyPassword } from './password.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, Principal } from './types.js';
 
 export interface CreatedKey {
@@ -35,6 +35,13 @@ function overCeiling(field: 'credits' | 'amount', balance: number): AppError {
  */
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
+}
+
+let decoy: Promise<string> | undefined;
+/** A hash of no one's password, checked when there is no real one, so every sign-in costs one scrypt. */
+function decoyHash(): Promise<string> {
+  decoy ??= hashPassword(`decoy-${Math.random()}`);
+  return decoy;
 }
 
 /** Last-used times are written at most this often per key, so authentication stays a read. */
@@ -147,6 +154,50 @@ export class AccountService {
     await this.#store.revokeKey(keyId, this.#clock());
     this.#invalidate();
     return created;
+  }
+
+  /**
+   * Revokes a key only if it belongs to `accountId` (the developer dashboard: an account holder acts on
+   * their own keys). Another account's key is NOT_FOUND, exactly like a key that does not exist.
+   */
+  async revokeOwnKey(accountId: string, keyId: string): Promise<ApiKeyRecord> {
+    await this.#requireOwnKey(accountId, keyId);
+    return this.revokeKey(keyId);
+  }
+
+  /** rotateKey for the key's own account only (NOT_FOUND otherwise, as for revokeOwnKey). */
+  async rotateOwnKey(accountId: string, keyId: string): Promise<CreatedKey> {
+    const key = await this.#requireOwnKey(accountId, keyId);
+    if (key.revokedAt !== null) throw new AppError('CONFLICT', `Key ${keyId} is revoked`, { key_id: keyId });
+    return this.rotateKey(keyId);
+  }
+
+  async #requireOwnKey(accountId: string, keyId: string): Promise<ApiKeyRecord> {
+    const key = await this.#store.getKey(keyId);
+    if (!key || key.accountId !== accountId) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
+    return key;
+  }
+
+  /**
+   * The account for an email and password, or undefined. An unknown email, an account without a
+   * password and a wrong password take the same time (a hash is checked in every case), so the answer
+   * does not tell which emails have accounts.
+   */
+  async verifySignIn(email: string, password: string): Promise<Account | undefined> {
+    const found = await this.#store.findSignIn(normalizeEmail(email));
+    const ok = await verifyPassword(password, found?.passwordHash ?? (await decoyHash()));
+    return ok && found?.passwordHash ? found.account : undefined;
+  }
+
+  /** Sets (or replaces) the password the account holder signs in to the developer dashboard with. */
+  async setPassword(accountId: string, password: string): Promise<void> {
+    if (password.length < 8) {
+      throw new AppError('INVALID_PARAMETER', 'A password has at least 8 characters', { field: 'password' });
+    }
+    const hash = await hashPassword(password);
+    if (!(await this.#store.setPasswordHash(accountId, hash))) {
+      throw new AppError('NOT_FOUND', `No account ${accountId}`, { account_id: accountId });
+    }
   }
 
   async listKeys(accountId: string): Promise<ApiKeyRecord[]> {

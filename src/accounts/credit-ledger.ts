@@ -215,4 +215,12 @@ export class CreditLedgerAccountStore implements AccountStore {
   touchKey(id: string, now: number): Promise<void> {
     return this.#inner.touchKey(id, now);
   }
+  findSignIn(email: string): Promise<{ account: Account; passwordHash: string | null } | undefined> {
+    return this.#inner
+      .findSignIn(email)
+      .then((found) => found && { ...found, account: this.#withKnownBalance(found.account) });
+  }
+  setPasswordHash(id: string, hash: string): Promise<boolean> {
+    return this.#inner.setPasswordHash(id, hash);
+  }
 }

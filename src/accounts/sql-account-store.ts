@@ -210,4 +210,19 @@ export class SqlAccountStore implements AccountStore {
   async touchKey(id: string, now: number): Promise<void> {
     await this.#db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [id, now]);
   }
+
+  async findSignIn(email: string): Promise<{ account: Account; passwordHash: string | null } | undefined> {
+    const rows = await this.#db.query(`SELECT ${ACCOUNT_COLUMNS}, password_hash FROM accounts WHERE email = $1`, [
+      email,
+    ]);
+    const row = rows[0];
+    if (!row) return undefined;
+    const hash = row.password_hash;
+    return { account: toAccount(row), passwordHash: typeof hash === 'string' && hash ? hash : null };
+  }
+
+  async setPasswordHash(id: string, hash: string): Promise<boolean> {
+    const rows = await this.#db.query('UPDATE accounts SET password_hash = $2 WHERE id = $1 RETURNING id', [id, hash]);
+    return rows.length > 0;
+  }
 }

@@ -29,6 +29,9 @@ export interface AccountStore {
   /** The active (not revoked) key with this hash and its account. */
   findActiveKeyByHash(hash: string): Promise<Principal | undefined>;
   touchKey(id: string, now: number): Promise<void>;
+  /** The account with this (normalized) email and its password hash (null: no password set). */
+  findSignIn(email: string): Promise<{ account: Account; passwordHash: string | null } | undefined>;
+  setPasswordHash(id: string, hash: string): Promise<boolean>;
   /**
    * Whether externalChangeEpoch() can tell. The owner of an embedded SQLite file can (the CLI writes
    * through another connection, noticed within EXTERNAL_CHANGE_POLL_MS); replicas sharing PostgreSQL cannot, cheaply.

@@ -25,8 +25,12 @@ function noteTokens(
 
 function streamReply(answer: StreamedAnswer, call: Call): Reply<'createChatCompletion'> {
   const out = new PassThrough();
-  const finished = pipeAsSse(answer.parts, answer.meta, out).then((outcome) => {
+  const firstPart = () => {
+    call.usage.firstTokenAt = performance.now();
+  };
+  const finished = pipeAsSse(answer.parts, answer.meta, out, firstPart).then((outcome) => {
     if (outcome.clientClosed) call.usage.clientClosed = true;
+    if (outcome.error) call.usage.failedStatus = outcome.error.status;
     if (outcome.usage) noteTokens(call, answer, outcome.usage);
     if (outcome.error) call.log.warn({ code: outcome.error.code }, 'stream ended with an error');
   });
@@ -51,6 +55,8 @@ export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): 
       const principal = requirePrincipal(call);
       if (request.stream) return streamReply(await deps.chat.stream(principal, request, call.disconnectSignal()), call);
       const answer = await deps.chat.complete(principal, request, call.disconnectSignal());
+      // Without a stream the first token reaches the client with the whole answer.
+      call.usage.firstTokenAt = performance.now();
       noteTokens(call, answer, answer.completion.usage);
       return {
         status: 200,

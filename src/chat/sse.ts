@@ -25,8 +25,11 @@ export async function pipeAsSse(
   parts: AsyncGenerator<AnswerPart, void, undefined>,
   meta: ResponseMeta,
   out: PassThrough,
+  /** Called once, when the first part that carries the answer is written (time to first token). */
+  onFirstPart: () => void = () => undefined,
 ): Promise<StreamOutcome> {
   const encoder = new ChunkEncoder(meta);
+  let started = false;
   const write = async (payload: string) => {
     if (out.destroyed) throw new ClientDisconnectedError();
     if (!out.write(payload)) await drainedOrClosed(out);
@@ -37,7 +40,12 @@ export async function pipeAsSse(
         await write(event(errorBody(part.error)));
         return { error: part.error };
       }
-      for (const chunk of encoder.encode(part)) await write(event(chunk));
+      const chunks = encoder.encode(part);
+      if (chunks.length > 0 && !started) {
+        started = true;
+        onFirstPart();
+      }
+      for (const chunk of chunks) await write(event(chunk));
       if (part.type === 'finish') {
         await write(event('[DONE]'));
         return { usage: part.usage };

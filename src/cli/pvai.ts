@@ -36,6 +36,8 @@ program
     const running = await startServer(config);
     const log = running.runtime.logger;
     log.info({ url: running.url, storage: running.runtime.db.describe }, 'pvai listening');
+    // On stdout as well as in the log: the first thing an operator opens.
+    console.log(`pvai: API at ${running.url}/z1, developer dashboard at ${running.url}/dashboard`);
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
       if (stopping) {
@@ -90,6 +92,18 @@ accounts
         api_key: created.secret,
       };
       print(Boolean(o.json), out, `account ${account.id} (${account.tier})\nAPI key (shown once): ${created.secret}`);
+    });
+  });
+accounts
+  .command('set-password')
+  .description('set the password the account holder signs in to the developer dashboard with')
+  .requiredOption('--account <id>')
+  .requiredOption('--password <password>', 'at least 8 characters')
+  .option('--json')
+  .action(async (o: { account: string; password: string; json?: boolean }) => {
+    await withStorage(async ({ accounts: service }) => {
+      await service.setPassword(o.account, o.password);
+      print(Boolean(o.json), { account_id: o.account, password_set: true }, `account ${o.account}: password set`);
     });
   });
 accounts

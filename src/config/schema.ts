@@ -16,6 +16,8 @@ const tierOverride = z
     codeTimeoutMaxSeconds: z.number().int().min(1).max(120),
     codeTimeoutDefaultSeconds: z.number().int().min(1).max(120),
     slaEndpoint: z.boolean(),
+    slaAvailabilityTarget: z.number().min(0).max(1),
+    slaLatencyTargetMs: z.number().int().min(1).max(2_147_483_647),
   })
   .partial()
   .strict();

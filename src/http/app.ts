@@ -84,6 +84,8 @@ function usageRecorder(ports: HttpPorts): Koa.Middleware {
         completionTokens: usage.completionTokens,
         credits: usage.credits,
         latencyMs: performance.now() - startedAt,
+        ...(usage.firstTokenAt !== undefined ? { ttftMs: usage.firstTokenAt - startedAt } : {}),
+        ...(usage.failedStatus !== undefined ? { failedStatus: usage.failedStatus } : {}),
         cached: usage.cached,
         createdAt: ports.clock(),
       });
@@ -147,6 +149,10 @@ export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestSta
   app.use(requestContext(ports));
   app.use(usageRecorder(ports));
   app.use(errorMiddleware(limit));
+  for (const extra of ports.extraRoutes ?? []) {
+    const matches = (path: string) => path === extra.prefix || path.startsWith(`${extra.prefix}/`);
+    app.use((ctx, next) => (matches(ctx.path) ? extra.middleware(ctx, next) : next()));
+  }
   const router = api.router as IndexedOpenAPIRouter;
   app.use(corsAndOptions(ports.corsOrigins, (path) => router.allowedMethods(path)));
   // Only the reference page's assets go through koa-router: matching its routes for every API request

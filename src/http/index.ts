@@ -22,5 +22,5 @@ export type {
   StreamReply,
   UsageNote,
 } from './operation.js';
-export type { Admission, HttpPorts, RequestRecord } from './ports.js';
+export type { Admission, ExtraRoutes, HttpPorts, RequestRecord } from './ports.js';
 export { applyServerTimeouts, type ServerTimeouts } from './timeouts.js';

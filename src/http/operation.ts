@@ -88,6 +88,10 @@ export interface UsageNote {
   cached: boolean;
   /** The client left before a streamed answer was complete (its status line said 200). */
   clientClosed: boolean;
+  /** `performance.now()` when the first token of the answer was ready (chat), for time to first token. */
+  firstTokenAt?: number | undefined;
+  /** The status of the error that ended a stream after its 200 status line (e.g. 502 upstream failure). */
+  failedStatus?: number | undefined;
 }
 
 /** The request's own context, as the HTTP layer gives it to a handler. */

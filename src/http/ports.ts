@@ -1,3 +1,4 @@
+import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import type { AppError } from '../errors/index.js';
@@ -16,6 +17,10 @@ export interface RequestRecord {
   completionTokens: number;
   credits: number;
   latencyMs: number;
+  /** Milliseconds from the request's start to the first token of its answer (chat only). */
+  ttftMs?: number | undefined;
+  /** The status of the error that ended a stream after its 200 (the usage row keeps `status` 200). */
+  failedStatus?: number | undefined;
   cached: boolean;
   createdAt: number;
 }
@@ -24,6 +29,17 @@ export interface RequestRecord {
 export interface Admission {
   headers: Record<string, string>;
   refusal?: AppError;
+}
+
+/**
+ * Routes outside the contract (HTML pages, forms): requests whose path starts with `prefix` go to
+ * `middleware` (a koa-router's `routes()`, say) instead of openapi-backend. They run after the request id
+ * and the error mapping, before CORS and the contract's body reader: the middleware reads its own bodies,
+ * answers its own errors, and nothing it serves is recorded as API usage.
+ */
+export interface ExtraRoutes {
+  prefix: string;
+  middleware: Koa.Middleware;
 }
 
 /**
@@ -56,4 +72,6 @@ export interface HttpPorts {
    * is the error to answer. Every request's `Call.disconnectSignal()` follows it.
    */
   stopping?: AbortSignal;
+  /** Routes outside the contract, matched by path prefix before the contract's routing. */
+  extraRoutes?: readonly ExtraRoutes[];
 }

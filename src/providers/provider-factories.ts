@@ -16,12 +16,26 @@ export interface ProviderFactoryOptions {
  * local providers are shared by resolved file path. Upstream providers are shared by identical
  * settings, so equal targets also share one connection pool.
  */
-export function createProviderFactories(options: ProviderFactoryOptions = {}): ProviderFactories {
+export function createProviderFactories(
+  options: ProviderFactoryOptions = {},
+): ProviderFactories & { localQueueState(): { active: number; queued: number } } {
   const localByPath = new Map<string, LocalChatProvider>();
   const upstreamByKey = new Map<string, ChatProvider>();
   const resolvePath = options.resolveLocalModelPath ?? ((model: string) => model);
 
   return {
+    /** Every local model's sequences, summed: running and waiting requests (for the metrics). */
+    localQueueState() {
+      let active = 0;
+      let queued = 0;
+      for (const provider of localByPath.values()) {
+        const state = provider.queueState();
+        active += state.active;
+        queued += state.queued;
+      }
+      return { active, queued };
+    },
+
     local(target: LocalTarget) {
       const modelPath = resolve(target.modelPath ?? resolvePath(target.model));
       let provider = localByPath.get(modelPath);

@@ -109,6 +109,11 @@ export class RagService {
   }
 
   /** Changes whenever what search could return for the user changes (cache key of RAG answers). */
+  /** Ingestion jobs not finished yet (documents `processing`), for the metrics. */
+  processingCount(): Promise<number> {
+    return this.#deps.store.countProcessing();
+  }
+
   async version(tenant: Tenant): Promise<number> {
     return this.#deps.store.version(tenant);
   }

@@ -120,6 +120,13 @@ export class SqlDocumentStore implements DocumentStore {
     return { doc: toDocument(row), text: row.text as string, pages: JSON.parse(row.pages as string) as number[] };
   }
 
+  async countProcessing(): Promise<number> {
+    const rows = await this.#db.query<{ n: number }>(
+      "SELECT count(*) AS n FROM rag_documents WHERE status = 'processing'",
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
   async releaseLeases(): Promise<void> {
     await this.#db.query("UPDATE rag_documents SET lease_until = 0 WHERE status = 'processing'");
   }

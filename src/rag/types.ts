@@ -56,6 +56,8 @@ export interface DocumentStore {
   list(tenant: Tenant): Promise<DocumentRecord[]>;
   /** Removes the document and its chunks; false when it is not this tenant's. */
   delete(tenant: Tenant, id: string): Promise<boolean>;
+  /** Documents still `processing` (unfinished ingestion jobs), all tenants: for the metrics. */
+  countProcessing(): Promise<number>;
   version(tenant: Tenant): Promise<number>;
   bumpVersion(tenant: Tenant): Promise<void>;
   /** Leases one `processing` document whose lease has run out (a crashed or restarted worker's). */

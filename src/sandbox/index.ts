@@ -13,6 +13,7 @@ export {
   type ExecutionRequest,
   type SandboxConfig,
   type SandboxHealth,
+  type SandboxQueueState,
 } from './types.js';
 
 /** Creates the runner and starts warming its pool. Throws only for invalid config; host problems surface on use. */

@@ -5,7 +5,14 @@ import { resolveSandboxConfig } from './config.js';
 import { WarmPool } from './pool.js';
 import { FairQueue } from './queue.js';
 import { type RunRequest, SandboxProcess, SandboxStartError } from './sandbox-process.js';
-import type { CodeRunner, ExecutionOutcome, ExecutionRequest, SandboxConfig, SandboxHealth } from './types.js';
+import type {
+  CodeRunner,
+  ExecutionOutcome,
+  ExecutionRequest,
+  SandboxConfig,
+  SandboxHealth,
+  SandboxQueueState,
+} from './types.js';
 
 const MIB = 1024 * 1024;
 const HEALTH_TIMEOUT_MS = 10_000;
@@ -54,6 +61,10 @@ export class SandboxRunner implements CodeRunner {
     } finally {
       release();
     }
+  }
+
+  queueState(): SandboxQueueState {
+    return { active: this.queue.activeCount, queued: this.queue.queuedCount };
   }
 
   async health(): Promise<SandboxHealth> {

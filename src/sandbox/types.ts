@@ -67,9 +67,17 @@ export interface SandboxHealth {
   detail: string;
 }
 
+/** The queue at this instant, for the metrics. */
+export interface SandboxQueueState {
+  active: number;
+  queued: number;
+}
+
 export interface CodeRunner {
   execute(request: ExecutionRequest, signal?: AbortSignal): Promise<ExecutionOutcome>;
   health(): Promise<SandboxHealth>;
+  /** Executions running and waiting now. */
+  queueState(): SandboxQueueState;
   /** Kills pooled sandboxes; no leftover processes. */
   close(): Promise<void>;
 }

@@ -58,6 +58,12 @@ export class TierPolicy {
     return requested;
   }
 
+  /** The tier's SLA targets: availability at least `availability`, p95 latency at most `latencyMs`. */
+  slaTargets(account: Pick<Account, 'tier'>): { availability: number; latencyMs: number } {
+    const rules = this.rulesFor(account);
+    return { availability: rules.slaAvailabilityTarget, latencyMs: rules.slaLatencyTargetMs };
+  }
+
   /** 403 FEATURE_NOT_ALLOWED for a feature outside the tier. */
   requireFeature(account: Pick<Account, 'tier'>, feature: TierFeature): void {
     const has = feature === 'sla' && this.rulesFor(account).slaEndpoint;

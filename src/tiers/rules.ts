@@ -12,6 +12,9 @@ export interface TierRules {
   codeTimeoutMaxSeconds: number;
   codeTimeoutDefaultSeconds: number;
   slaEndpoint: boolean;
+  /** The SLA report's targets: availability at least this (0..1), p95 latency at most this. */
+  slaAvailabilityTarget: number;
+  slaLatencyTargetMs: number;
 }
 
 const ALL_MODELS = MODEL_IDS;
@@ -26,6 +29,8 @@ export const DEFAULT_TIER_RULES: Readonly<Record<Tier, TierRules>> = {
     codeTimeoutMaxSeconds: 5,
     codeTimeoutDefaultSeconds: 5,
     slaEndpoint: false,
+    slaAvailabilityTarget: 0.99,
+    slaLatencyTargetMs: 30_000,
   },
   startup: {
     rpm: 60,
@@ -36,6 +41,8 @@ export const DEFAULT_TIER_RULES: Readonly<Record<Tier, TierRules>> = {
     codeTimeoutMaxSeconds: 15,
     codeTimeoutDefaultSeconds: 15,
     slaEndpoint: true,
+    slaAvailabilityTarget: 0.99,
+    slaLatencyTargetMs: 20_000,
   },
   business: {
     rpm: 150,
@@ -46,6 +53,8 @@ export const DEFAULT_TIER_RULES: Readonly<Record<Tier, TierRules>> = {
     codeTimeoutMaxSeconds: 60,
     codeTimeoutDefaultSeconds: 60,
     slaEndpoint: true,
+    slaAvailabilityTarget: 0.995,
+    slaLatencyTargetMs: 15_000,
   },
   enterprise: {
     rpm: 300,
@@ -56,5 +65,7 @@ export const DEFAULT_TIER_RULES: Readonly<Record<Tier, TierRules>> = {
     codeTimeoutMaxSeconds: 120,
     codeTimeoutDefaultSeconds: 120,
     slaEndpoint: true,
+    slaAvailabilityTarget: 0.999,
+    slaLatencyTargetMs: 10_000,
   },
 };

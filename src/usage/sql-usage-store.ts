@@ -7,6 +7,45 @@ const INSERT_CHUNKS = [256, 64, 16, 4, 1];
 
 const SUMS = `count(*) AS requests, coalesce(sum(credits), 0) AS credits,
   coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
+/** The same sums over the daily rollup. */
+const DAILY_SUMS = `coalesce(sum(requests), 0) AS requests, coalesce(sum(credits), 0) AS credits,
+  coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
+
+/** Adds a batch's sums to its (account, day, model) rows of the rollup; replicas' batches sum. */
+const DAILY_UPSERT = `INSERT INTO usage_daily (account_id, day, model, requests, credits, prompt_tokens, completion_tokens)
+  VALUES ($1, $2, $3, $4, $5, $6, $7)
+  ON CONFLICT (account_id, day, model) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
+    credits = usage_daily.credits + excluded.credits, prompt_tokens = usage_daily.prompt_tokens + excluded.prompt_tokens,
+    completion_tokens = usage_daily.completion_tokens + excluded.completion_tokens`;
+
+/** A batch's rows summed per account, UTC day and model: the rollup's additions, in DAILY_UPSERT order. */
+function dailyAdditions(rows: readonly UsageRecord[]): unknown[][] {
+  const sums = new Map<string, [string, number, string, number, number, number, number]>();
+  for (const r of rows) {
+    const day = r.createdAt - (r.createdAt % DAY_MS);
+    const model = r.model ?? '';
+    const key = `${r.accountId}\u0000${day}\u0000${model}`;
+    let sum = sums.get(key);
+    if (!sum) {
+      sum = [r.accountId, day, model, 0, 0, 0, 0];
+      sums.set(key, sum);
+    }
+    sum[3] += 1;
+    sum[4] += r.credits;
+    sum[5] += r.promptTokens;
+    sum[6] += r.completionTokens;
+  }
+  return [...sums.values()];
+}
+
+type Grouping = UsageGroupBy | 'none';
+
+function addTotals(into: UsageTotals, t: UsageTotals): void {
+  into.requests += t.requests;
+  into.credits += t.credits;
+  into.promptTokens += t.promptTokens;
+  into.completionTokens += t.completionTokens;
+}
 
 function toTotals(row: Row | undefined): UsageTotals {
   return {
@@ -42,15 +81,17 @@ const SQLITE_BINDING = { sqliteBooleans: true } as const;
 
 export class SqlUsageStore implements UsageStore {
   readonly #db: Db;
-  /** SQLite: one prepared single-row INSERT run per row inside one transaction (no SQL built per batch). */
+  /** SQLite: prepared statements run inside one transaction per batch (no SQL built per batch). */
   readonly #insertSqlite: ((rows: readonly UsageRecord[]) => void) | undefined;
 
   constructor(db: Db) {
     this.#db = db;
     if (db.dialect === 'sqlite') {
       const insert = db.sqlite.prepare(`INSERT INTO usage_records (${COLUMNS}) VALUES (${'?, '.repeat(11)}?)`);
+      const addDaily = db.sqlite.prepare(DAILY_UPSERT.replace(/\$\d+/g, '?'));
       this.#insertSqlite = db.sqlite.transaction((rows: readonly UsageRecord[]) => {
         for (const r of rows) insert.run(values(r, SQLITE_BINDING));
+        for (const d of dailyAdditions(rows)) addDaily.run(d);
       });
     }
   }
@@ -59,21 +100,36 @@ export class SqlUsageStore implements UsageStore {
     await this.recordMany([r]);
   }
 
-  /** One transaction per batch: on SQLite a single WAL commit, on PostgreSQL multi-row INSERTs. */
+  /**
+   * One transaction per batch: on SQLite a single WAL commit, on PostgreSQL multi-row INSERTs; the daily
+   * rollup is added to in the same transaction, so it never disagrees with the rows.
+   */
   async recordMany(rows: UsageRecord[]): Promise<void> {
     if (this.#insertSqlite) return this.#insertSqlite(rows);
-    // Chunks of a few fixed sizes, so the statements are prepared once and then reused.
-    for (let i = 0; i < rows.length; ) {
-      const size = INSERT_CHUNKS.find((n) => rows.length - i >= n) ?? 1;
-      const chunk = rows.slice(i, i + size);
-      i += size;
-      const params: unknown[] = [];
-      const tuples = chunk.map((r) => {
-        const base = params.length;
-        params.push(...values(r));
-        return `(${Array.from({ length: 12 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
-      });
-      await this.#db.query(`INSERT INTO usage_records (${COLUMNS}) VALUES ${tuples.join(', ')}`, params);
+    if (this.#db.dialect !== 'postgres') return;
+    const client = await this.#db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Chunks of a few fixed sizes, so the statements are prepared once and then reused.
+      for (let i = 0; i < rows.length; ) {
+        const size = INSERT_CHUNKS.find((n) => rows.length - i >= n) ?? 1;
+        const chunk = rows.slice(i, i + size);
+        i += size;
+        const params: unknown[] = [];
+        const tuples = chunk.map((r) => {
+          const base = params.length;
+          params.push(...values(r));
+          return `(${Array.from({ length: 12 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
+        });
+        await client.query(`INSERT INTO usage_records (${COLUMNS}) VALUES ${tuples.join(', ')}`, params);
+      }
+      for (const d of dailyAdditions(rows)) await client.query(DAILY_UPSERT, d);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
     }
   }
 
@@ -82,11 +138,7 @@ export class SqlUsageStore implements UsageStore {
   }
 
   async totals(accountId: string, start: number, end: number): Promise<UsageTotals> {
-    const rows = await this.#db.query(
-      `SELECT ${SUMS} FROM usage_records WHERE account_id = $1 AND created_at >= $2 AND created_at < $3`,
-      [accountId, start, end],
-    );
-    return toTotals(rows[0]);
+    return (await this.#sums(accountId, start, end, 'none')).get('') ?? toTotals(undefined);
   }
 
   async series(
@@ -95,17 +147,66 @@ export class SqlUsageStore implements UsageStore {
     end: number,
     groupBy: UsageGroupBy,
   ): Promise<Array<UsageTotals & { key: string }>> {
+    const sums = await this.#sums(accountId, start, end, groupBy);
+    const keys = [...sums.keys()].sort((a, b) =>
+      groupBy === 'day' ? Number(a) - Number(b) : a < b ? -1 : a > b ? 1 : 0,
+    );
+    return keys.map((bucket) => ({
+      key: groupBy === 'day' ? new Date(Number(bucket)).toISOString().slice(0, 10) : bucket,
+      ...(sums.get(bucket) as UsageTotals),
+    }));
+  }
+
+  /**
+   * Sums over [start, end): whole UTC days from the daily rollup (one row per model and day), the partial
+   * first and last day from the rows themselves. So a month costs ~31 rollup rows per model plus at most two
+   * days of rows, not the month's rows.
+   */
+  async #sums(accountId: string, start: number, end: number, group: Grouping): Promise<Map<string, UsageTotals>> {
+    const firstWholeDay = Math.ceil(start / DAY_MS) * DAY_MS;
+    const wholeDaysEnd = Math.floor(end / DAY_MS) * DAY_MS;
+    const parts =
+      firstWholeDay < wholeDaysEnd
+        ? [
+            this.#raw(accountId, start, firstWholeDay, group),
+            this.#daily(accountId, firstWholeDay, wholeDaysEnd, group),
+            this.#raw(accountId, wholeDaysEnd, end, group),
+          ]
+        : [this.#raw(accountId, start, end, group)];
+    const sums = new Map<string, UsageTotals>();
+    for (const rows of await Promise.all(parts)) {
+      for (const row of rows) {
+        const key = String(row.bucket);
+        const totals = toTotals(row);
+        if (group !== 'none' && totals.requests === 0) continue;
+        const sum = sums.get(key);
+        if (sum) addTotals(sum, totals);
+        else sums.set(key, totals);
+      }
+    }
+    return sums;
+  }
+
+  async #raw(accountId: string, start: number, end: number, group: Grouping): Promise<Row[]> {
+    if (start >= end) return [];
     // Days are computed from the integer timestamp so the SQL is the same on both dialects.
-    const group = groupBy === 'day' ? `(created_at - (created_at % ${DAY_MS}))` : "coalesce(model, '')";
-    const rows = await this.#db.query(
-      `SELECT ${group} AS bucket, ${SUMS} FROM usage_records
+    const bucket =
+      group === 'day' ? `(created_at - (created_at % ${DAY_MS}))` : group === 'model' ? "coalesce(model, '')" : "''";
+    return this.#db.query(
+      `SELECT ${bucket} AS bucket, ${SUMS} FROM usage_records
         WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
-        GROUP BY bucket ORDER BY bucket`,
+        ${group === 'none' ? '' : 'GROUP BY bucket'}`,
       [accountId, start, end],
     );
-    return rows.map((row) => ({
-      key: groupBy === 'day' ? new Date(Number(row.bucket)).toISOString().slice(0, 10) : String(row.bucket),
-      ...toTotals(row),
-    }));
+  }
+
+  async #daily(accountId: string, start: number, end: number, group: Grouping): Promise<Row[]> {
+    const bucket = group === 'day' ? 'day' : group === 'model' ? 'model' : "''";
+    return this.#db.query(
+      `SELECT ${bucket} AS bucket, ${DAILY_SUMS} FROM usage_daily
+        WHERE account_id = $1 AND day >= $2 AND day < $3
+        ${group === 'none' ? '' : 'GROUP BY bucket'}`,
+      [accountId, start, end],
+    );
   }
 }

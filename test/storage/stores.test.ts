@@ -79,6 +79,17 @@ for (const backend of backends()) {
           assert.equal(await store().setTier('acct_missing', 'free'), undefined);
         });
 
+        it('finds an account by email with its password hash for sign-in, and sets a new hash', async () => {
+          const a = await newAccount(3);
+          const found = await store().findSignIn(a.email);
+          assert.equal(found?.account.id, a.id);
+          assert.equal(found?.passwordHash, null, 'created without a password');
+          assert.equal(await store().setPasswordHash(a.id, 'scrypt$c2FsdA==$aGFzaA=='), true);
+          assert.equal((await store().findSignIn(a.email))?.passwordHash, 'scrypt$c2FsdA==$aGFzaA==');
+          assert.equal(await store().setPasswordHash('acct_missing', 'x'), false);
+          assert.equal(await store().findSignIn('nobody@example.com'), undefined);
+        });
+
         it('refuses a second account with the same email with CONFLICT', async () => {
           const a = await newAccount();
           await assert.rejects(

@@ -21,6 +21,8 @@ import { runPlan } from './run-plan.js';
 export class LocalChatProvider implements ChatProvider {
   readonly id: string;
   private engine: Promise<LocalEngine> | undefined;
+  /** The engine once loaded, for queueState() (synchronous, at scrape time). */
+  private loaded: LocalEngine | undefined;
   private closed = false;
 
   constructor(private readonly settings: LocalEngineSettings) {
@@ -30,13 +32,26 @@ export class LocalChatProvider implements ChatProvider {
   /** Loads the model now (e.g. at server start) instead of on the first request. */
   async load(): Promise<LocalEngine> {
     if (this.closed) throw new ProviderError('upstream', `${this.id} is closed`);
-    this.engine ??= LocalEngine.load(this.settings).catch((err: unknown) => {
-      this.engine = undefined; // a later request may try again (e.g. after `models pull`)
-      throw new ProviderError('upstream', `cannot load local model ${this.settings.modelPath}: ${messageOf(err)}`, {
-        cause: err,
-      });
-    });
+    this.engine ??= LocalEngine.load(this.settings).then(
+      (engine) => {
+        this.loaded = engine;
+        return engine;
+      },
+      (err: unknown) => {
+        this.engine = undefined; // a later request may try again (e.g. after `models pull`)
+        throw new ProviderError('upstream', `cannot load local model ${this.settings.modelPath}: ${messageOf(err)}`, {
+          cause: err,
+        });
+      },
+    );
     return this.engine;
+  }
+
+  /** Requests holding a sequence (active) and waiting for one (queued); zeros before the model loads. */
+  queueState(): { active: number; queued: number } {
+    const pool = this.closed ? undefined : this.loaded?.pool;
+    if (!pool) return { active: 0, queued: 0 };
+    return { active: pool.size - pool.available, queued: pool.queued };
   }
 
   generate(req: GenerationRequest, signal: AbortSignal): Promise<Completion> {

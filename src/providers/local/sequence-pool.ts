@@ -9,12 +9,15 @@ export class SequencePool<T> {
   private readonly free: T[];
   private readonly waiters: Array<{ resolve: (item: T) => void; reject: (err: unknown) => void }> = [];
   private closed = false;
+  /** Items in the pool, free or lent. */
+  readonly size: number;
 
   constructor(
     items: readonly T[],
     private readonly maxQueue: number,
   ) {
     this.free = [...items];
+    this.size = items.length;
   }
 
   /** Requests currently waiting for a sequence. */

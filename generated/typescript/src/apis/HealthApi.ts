@@ -86,6 +86,7 @@ export class HealthApi extends runtime.BaseAPI {
     }
 
     /**
+     * Process-wide counters, histograms and gauges in the text exposition format (`pvai_…_total`, `_seconds`). Labels are bounded: operation, model, HTTP status and fixed words, never an account, key or user. Open, like the health endpoints: it carries no tenant data. 
      * Prometheus metrics
      */
     async getMetricsRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<string>> {
@@ -100,6 +101,7 @@ export class HealthApi extends runtime.BaseAPI {
     }
 
     /**
+     * Process-wide counters, histograms and gauges in the text exposition format (`pvai_…_total`, `_seconds`). Labels are bounded: operation, model, HTTP status and fixed words, never an account, key or user. Open, like the health endpoints: it carries no tenant data. 
      * Prometheus metrics
      */
     async getMetrics(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<string> {

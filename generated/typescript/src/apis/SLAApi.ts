@@ -67,7 +67,7 @@ export class SLAApi extends runtime.BaseAPI {
     }
 
     /**
-     * Not on the free tier (403 `FEATURE_NOT_ALLOWED`).
+     * Not on the free tier (403 `FEATURE_NOT_ALLOWED`). Counted from every authenticated request of the account that names a model, in buckets: `1h` sums minute buckets, `24h` hour buckets, `7d` and `30d` day buckets (UTC), so `period` is the window aligned to its buckets (up to one bucket longer). An error is a 5xx answer or a stream ended by a 5xx failure after its 200; availability is 1 − error rate. Percentiles are estimated from fixed histogram buckets (10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30, 60, 120 s) by linear interpolation inside the bucket holding the rank, as Prometheus\' `histogram_quantile` does; time to first token is the first streamed token, or the whole answer without a stream. `meets_target`: availability at least `availability_target` and p95 latency at most `latency_target_ms` (per tier, in the configuration). 
      * Availability, error rate and latency per model against the tier\'s targets
      */
     async getSlaRaw(requestParameters: GetSlaRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SlaReport>> {
@@ -78,7 +78,7 @@ export class SLAApi extends runtime.BaseAPI {
     }
 
     /**
-     * Not on the free tier (403 `FEATURE_NOT_ALLOWED`).
+     * Not on the free tier (403 `FEATURE_NOT_ALLOWED`). Counted from every authenticated request of the account that names a model, in buckets: `1h` sums minute buckets, `24h` hour buckets, `7d` and `30d` day buckets (UTC), so `period` is the window aligned to its buckets (up to one bucket longer). An error is a 5xx answer or a stream ended by a 5xx failure after its 200; availability is 1 − error rate. Percentiles are estimated from fixed histogram buckets (10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30, 60, 120 s) by linear interpolation inside the bucket holding the rank, as Prometheus\' `histogram_quantile` does; time to first token is the first streamed token, or the whole answer without a stream. `meets_target`: availability at least `availability_target` and p95 latency at most `latency_target_ms` (per tier, in the configuration). 
      * Availability, error rate and latency per model against the tier\'s targets
      */
     async getSla(requestParameters: GetSlaRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SlaReport> {

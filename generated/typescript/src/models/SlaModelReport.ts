@@ -51,6 +51,18 @@ export interface SlaModelReport {
      */
     requests: number;
     /**
+     * Requests answered 5xx, or streams ended by a 5xx failure.
+     */
+    errors: number;
+    /**
+     * Of the errors: upstream failures (502).
+     */
+    upstreamErrors: number;
+    /**
+     * Of the errors: upstream timeouts (504).
+     */
+    timeouts: number;
+    /**
      * 
      */
     errorRate: number;
@@ -82,6 +94,9 @@ export function instanceOfSlaModelReport(value: object): value is SlaModelReport
     if (!('availability' in value) || value['availability'] === undefined) return false;
     if ((!('availabilityTarget' in (value as Record<string, any>)) && !('availability_target' in (value as Record<string, any>))) || ((value as Record<string, any>)['availabilityTarget'] === undefined && (value as Record<string, any>)['availability_target'] === undefined)) return false;
     if (!('requests' in value) || value['requests'] === undefined) return false;
+    if (!('errors' in value) || value['errors'] === undefined) return false;
+    if ((!('upstreamErrors' in (value as Record<string, any>)) && !('upstream_errors' in (value as Record<string, any>))) || ((value as Record<string, any>)['upstreamErrors'] === undefined && (value as Record<string, any>)['upstream_errors'] === undefined)) return false;
+    if (!('timeouts' in value) || value['timeouts'] === undefined) return false;
     if ((!('errorRate' in (value as Record<string, any>)) && !('error_rate' in (value as Record<string, any>))) || ((value as Record<string, any>)['errorRate'] === undefined && (value as Record<string, any>)['error_rate'] === undefined)) return false;
     if ((!('latencyMs' in (value as Record<string, any>)) && !('latency_ms' in (value as Record<string, any>))) || ((value as Record<string, any>)['latencyMs'] === undefined && (value as Record<string, any>)['latency_ms'] === undefined)) return false;
     if ((!('timeToFirstTokenMs' in (value as Record<string, any>)) && !('time_to_first_token_ms' in (value as Record<string, any>))) || ((value as Record<string, any>)['timeToFirstTokenMs'] === undefined && (value as Record<string, any>)['time_to_first_token_ms'] === undefined)) return false;
@@ -104,6 +119,9 @@ export function SlaModelReportFromJSONTyped(json: any, ignoreDiscriminator: bool
         'availability': json['availability'],
         'availabilityTarget': json['availability_target'],
         'requests': json['requests'],
+        'errors': json['errors'],
+        'upstreamErrors': json['upstream_errors'],
+        'timeouts': json['timeouts'],
         'errorRate': json['error_rate'],
         'latencyMs': PercentilesFromJSON(json['latency_ms']),
         'timeToFirstTokenMs': PercentilesFromJSON(json['time_to_first_token_ms']),
@@ -127,6 +145,9 @@ export function SlaModelReportToJSONTyped(value?: SlaModelReport | null, ignoreD
         'availability': value['availability'],
         'availability_target': value['availabilityTarget'],
         'requests': value['requests'],
+        'errors': value['errors'],
+        'upstream_errors': value['upstreamErrors'],
+        'timeouts': value['timeouts'],
         'error_rate': value['errorRate'],
         'latency_ms': PercentilesToJSON(value['latencyMs']),
         'time_to_first_token_ms': PercentilesToJSON(value['timeToFirstTokenMs']),

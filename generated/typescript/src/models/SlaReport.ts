@@ -27,6 +27,13 @@ import {
     TierToJSON,
     TierToJSONTyped,
 } from './Tier.js';
+import type { SlaReportPeriod } from './SlaReportPeriod.js';
+import {
+    SlaReportPeriodFromJSON,
+    SlaReportPeriodFromJSONTyped,
+    SlaReportPeriodToJSON,
+    SlaReportPeriodToJSONTyped,
+} from './SlaReportPeriod.js';
 
 /**
  * 
@@ -46,6 +53,10 @@ export interface SlaReport {
      * 
      */
     tier: Tier;
+    /**
+     * 
+     */
+    period: SlaReportPeriod;
     /**
      * 
      */
@@ -82,6 +93,7 @@ export function instanceOfSlaReport(value: object): value is SlaReport {
     
     if (!('window' in value) || value['window'] === undefined) return false;
     if (!('tier' in value) || value['tier'] === undefined) return false;
+    if (!('period' in value) || value['period'] === undefined) return false;
     if (!('models' in value) || value['models'] === undefined) return false;
     return true;
 }
@@ -99,6 +111,7 @@ export function SlaReportFromJSONTyped(json: any, ignoreDiscriminator: boolean):
         'object': json['object'],
         'window': json['window'],
         'tier': TierFromJSON(json['tier']),
+        'period': SlaReportPeriodFromJSON(json['period']),
         'models': ((json['models'] as Array<any>).map(SlaModelReportFromJSON)),
     };
 }
@@ -117,6 +130,7 @@ export function SlaReportToJSONTyped(value?: SlaReport | null, ignoreDiscriminat
         'object': value['object'],
         'window': value['window'],
         'tier': TierToJSON(value['tier']),
+        'period': SlaReportPeriodToJSON(value['period']),
         'models': ((value['models'] as Array<any>).map(SlaModelReportToJSON)),
     };
 }

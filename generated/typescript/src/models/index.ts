@@ -56,6 +56,7 @@ export * from './Readiness.js';
 export * from './SearchRequest.js';
 export * from './SlaModelReport.js';
 export * from './SlaReport.js';
+export * from './SlaReportPeriod.js';
 export * from './SystemMessage.js';
 export * from './Tier.js';
 export * from './TokenUsage.js';

@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * history keeps what it said before with the time it changed. Retrieval (lexical and dense) is the
  * memory chunk index's; these tables are the source of truth.
  */
-export class Memory1764200000000 implements MigrationInterface {
-  name = 'Memory1764200000000';
+export class Memory1764500000000 implements MigrationInterface {
+  name = 'Memory1764500000000';
 
   async up(runner: QueryRunner): Promise<void> {
     const pg = runner.connection.options.type === 'postgres';

@@ -1,0 +1,203 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** One finished authenticated request, as the metrics count it (the HTTP layer's RequestRecord fits). */
+export interface RequestSample {
+  endpoint: string;
+  model: string | null;
+  status: number;
+  latencyMs: number;
+  ttftMs?: number | undefined;
+  failedStatus?: number | undefined;
+  promptTokens: number;
+  completionTokens: number;
+  credits: number;
+  cached: boolean;
+}
+
+/** A queue's state at scrape time. */
+export interface QueueState {
+  /** Work running now. */
+  active: number;
+  /** Work waiting for a slot. */
+  queued: number;
+}
+
+/**
+ * What each capability counts, read at scrape time. Every function is small and cheap; one that fails
+ * leaves its gauge at its last value rather than failing the scrape.
+ */
+export interface MetricSources {
+  /** The sandbox's fair queue. */
+  sandbox?: () => QueueState;
+  /** The local engine's sequences (all local models summed). */
+  localEngine?: () => QueueState;
+  /** Documents whose ingestion job is not finished (status `processing`). */
+  ingestion?: () => Promise<{ processing: number }>;
+}
+
+export interface MetricsOptions {
+  /** Whether a name is an operationId of the contract: any other endpoint label becomes `other` (a 404 path is not a label value). */
+  isEndpoint(name: string): boolean;
+  /** Every model id: any other becomes `other`; a request without a model is `none`. */
+  models: readonly string[];
+  /** Histogram bounds in milliseconds (the SLA's, so both views bucket alike). */
+  latencyBoundsMs: readonly number[];
+  sources?: MetricSources;
+}
+
+/**
+ * The process's Prometheus metrics (prom-client), in their own registry so that several runtimes in one
+ * process (the tests) do not share counters. Labels are bounded by construction: endpoint ∈ the
+ * contract's operationIds, model ∈ the model ids, status ∈ HTTP statuses, and a few fixed words; never an
+ * account, a key, a user or a path. Counters are per process: Prometheus sums replicas by `instance`.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #isEndpoint: (name: string) => boolean;
+  readonly #models: ReadonlySet<string>;
+  readonly #requests: Counter<'endpoint' | 'model' | 'status'>;
+  readonly #duration: Histogram<'endpoint' | 'model'>;
+  readonly #ttft: Histogram<'model'>;
+  readonly #streamFailures: Counter<'model' | 'status'>;
+  readonly #tokens: Counter<'model' | 'kind'>;
+  readonly #credits: Counter<'model'>;
+  readonly #cache: Counter<'result'>;
+  readonly #rateLimited: Counter;
+  readonly #sandboxExecutions: Counter<'outcome'>;
+
+  constructor(options: MetricsOptions) {
+    this.#isEndpoint = options.isEndpoint;
+    this.#models = new Set(options.models);
+    const registers = [this.registry];
+    const buckets = options.latencyBoundsMs.map((ms) => ms / 1000);
+    this.#requests = new Counter({
+      name: 'pvai_requests_total',
+      help: 'Authenticated requests answered, by operation, model and HTTP status.',
+      labelNames: ['endpoint', 'model', 'status'],
+      registers,
+    });
+    this.#duration = new Histogram({
+      name: 'pvai_request_duration_seconds',
+      help: 'Time from the request to the end of its answer (a stream: its last event).',
+      labelNames: ['endpoint', 'model'],
+      buckets,
+      registers,
+    });
+    this.#ttft = new Histogram({
+      name: 'pvai_time_to_first_token_seconds',
+      help: 'Time from the request to the first token of a chat answer (without a stream: the whole answer).',
+      labelNames: ['model'],
+      buckets,
+      registers,
+    });
+    this.#streamFailures = new Counter({
+      name: 'pvai_stream_failures_total',
+      help: 'Streams that ended with an error event after their 200 status, by model and the error status.',
+      labelNames: ['model', 'status'],
+      registers,
+    });
+    this.#tokens = new Counter({
+      name: 'pvai_tokens_total',
+      help: 'Tokens processed by chat completions (cache hits process none), by model and kind.',
+      labelNames: ['model', 'kind'],
+      registers,
+    });
+    this.#credits = new Counter({
+      name: 'pvai_credits_charged_total',
+      help: 'Credits charged for answered requests, by model.',
+      labelNames: ['model'],
+      registers,
+    });
+    this.#cache = new Counter({
+      name: 'pvai_cache_lookups_total',
+      help: 'Answered chat completions by response-cache result (hit or miss).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#rateLimited = new Counter({
+      name: 'pvai_rate_limit_rejections_total',
+      help: 'Requests refused by the rate limiter (429).',
+      registers,
+    });
+    this.#sandboxExecutions = new Counter({
+      name: 'pvai_sandbox_executions_total',
+      help: 'Code executions, by outcome: completed, timeout or error (refused or failed to run).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    const sources = options.sources ?? {};
+    const queueGauge = (name: string, help: string, read: (() => QueueState) | undefined) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['state'],
+        registers,
+        collect() {
+          if (!read) return;
+          const q = read();
+          this.set({ state: 'active' }, q.active);
+          this.set({ state: 'queued' }, q.queued);
+        },
+      });
+    queueGauge('pvai_sandbox_queue', 'Code executions running (active) and waiting (queued).', sources.sandbox);
+    queueGauge(
+      'pvai_local_engine_queue',
+      'Local-engine requests holding a sequence (active) and waiting for one (queued).',
+      sources.localEngine,
+    );
+    const ingestion = sources.ingestion;
+    new Gauge({
+      name: 'pvai_ingestion_jobs_processing',
+      help: 'Documents whose ingestion (extraction, chunking, embedding) is not finished.',
+      registers,
+      async collect() {
+        if (!ingestion) return;
+        try {
+          this.set((await ingestion()).processing);
+        } catch {
+          // The scrape goes on with the last value; readiness reports the database.
+        }
+      },
+    });
+  }
+
+  #endpoint(endpoint: string): string {
+    return this.#isEndpoint(endpoint) ? endpoint : 'other';
+  }
+
+  #model(model: string | null): string {
+    if (model === null) return 'none';
+    return this.#models.has(model) ? model : 'other';
+  }
+
+  /** Counts one finished authenticated request. */
+  observeRequest(r: RequestSample): void {
+    const endpoint = this.#endpoint(r.endpoint);
+    const model = this.#model(r.model);
+    this.#requests.inc({ endpoint, model, status: String(r.status) });
+    this.#duration.observe({ endpoint, model }, r.latencyMs / 1000);
+    if (r.ttftMs !== undefined) this.#ttft.observe({ model }, r.ttftMs / 1000);
+    if (r.failedStatus !== undefined) this.#streamFailures.inc({ model, status: String(r.failedStatus) });
+    if (r.promptTokens > 0) this.#tokens.inc({ model, kind: 'prompt' }, r.promptTokens);
+    if (r.completionTokens > 0) this.#tokens.inc({ model, kind: 'completion' }, r.completionTokens);
+    if (r.credits > 0) this.#credits.inc({ model }, r.credits);
+    if (r.endpoint === 'createChatCompletion' && r.status === 200) {
+      this.#cache.inc({ result: r.cached ? 'hit' : 'miss' });
+    }
+  }
+
+  /** Counts one request refused by the rate limiter. */
+  rateLimited(): void {
+    this.#rateLimited.inc();
+  }
+
+  /** Counts one code execution by outcome. */
+  sandboxExecution(outcome: 'completed' | 'timeout' | 'error'): void {
+    this.#sandboxExecutions.inc({ outcome });
+  }
+
+  /** The text exposition format, and its media type. */
+  async exposition(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+}

@@ -1,1 +1,0 @@
-export { plannedOperations } from './operations.js';

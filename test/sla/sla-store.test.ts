@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type SlaBucket, SlaService, SqlSlaStore } from '../../src/sla/index.js';
+import { openDb } from '../../src/storage/data-source.js';
+import type { Db } from '../../src/storage/db.js';
+import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
+
+const HOUR = 3_600_000;
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+
+function bucket(overrides: Partial<SlaBucket> = {}): SlaBucket {
+  const latency = new Array<number>(14).fill(0);
+  latency[3] = 2;
+  return {
+    accountId: 'acct_a',
+    resolution: 'minute',
+    bucketStart: NOW,
+    endpoint: 'createChatCompletion',
+    model: 'PV-TURBO',
+    requests: 2,
+    errors: 1,
+    upstreamErrors: 1,
+    timeouts: 0,
+    latencySumMs: 150,
+    latency,
+    ttftCount: 1,
+    ttftSumMs: 40,
+    ttft: latency.map((_, i) => (i === 1 ? 1 : 0)),
+    ...overrides,
+  };
+}
+
+for (const backend of backends()) {
+  describe(`SLA bucket store (${backend})`, () => {
+    let database: TestDatabase;
+    let db: Db;
+    /** A second connection: on PostgreSQL a second pool, as another replica has. */
+    let other: Db | undefined;
+
+    before(async () => {
+      database = await createTestDatabase(backend);
+      const options = {
+        dataDir: database.dataDir,
+        owner: true,
+        ...(database.databaseUrl ? { databaseUrl: database.databaseUrl } : {}),
+      };
+      db = await openDb(options);
+      if (backend === 'postgres') other = await openDb(options);
+    });
+    after(async () => {
+      await other?.close();
+      await db.close();
+      await database.drop();
+    });
+
+    it('adds to a stored bucket instead of overwriting it, so two replicas writing one minute sum', async () => {
+      const a = new SqlSlaStore(db);
+      const b = new SqlSlaStore(other ?? db);
+      await Promise.all([a.add([bucket()]), b.add([bucket()]), a.add([bucket({ model: 'PV-CODEX' })])]);
+      const rows = await a.read('acct_a', 'minute', NOW, NOW + 60_000);
+      const turbo = rows.find((r) => r.model === 'PV-TURBO');
+      assert.equal(turbo?.requests, 4);
+      assert.equal(turbo?.errors, 2);
+      assert.equal(turbo?.upstreamErrors, 2);
+      assert.equal(turbo?.latencySumMs, 300);
+      assert.equal(turbo?.latency[3], 4);
+      assert.equal(turbo?.ttft[1], 2);
+      assert.equal(rows.find((r) => r.model === 'PV-CODEX')?.requests, 2);
+      assert.deepEqual(await a.read('acct_other', 'minute', NOW, NOW + 60_000), []);
+    });
+
+    it('prunes each resolution past its retention and keeps the rest', async () => {
+      const store = new SqlSlaStore(db);
+      await store.add([
+        bucket({ accountId: 'acct_p', resolution: 'minute', bucketStart: NOW - 7 * HOUR }),
+        bucket({ accountId: 'acct_p', resolution: 'minute', bucketStart: NOW - 5 * HOUR }),
+        bucket({ accountId: 'acct_p', resolution: 'hour', bucketStart: NOW - 4 * 24 * HOUR }),
+        bucket({ accountId: 'acct_p', resolution: 'hour', bucketStart: NOW - 2 * 24 * HOUR }),
+        bucket({ accountId: 'acct_p', resolution: 'day', bucketStart: NOW - 91 * 24 * HOUR }),
+        bucket({ accountId: 'acct_p', resolution: 'day', bucketStart: NOW - 89 * 24 * HOUR }),
+      ]);
+      const service = new SlaService({
+        store,
+        clock: () => NOW,
+        targets: () => ({ availability: 0.99, latencyMs: 1000 }),
+      });
+      assert.equal(await service.prune(NOW), 3);
+      for (const resolution of ['minute', 'hour', 'day'] as const) {
+        const rows = await store.read('acct_p', resolution, 0, NOW + 1);
+        // The rows are summed per model: one bucket of 2 requests is left of each resolution's two.
+        assert.equal(rows[0]?.requests, 2, resolution);
+      }
+      await service.close();
+    });
+  });
+}

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openDb } from '../../src/storage/data-source.js';
+import type { Db } from '../../src/storage/db.js';
+import { SqlUsageStore, type UsageRecord } from '../../src/usage/index.js';
+import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 10, 1, 0, 0, 0);
+
+/** Rows every 7 hours and 13 minutes over 6 days, on two models and none, in batches of mixed days. */
+function workload(accountId: string): UsageRecord[] {
+  const rows: UsageRecord[] = [];
+  for (let i = 0; T0 + i * 26_000_000 < T0 + 6 * DAY; i++) {
+    rows.push({
+      accountId,
+      keyId: null,
+      requestId: `req_${i}`,
+      endpoint: 'createChatCompletion',
+      model: i % 3 === 0 ? null : i % 3 === 1 ? 'PV-TURBO' : 'PV-CODEX',
+      status: 200,
+      promptTokens: i,
+      completionTokens: 2 * i,
+      credits: i % 5,
+      latencyMs: 10,
+      cached: false,
+      createdAt: T0 + i * 26_000_000,
+    });
+  }
+  return rows;
+}
+
+function naive(rows: UsageRecord[], start: number, end: number, key: (r: UsageRecord) => string) {
+  const out = new Map<string, { requests: number; credits: number; promptTokens: number; completionTokens: number }>();
+  for (const r of rows) {
+    if (r.createdAt < start || r.createdAt >= end) continue;
+    const k = key(r);
+    const s = out.get(k) ?? { requests: 0, credits: 0, promptTokens: 0, completionTokens: 0 };
+    s.requests += 1;
+    s.credits += r.credits;
+    s.promptTokens += r.promptTokens;
+    s.completionTokens += r.completionTokens;
+    out.set(k, s);
+  }
+  return out;
+}
+
+/** GET /z1/usage's sums come from the daily rollup for whole days and from rows for partial ones: same numbers. */
+for (const backend of backends()) {
+  describe(`usage daily rollup (${backend})`, () => {
+    let database: TestDatabase;
+    let db: Db;
+
+    before(async () => {
+      database = await createTestDatabase(backend);
+      db = await openDb({
+        dataDir: database.dataDir,
+        owner: true,
+        ...(database.databaseUrl ? { databaseUrl: database.databaseUrl } : {}),
+      });
+    });
+    after(async () => {
+      await db.close();
+      await database.drop();
+    });
+
+    it('answers totals and series exactly as the rows do, for whole and partial days', async () => {
+      const store = new SqlUsageStore(db);
+      const rows = workload('acct_roll');
+      await store.recordMany(rows.slice(0, 7));
+      await store.recordMany(rows.slice(7));
+      const periods: Array<[number, number]> = [
+        [T0, T0 + 6 * DAY],
+        [T0 + 3_600_000, T0 + 5 * DAY + 7_200_000],
+        [T0 + DAY + 1, T0 + DAY + 50_000_000],
+        [T0 - DAY, T0 + 10 * DAY],
+        [T0 + 2 * DAY, T0 + 2 * DAY],
+      ];
+      for (const [start, end] of periods) {
+        const all = naive(rows, start, end, () => '');
+        assert.deepEqual(
+          await store.totals('acct_roll', start, end),
+          all.get('') ?? { requests: 0, credits: 0, promptTokens: 0, completionTokens: 0 },
+        );
+        const byDay = naive(rows, start, end, (r) => new Date(r.createdAt).toISOString().slice(0, 10));
+        assert.deepEqual(
+          await store.series('acct_roll', start, end, 'day'),
+          [...byDay.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, t]) => ({ key, ...t })),
+        );
+        const byModel = naive(rows, start, end, (r) => r.model ?? '');
+        assert.deepEqual(
+          await store.series('acct_roll', start, end, 'model'),
+          [...byModel.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, t]) => ({ key, ...t })),
+        );
+      }
+      const rollup = await db.query<{ n: number }>('SELECT count(*) AS n FROM usage_daily WHERE account_id = $1', [
+        'acct_roll',
+      ]);
+      assert.equal(Number(rollup[0]?.n), 6 * 3, 'one rollup row per day and model');
+    });
+  });
+}
