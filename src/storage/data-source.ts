@@ -7,14 +7,14 @@ import { type Db, type Row, toSqliteParams, toSqlitePlaceholders } from './db.js
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
 import { Rag1764100000000 } from './migrations/1764100000000-rag.js';
 import { Sla1764200000000 } from './migrations/1764200000000-sla.js';
-import { UsageDaily1764300000000 } from './migrations/1764300000000-usage-daily.js';
+import { UsageHourly1764300000000 } from './migrations/1764300000000-usage-hourly.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
 // BIGINT (int8) and COUNT(*) come back from node-postgres as strings; every value we store fits in 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-export const MIGRATIONS = [InitialSchema1763700000000, Rag1764100000000, Sla1764200000000, UsageDaily1764300000000];
+export const MIGRATIONS = [InitialSchema1763700000000, Rag1764100000000, Sla1764200000000, UsageHourly1764300000000];
 
 /** How often the SQLite WAL is copied back into the database file. */
 const CHECKPOINT_INTERVAL_MS = 1000;
