@@ -276,7 +276,9 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       };
     },
     recordRequest: (record) => {
-      sla.record(record);
+      // A path the contract does not have is one bucket ('other'), not one per path a client tries.
+      const known = operations !== undefined && Object.hasOwn(operations, record.endpoint);
+      sla.record(known ? record : { ...record, endpoint: 'other' });
       metrics.observeRequest(record);
       return usage.record(record);
     },

@@ -7,7 +7,7 @@ import { type Db, type Row, toSqliteParams, toSqlitePlaceholders } from './db.js
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
 import { Rag1764100000000 } from './migrations/1764100000000-rag.js';
 import { Sla1764200000000 } from './migrations/1764200000000-sla.js';
-import { UsageDaily1764300000000 } from './migrations/1764300000000-usage-daily.js';
+import { UsageHourly1764300000000 } from './migrations/1764300000000-usage-hourly.js';
 import { Dashboard1764400000000 } from './migrations/1764400000000-dashboard.js';
 import { Memory1764500000000 } from './migrations/1764500000000-memory.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
@@ -20,7 +20,7 @@ export const MIGRATIONS = [
   InitialSchema1763700000000,
   Rag1764100000000,
   Sla1764200000000,
-  UsageDaily1764300000000,
+  UsageHourly1764300000000,
   Dashboard1764400000000,
   Memory1764500000000,
 ];

@@ -11,8 +11,9 @@ export interface DailyUsage extends UsageTotals {
 }
 
 /**
- * Reads the daily usage rollup (table `usage_daily`, kept by SqlUsageStore as it writes usage rows) per
- * UTC day and model, for charts: at most days × models rows, never the raw rows of the period.
+ * Usage per UTC day and model for charts, summed from the hourly rollup (table `usage_hourly`, kept by
+ * SqlUsageStore in the transaction that writes the usage rows): at most 24 × days × models rows are
+ * read, never the raw rows of the period.
  */
 export class DailyUsageRollup {
   readonly #db: Db;
@@ -24,8 +25,10 @@ export class DailyUsageRollup {
   /** The account's rollup rows for the UTC days that `start` and `end` (exclusive) touch, oldest first. */
   async days(accountId: string, start: number, end: number): Promise<DailyUsage[]> {
     const rows = await this.#db.query(
-      `SELECT day, model, requests, credits, prompt_tokens, completion_tokens FROM usage_daily
-        WHERE account_id = $1 AND day >= $2 AND day < $3 ORDER BY day, model`,
+      `SELECT hour - (hour % ${DAY_MS}) AS day, model, sum(requests) AS requests, sum(credits) AS credits,
+              sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens
+         FROM usage_hourly WHERE account_id = $1 AND hour >= $2 AND hour < $3
+        GROUP BY hour - (hour % ${DAY_MS}), model ORDER BY day, model`,
       [accountId, start - (start % DAY_MS), end],
     );
     return rows.map((row) => ({

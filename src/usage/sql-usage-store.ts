@@ -2,32 +2,34 @@ import type { Db, Row } from '../storage/index.js';
 import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
 
 const DAY_MS = 86_400_000;
+/** The rollup's granularity: a period's partial first and last hour are read from the rows. */
+const HOUR_MS = 3_600_000;
 /** Rows per PostgreSQL INSERT, largest first: 12 parameters a row stays well under the parameter limit. */
 const INSERT_CHUNKS = [256, 64, 16, 4, 1];
 
 const SUMS = `count(*) AS requests, coalesce(sum(credits), 0) AS credits,
   coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
-/** The same sums over the daily rollup. */
-const DAILY_SUMS = `coalesce(sum(requests), 0) AS requests, coalesce(sum(credits), 0) AS credits,
+/** The same sums over the hourly rollup. */
+const ROLLUP_SUMS = `coalesce(sum(requests), 0) AS requests, coalesce(sum(credits), 0) AS credits,
   coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
 
-/** Adds a batch's sums to its (account, day, model) rows of the rollup; replicas' batches sum. */
-const DAILY_UPSERT = `INSERT INTO usage_daily (account_id, day, model, requests, credits, prompt_tokens, completion_tokens)
+/** Adds a batch's sums to its (account, hour, model) rows of the rollup; replicas' batches sum. */
+const ROLLUP_UPSERT = `INSERT INTO usage_hourly (account_id, hour, model, requests, credits, prompt_tokens, completion_tokens)
   VALUES ($1, $2, $3, $4, $5, $6, $7)
-  ON CONFLICT (account_id, day, model) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
-    credits = usage_daily.credits + excluded.credits, prompt_tokens = usage_daily.prompt_tokens + excluded.prompt_tokens,
-    completion_tokens = usage_daily.completion_tokens + excluded.completion_tokens`;
+  ON CONFLICT (account_id, hour, model) DO UPDATE SET requests = usage_hourly.requests + excluded.requests,
+    credits = usage_hourly.credits + excluded.credits, prompt_tokens = usage_hourly.prompt_tokens + excluded.prompt_tokens,
+    completion_tokens = usage_hourly.completion_tokens + excluded.completion_tokens`;
 
-/** A batch's rows summed per account, UTC day and model: the rollup's additions, in DAILY_UPSERT order. */
-function dailyAdditions(rows: readonly UsageRecord[]): unknown[][] {
+/** A batch's rows summed per account, hour and model: the rollup's additions, in ROLLUP_UPSERT order. */
+function rollupAdditions(rows: readonly UsageRecord[]): unknown[][] {
   const sums = new Map<string, [string, number, string, number, number, number, number]>();
   for (const r of rows) {
-    const day = r.createdAt - (r.createdAt % DAY_MS);
+    const hour = r.createdAt - (r.createdAt % HOUR_MS);
     const model = r.model ?? '';
-    const key = `${r.accountId}\u0000${day}\u0000${model}`;
+    const key = `${r.accountId}\u0000${hour}\u0000${model}`;
     let sum = sums.get(key);
     if (!sum) {
-      sum = [r.accountId, day, model, 0, 0, 0, 0];
+      sum = [r.accountId, hour, model, 0, 0, 0, 0];
       sums.set(key, sum);
     }
     sum[3] += 1;
@@ -88,10 +90,10 @@ export class SqlUsageStore implements UsageStore {
     this.#db = db;
     if (db.dialect === 'sqlite') {
       const insert = db.sqlite.prepare(`INSERT INTO usage_records (${COLUMNS}) VALUES (${'?, '.repeat(11)}?)`);
-      const addDaily = db.sqlite.prepare(DAILY_UPSERT.replace(/\$\d+/g, '?'));
+      const addRollup = db.sqlite.prepare(ROLLUP_UPSERT.replace(/\$\d+/g, '?'));
       this.#insertSqlite = db.sqlite.transaction((rows: readonly UsageRecord[]) => {
         for (const r of rows) insert.run(values(r, SQLITE_BINDING));
-        for (const d of dailyAdditions(rows)) addDaily.run(d);
+        for (const d of rollupAdditions(rows)) addRollup.run(d);
       });
     }
   }
@@ -101,7 +103,7 @@ export class SqlUsageStore implements UsageStore {
   }
 
   /**
-   * One transaction per batch: on SQLite a single WAL commit, on PostgreSQL multi-row INSERTs; the daily
+   * One transaction per batch: on SQLite a single WAL commit, on PostgreSQL multi-row INSERTs; the hourly
    * rollup is added to in the same transaction, so it never disagrees with the rows.
    */
   async recordMany(rows: UsageRecord[]): Promise<void> {
@@ -123,7 +125,7 @@ export class SqlUsageStore implements UsageStore {
         });
         await client.query(`INSERT INTO usage_records (${COLUMNS}) VALUES ${tuples.join(', ')}`, params);
       }
-      for (const d of dailyAdditions(rows)) await client.query(DAILY_UPSERT, d);
+      for (const d of rollupAdditions(rows)) await client.query(ROLLUP_UPSERT, d);
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -158,19 +160,19 @@ export class SqlUsageStore implements UsageStore {
   }
 
   /**
-   * Sums over [start, end): whole UTC days from the daily rollup (one row per model and day), the partial
-   * first and last day from the rows themselves. So a month costs ~31 rollup rows per model plus at most two
-   * days of rows, not the month's rows.
+   * Sums over [start, end): whole hours from the hourly rollup (one row per model and hour), the partial
+   * first and last hour from the rows themselves. So a month costs ~720 rollup rows per model plus at most
+   * two hours of rows, not the month's rows.
    */
   async #sums(accountId: string, start: number, end: number, group: Grouping): Promise<Map<string, UsageTotals>> {
-    const firstWholeDay = Math.ceil(start / DAY_MS) * DAY_MS;
-    const wholeDaysEnd = Math.floor(end / DAY_MS) * DAY_MS;
+    const firstWholeHour = Math.ceil(start / HOUR_MS) * HOUR_MS;
+    const wholeHoursEnd = Math.floor(end / HOUR_MS) * HOUR_MS;
     const parts =
-      firstWholeDay < wholeDaysEnd
+      firstWholeHour < wholeHoursEnd
         ? [
-            this.#raw(accountId, start, firstWholeDay, group),
-            this.#daily(accountId, firstWholeDay, wholeDaysEnd, group),
-            this.#raw(accountId, wholeDaysEnd, end, group),
+            this.#raw(accountId, start, firstWholeHour, group),
+            this.#rollup(accountId, firstWholeHour, wholeHoursEnd, group),
+            this.#raw(accountId, wholeHoursEnd, end, group),
           ]
         : [this.#raw(accountId, start, end, group)];
     const sums = new Map<string, UsageTotals>();
@@ -200,11 +202,11 @@ export class SqlUsageStore implements UsageStore {
     );
   }
 
-  async #daily(accountId: string, start: number, end: number, group: Grouping): Promise<Row[]> {
-    const bucket = group === 'day' ? 'day' : group === 'model' ? 'model' : "''";
+  async #rollup(accountId: string, start: number, end: number, group: Grouping): Promise<Row[]> {
+    const bucket = group === 'day' ? `(hour - (hour % ${DAY_MS}))` : group === 'model' ? 'model' : "''";
     return this.#db.query(
-      `SELECT ${bucket} AS bucket, ${DAILY_SUMS} FROM usage_daily
-        WHERE account_id = $1 AND day >= $2 AND day < $3
+      `SELECT ${bucket} AS bucket, ${ROLLUP_SUMS} FROM usage_hourly
+        WHERE account_id = $1 AND hour >= $2 AND hour < $3
         ${group === 'none' ? '' : 'GROUP BY bucket'}`,
       [accountId, start, end],
     );

@@ -177,6 +177,18 @@ for (const backend of backends()) {
       assert.equal(res.status, 403);
       assert.equal(res.body.code, 'FEATURE_NOT_ALLOWED');
     });
+    it('never makes a bucket for a path outside the contract', async () => {
+      const res = await fetch(`${server.url}/z1/nope-${accountId}`, { headers: { Authorization: `Bearer ${apiKey}` } });
+      assert.equal(res.status, 404);
+      await server.running.runtime.sla.flush();
+      const rows = await server.running.runtime.db.query<{ endpoint: string }>(
+        'SELECT DISTINCT endpoint FROM sla_buckets WHERE account_id = $1 ORDER BY endpoint',
+        [accountId],
+      );
+      // (An unrouted path is answered before authentication today, so it is not counted at all.)
+      assert.ok(!rows.some((r) => r.endpoint.includes('nope')));
+    });
+
     it('keeps the report across a restart (buckets written behind are flushed on stop)', async () => {
       const before = await server.request<SlaBody>('GET', '/z1/sla?window=1h', { apiKey });
       // One more request just before the stop: only in memory until close() flushes it.

@@ -45,9 +45,9 @@ function naive(rows: UsageRecord[], start: number, end: number, key: (r: UsageRe
   return out;
 }
 
-/** GET /z1/usage's sums come from the daily rollup for whole days and from rows for partial ones: same numbers. */
+/** GET /z1/usage's sums come from the hourly rollup for whole hours and from rows for partial ones: same numbers. */
 for (const backend of backends()) {
-  describe(`usage daily rollup (${backend})`, () => {
+  describe(`usage hourly rollup (${backend})`, () => {
     let database: TestDatabase;
     let db: Db;
 
@@ -64,7 +64,7 @@ for (const backend of backends()) {
       await database.drop();
     });
 
-    it('answers totals and series exactly as the rows do, for whole and partial days', async () => {
+    it('answers totals and series exactly as the rows do, for whole and partial hours', async () => {
       const store = new SqlUsageStore(db);
       const rows = workload('acct_roll');
       await store.recordMany(rows.slice(0, 7));
@@ -73,6 +73,8 @@ for (const backend of backends()) {
         [T0, T0 + 6 * DAY],
         [T0 + 3_600_000, T0 + 5 * DAY + 7_200_000],
         [T0 + DAY + 1, T0 + DAY + 50_000_000],
+        [T0 + 26_000_000 + 1, T0 + 26_000_000 + 1_000],
+        [T0 + 25_999_999, T0 + 26_000_001],
         [T0 - DAY, T0 + 10 * DAY],
         [T0 + 2 * DAY, T0 + 2 * DAY],
       ];
@@ -93,10 +95,10 @@ for (const backend of backends()) {
           [...byModel.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, t]) => ({ key, ...t })),
         );
       }
-      const rollup = await db.query<{ n: number }>('SELECT count(*) AS n FROM usage_daily WHERE account_id = $1', [
+      const rollup = await db.query<{ n: number }>('SELECT count(*) AS n FROM usage_hourly WHERE account_id = $1', [
         'acct_roll',
       ]);
-      assert.equal(Number(rollup[0]?.n), 6 * 3, 'one rollup row per day and model');
+      assert.equal(Number(rollup[0]?.n), rows.length, 'one rollup row per hour and model (a row every ~7 h here)');
     });
   });
 }
