@@ -31,7 +31,12 @@ export function memoryContextSource(memory: MemoryService, k = MEMORY_K): Contex
   return {
     name: 'memory',
     applies: (request) => request.use_memory !== false,
-    version: (principal, request) => memory.version(tenant(principal, request)),
+    // A user without memories gets nothing personal from this source: no version, so the answer may be
+    // shared with the account's other users who have none either (the cache key then omits user_id).
+    version: async (principal, request) => {
+      const version = await memory.version(tenant(principal, request));
+      return version === '0' ? undefined : version;
+    },
     async contribute(principal, request, signal): Promise<ContextContribution> {
       const query = userTurns(request).at(-1) ?? '';
       // Most end users have no memories: no query embedding, no search (version 0 means none).

@@ -146,7 +146,7 @@ for (const backend of backends()) {
       const bobRequests = Number(new RegExp(`<th scope="row">${today}</th><td>(\\d+)</td>`).exec(mine.html)?.[1]);
       assert.ok(bobRequests >= 3, `Bob's requests today: ${bobRequests}`);
       const rows = await server.usageRows<{ n: number }>(
-        'SELECT sum(requests) AS n FROM usage_daily WHERE account_id = $1',
+        'SELECT sum(requests) AS n FROM usage_hourly WHERE account_id = $1',
         [bob.accountId],
       );
       assert.ok(Number(rows[0]?.n) >= 3, 'the rollup holds them');

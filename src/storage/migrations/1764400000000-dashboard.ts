@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The developer dashboard's sign-in sessions: server-side, so every replica sharing the database knows
- * them; only a hash of the cookie's token is stored. (Its usage charts read `usage_daily`, the rollup
+ * them; only a hash of the cookie's token is stored. (Its usage charts read `usage_hourly`, the rollup
  * of UsageDaily1764300000000.)
  */
 export class Dashboard1764400000000 implements MigrationInterface {
