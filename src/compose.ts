@@ -293,6 +293,11 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
           usage: { flush: () => usage.flush(), days: (id, start, end) => usageRollup.days(id, start, end) },
           rateLimits: (account) => limiter.peek(account.id, tiers.rulesFor(account)),
           documents: rag,
+          memory: {
+            list: async (tenant) =>
+              (await memory.list(tenant)).map((m) => ({ id: m.id, text: m.content, createdAt: m.createdAt })),
+            delete: (tenant, id) => memory.delete(tenant, id),
+          },
           sla: {
             available: (account) => tiers.rulesFor(account).slaEndpoint,
             report: (account, window) => sla.report(account, window),

@@ -38,9 +38,8 @@ export interface DashboardDocuments {
 }
 
 /**
- * The memory of an end user, for when the memory capability lands: give the dashboard this (in
- * compose.ts, `memory: …`) and the Documents page lists each user's memories with a Delete button, posting
- * to /dashboard/memory/:id/delete. Until then the page says memory is not available.
+ * The memory of an end user: the Documents page lists each user's memories with a Delete button, posting
+ * to /dashboard/memory/:id/delete (scoped to the signed-in account, like every call here).
  */
 export interface DashboardMemory {
   list(tenant: Tenant): Promise<Array<{ id: string; text: string; createdAt: number }>>;
@@ -59,7 +58,7 @@ export interface DashboardDeps {
   /** The account's rate-limit windows, without counting a request. */
   rateLimits(account: Account): Promise<RateLimitDecision>;
   documents?: DashboardDocuments;
-  /** Memory per end user (not built yet: the hook is here, see DashboardMemory). */
+  /** Memory per end user (see DashboardMemory). */
   memory?: DashboardMemory;
   /** SLA reports, for the tiers that have SLA monitoring. */
   sla?: {
@@ -357,9 +356,11 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     '/documents',
     page(async (ctx, signed) => {
       const userId = typeof ctx.query.user === 'string' ? ctx.query.user.trim().slice(0, 256) : '';
-      const documents =
-        userId && deps.documents ? await deps.documents.list({ accountId: signed.account.id, userId }) : undefined;
-      const notice = ctx.query.deleted === '1' ? 'Document deleted.' : undefined;
+      const tenant = { accountId: signed.account.id, userId };
+      const documents = userId && deps.documents ? await deps.documents.list(tenant) : undefined;
+      const memories = userId && deps.memory ? await deps.memory.list(tenant) : undefined;
+      const notice =
+        ctx.query.deleted === '1' ? 'Document deleted.' : ctx.query.forgot === '1' ? 'Memory deleted.' : undefined;
       send(
         ctx,
         200,
@@ -367,7 +368,8 @@ export function dashboardRouter(deps: DashboardDeps): Router {
           session: signed.page,
           userId,
           documents,
-          memoryAvailable: false,
+          memories,
+          memoryAvailable: deps.memory !== undefined,
           ...(notice ? { notice } : {}),
         }),
       );

@@ -158,16 +158,26 @@ for (const backend of backends()) {
       assert.ok(!theirs.html.includes(bob.accountId));
     });
 
-    it("lists and deletes an end user's documents, never another account's", async () => {
+    it("lists and deletes an end user's documents and memories, never another account's", async () => {
       const upload = await server.request<{ id: string }>('POST', '/z1/rag/documents', {
         apiKey: bob.apiKey,
         body: { user_id: 'carol', title: 'Carol notes', content: 'Carol keeps her notes about the garden here.' },
       });
       assert.equal(upload.status, 201, upload.text);
+      const remembered = await server.request<{ id: string }>('POST', '/z1/memory', {
+        apiKey: bob.apiKey,
+        body: { user_id: 'carol', content: 'Grows heirloom tomatoes.' },
+      });
+      assert.equal(remembered.status, 201, remembered.text);
       const asAlice = new DashboardClient(server.url);
       await asAlice.signIn(alice.email, alice.password);
       const alicesView = await asAlice.get('/dashboard/documents?user=carol');
       assert.match(alicesView.html, /No documents for carol/);
+      assert.match(alicesView.html, /No memories for carol/);
+      assert.equal(
+        (await asAlice.post(`/dashboard/memory/${remembered.body.id}/delete`, { user: 'carol' })).status,
+        404,
+      );
       assert.equal(
         (await asAlice.post(`/dashboard/documents/${upload.body.id}/delete`, { user: 'carol' })).status,
         404,
@@ -176,8 +186,10 @@ for (const backend of backends()) {
       await asBob.signIn(bob.email, bob.password);
       const bobsView = await asBob.get('/dashboard/documents?user=carol');
       assert.match(bobsView.html, /Carol notes/);
-      // Memory is not built yet: the page says so (the hook is DashboardDeps.memory).
-      assert.match(bobsView.html, /Memory per end user is not available on this server yet/);
+      assert.match(bobsView.html, /Grows heirloom tomatoes\./);
+      const forgot = await asBob.post(`/dashboard/memory/${remembered.body.id}/delete`, { user: 'carol' });
+      assert.equal(forgot.status, 303);
+      assert.match((await asBob.get('/dashboard/documents?user=carol')).html, /No memories for carol/);
       const deleted = await asBob.post(`/dashboard/documents/${upload.body.id}/delete`, { user: 'carol' });
       assert.equal(deleted.status, 303);
       assert.match((await asBob.get('/dashboard/documents?user=carol')).html, /No documents for carol/);
