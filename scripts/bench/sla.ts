@@ -13,6 +13,7 @@ import { Agent, request } from 'undici';
 import { type SlaBucket, SqlSlaStore } from '../../src/sla/index.js';
 import { openDb } from '../../src/storage/index.js';
 import { SqlUsageStore, type UsageRecord } from '../../src/usage/index.js';
+import { DashboardClient } from '../../test/support/dashboard.js';
 import { ADMIN_TOKEN, freshStorage, startBenchServer, table } from './lib.js';
 
 const USAGE_ROWS = Number(process.env.BENCH_USAGE_ROWS ?? 1_000_000);
@@ -64,6 +65,8 @@ function slaBuckets(accountId: string, now: number): SlaBucket[] {
 }
 
 /** Sequential requests on one kept-alive connection after a short warm-up: p50, p99 (the slowest here) and mean ms. */
+const PASSWORD = 'bench-password-123';
+
 async function probe(url: string, headers: Record<string, string>) {
   const dispatcher = new Agent({ connections: 1 });
   const samples: number[] = [];
@@ -152,7 +155,12 @@ async function benchBackend(name: string, postgresUrl?: string) {
     const res = await fetch(`${server.url}/admin/accounts`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: 'bench-sla@example.com', tier: 'enterprise', credits: 1_000_000 }),
+      body: JSON.stringify({
+        email: 'bench-sla@example.com',
+        tier: 'enterprise',
+        credits: 1_000_000,
+        password: PASSWORD,
+      }),
     });
     const created = (await res.json()) as { account: { id: string }; api_key: string };
     await server.stop();
@@ -177,6 +185,14 @@ async function benchBackend(name: string, postgresUrl?: string) {
       for (const path of paths) {
         const latency = await probe(`${server.url}${path}`, headers);
         rows.push([`${name}: GET ${path.replace(start, '<30 days ago>')}`, latency.p50, latency.p99, latency.mean]);
+      }
+      // The dashboard's pages for the same account, signed in: the whole server time of each HTML page.
+      const browser = new DashboardClient(server.url);
+      await browser.signIn('bench-sla@example.com', PASSWORD);
+      const cookie = { Cookie: `pvai_session=${browser.cookies.get('pvai_session') ?? ''}` };
+      for (const path of ['/dashboard/usage', '/dashboard/sla?window=24h', '/dashboard/sla?window=30d']) {
+        const latency = await probe(`${server.url}${path}`, cookie);
+        rows.push([`${name}: GET ${path} (page)`, latency.p50, latency.p99, latency.mean]);
       }
       rows.push([
         `${name}: the raw-row aggregate /z1/usage ran before the rollup (median of 5, in the db)`,
