@@ -61,8 +61,10 @@ export class LocalEmbedder implements Embedder {
     const out: Float32Array[] = [];
     for (const text of texts) {
       signal?.throwIfAborted();
-      // Longer than the model's window: the tokens beyond it are cut (chunks are sized to fit).
-      const tokens = model.tokenize(text).slice(0, model.trainContextSize);
+      // Longer than the model's window: the tokens beyond it are cut (chunks are sized to fit, but a text
+      // of digits and commas is ~1 token a character). node-llama-cpp refuses an input of the whole window
+      // (512 for MiniLM), and the model adds its own start and end tokens: 3 are kept free.
+      const tokens = model.tokenize(text).slice(0, Math.max(1, model.trainContextSize - 3));
       const embedding = await context.getEmbeddingFor(tokens);
       out.push(normalise(embedding.vector));
     }
