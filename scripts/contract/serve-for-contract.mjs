@@ -126,6 +126,32 @@ function startMockUpstream() {
   });
 }
 
+/**
+ * A stand-in SearXNG (JSON results) that also serves the one page its results point at, so that a
+ * schema-valid `use_web_search: true` gets a grounded answer instead of 400 WEB_SEARCH_UNAVAILABLE.
+ */
+function startMockSearch() {
+  const srv = createServer((req, res) => {
+    const origin = `http://127.0.0.1:${srv.address().port}`;
+    if ((req.url ?? '').startsWith('/search')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          results: [{ url: `${origin}/page`, title: 'Contract page', content: 'A page for the contract checks.' }],
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(
+      '<html><head><title>Contract page</title></head><body><p>A page for the contract checks.</p></body></html>',
+    );
+  });
+  return new Promise((done) => {
+    srv.listen(0, '127.0.0.1', () => done({ url: `http://127.0.0.1:${srv.address().port}` }));
+  });
+}
+
 async function writeConfig() {
   const config = {
     tiers: { enterprise: { rpm: 1000000, rpd: 1000000, monthly: 100000000 } },
@@ -137,6 +163,9 @@ async function writeConfig() {
     config.routing = Object.fromEntries(PV_MODELS.map((m) => [m, [target]]));
     say(`mock upstream at ${mock.url}`);
   }
+  const search = await startMockSearch();
+  config.web = { searchProvider: 'searxng', searchUrl: search.url, fetchAllow: [search.url] };
+  say(`mock SearXNG at ${search.url}`);
   writeFileSync(configPath, JSON.stringify(config, null, 2));
 }
 const adminToken = `contract-admin-${randomBytes(16).toString('hex')}`;
