@@ -130,6 +130,8 @@ for (const backend of backends())
 
     it('forgets no admission it answered: a day limit holds across the kill', { timeout: 120_000 }, async (t) => {
       database = await createTestDatabase(backend);
+      const utcDay = () => new Date().toISOString().slice(0, 10);
+      const startedOn = utcDay();
       try {
         const perDay = 3000;
         const env = serverEnv(database, upstream.url, {
@@ -153,6 +155,11 @@ for (const backend of backends())
           stop: (t) => (t.answered.get(429) ?? 0) > 0,
         });
         await server.stop();
+        if (utcDay() !== startedOn) {
+          // The day window starts again at UTC midnight (a CI run crossed it once: 1,501 + 3,503 admitted).
+          t.skip('the load crossed UTC midnight, where the day limit starts again');
+          return;
+        }
         const admitted = ok(before) + ok(afterKill);
         t.diagnostic(
           `answered before the kill ${ok(before)}, in flight ${before.unanswered}, admitted after the restart ${ok(afterKill)}`,
