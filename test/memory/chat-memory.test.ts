@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { eventually } from '../support/eventually.js';
-import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
+import { type MockUpstream, startMockUpstream, systemPrompt } from '../support/mock-openai-upstream.js';
 import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
 import { EMBEDDING_MODEL } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -14,15 +14,6 @@ interface MemoryBody {
 }
 interface ChatBody {
   memory_context: { items_retrieved: number; retrieval_time_ms: number };
-}
-
-/** The system messages pvai sent upstream for the last request. */
-function systemPrompt(upstream: MockUpstream): string {
-  const body = upstream.requests.at(-1)?.body as { messages: Array<{ role: string; content: string }> };
-  return body.messages
-    .filter((m) => m.role === 'system')
-    .map((m) => m.content)
-    .join('\n');
 }
 
 for (const rag of ragBackends()) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
+import { type MockUpstream, startMockUpstream, systemPrompt } from '../support/mock-openai-upstream.js';
 import { type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
 import { type CitationBody, type DocumentBody, EMBEDDING_MODEL, filler } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -10,15 +10,6 @@ const FACT = 'The secret launch code of project Zephyr is 7431-walrus.';
 interface ChatBody {
   choices: Array<{ message: { content: string } }>;
   citations?: CitationBody[];
-}
-
-/** The system messages pvai sent upstream for the last request. */
-function systemPrompt(upstream: MockUpstream): string {
-  const body = upstream.requests.at(-1)?.body as { messages: Array<{ role: string; content: string }> };
-  return body.messages
-    .filter((m) => m.role === 'system')
-    .map((m) => m.content)
-    .join('\n');
 }
 
 for (const rag of ragBackends()) {

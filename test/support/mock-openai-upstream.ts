@@ -436,3 +436,12 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     },
   };
 }
+
+/** The system messages pvai sent upstream in the last request the mock recorded, joined by newlines. */
+export function systemPrompt(upstream: MockUpstream): string {
+  const body = upstream.requests.at(-1)?.body as { messages: Array<{ role: string; content: string }> };
+  return body.messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n');
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { RawConfig } from '../../src/config/index.js';
-import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
+import { type MockUpstream, startMockUpstream, systemPrompt } from '../support/mock-openai-upstream.js';
 import type { CitationBody } from '../support/rag.js';
 import { manualClock, startTestServer, type TestServer } from '../support/server.js';
 import { articlePage, type LocalServer, listen } from './pages.js';
@@ -22,14 +22,6 @@ interface ChatBody {
 interface ErrorBody {
   code: string;
   message: string;
-}
-
-function systemPrompt(upstream: MockUpstream): string {
-  const body = upstream.requests.at(-1)?.body as { messages: Array<{ role: string; content: string }> };
-  return body.messages
-    .filter((m) => m.role === 'system')
-    .map((m) => m.content)
-    .join('\n');
 }
 
 const credits = async (server: TestServer, accountId: string) =>
