@@ -5,12 +5,13 @@ export { ragContextSource } from './context-source.js';
 export { createEmbedder, DEFAULT_EMBEDDING_MODEL_FILE, defaultEmbeddingModelPath } from './embedders.js';
 export { DEFAULT_EXTRACTION_LIMITS, type ExtractionLimits, Extractor } from './extract/extractor.js';
 export { reciprocalRankFusion } from './fusion.js';
+export { queryTerms } from './lexical-terms.js';
 export { LocalEmbedder, normalise } from './local-embedder.js';
 export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './openai-embedder.js';
 export { documentBody, matchBody, ragOperations } from './operations.js';
 export { DEFAULT_QDRANT_COLLECTION, QdrantChunkIndex, type QdrantChunkIndexOptions } from './qdrant-chunk-index.js';
 export { type NewDocument, RagService, type RagServiceDeps, READY_WAIT_MS } from './rag-service.js';
-export { modelMismatch, queryTerms, SqlChunkIndex } from './sql-chunk-index.js';
+export { modelMismatch, SqlChunkIndex } from './sql-chunk-index.js';
 export { SqlDocumentStore } from './sql-document-store.js';
 export type {
   Chunk,

@@ -1,44 +1,21 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Db, Row } from '../storage/index.js';
 import { reciprocalRankFusion } from './fusion.js';
+import { analyze, queryTerms } from './lexical-terms.js';
+import { TenantCache } from './tenant-cache.js';
+import { TenantSets } from './tenant-sets.js';
 import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, Tenant } from './types.js';
-import { VectorCache } from './vector-cache.js';
-import { rerank, VectorSet } from './vector-set.js';
+import { rerank } from './vector-set.js';
 
 /** Candidates taken from each ranking before a hybrid search fuses them. */
 const CANDIDATES = 50;
 /**
- * Vectors kept in memory across tenants (least recently searched go first): ~0.5 KB each at 384 dims
- * (int8, its scale and score, the ids), so ~250 MB at most.
+ * Chunks kept in memory across tenants (least recently searched go first): ~0.4 KB of int8 vector and
+ * ~0.5 KB of postings and ids each (measured at 100k Cranfield chunks), so ~270 MB at most.
  */
-const CACHED_VECTORS = 500_000;
+const CACHED_CHUNKS = 300_000;
 /** Candidates of the int8 scan reranked exactly (at least; 2k when k is larger). */
 const RERANK = 100;
-
-/** Words of a query, for a lexical OR query on either dialect (no operator of the user's reaches SQL). */
-export function queryTerms(query: string): string[] {
-  return [...new Set((query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 64))];
-}
-
-/**
- * English stop words (PostgreSQL's `english` dictionary drops the same; so does Qdrant's BM25). In an OR
- * query they match nearly every chunk, and FTS5 then scores all of a user's chunks: ~100 ms at 100k.
- */
-const STOP_WORDS = new Set(
-  `a about above after again against all am an and any are as at be because been before being below between
-  both but by can did do does doing down during each few for from further had has have having he her here hers
-  herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on
-  once only or other our ours ourselves out over own same she should so some such than that the their theirs
-  them themselves then there these they this those through to too under until up very was we were what when
-  where which while who whom why will with you your yours yourself yourselves`.split(/\s+/),
-);
-
-/** The query's words for FTS5: without stop words, unless it has nothing else ("to be or not to be"). */
-function ftsTerms(query: string): string[] {
-  const terms = queryTerms(query);
-  const content = terms.filter((t) => !STOP_WORDS.has(t));
-  return content.length > 0 ? content : terms;
-}
 
 function toBytes(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
@@ -67,24 +44,24 @@ export function modelMismatch(
 
 /**
  * The ChunkIndex in the service's own database (the embedded default, and PostgreSQL without Qdrant).
- * rag_index_chunks holds per chunk its tenant, document and vector; lexical search is FTS5 bm25 over a
- * contentless table on SQLite (the text itself stays in the document store) and ts_rank_cd over a
- * GIN-indexed tsvector on PostgreSQL. Dense: the tenant's vectors are held in memory in int8 (VectorSet,
- * kept current by VectorCache's generations), scanned with WebAssembly SIMD, and the best 100 reranked
- * by their exact float32 vectors (unit length: the dot product is the cosine), read back by id. Why this
- * and not sqlite-vec or HNSW: docs/decisions.md. Hybrid: both rankings fused by RRF. Every statement
+ * rag_index_chunks holds per chunk its tenant, document, analysed terms and vector; the chunk text
+ * itself stays in the document store. A tenant's index is held in memory while it is searched
+ * (TenantSets, kept current by TenantCache's generations): the terms as an inverted index scored by
+ * BM25, the vectors in int8 scanned with WebAssembly SIMD and the best 100 reranked by their exact
+ * float32 vectors (unit length: the dot product is the cosine), read back by id. Why this and not FTS5,
+ * tsvector, sqlite-vec or HNSW: docs/decisions.md. Hybrid: both rankings fused by RRF. Every statement
  * is scoped by tenant.
  */
 export class SqlChunkIndex implements ChunkIndex {
   readonly name: string;
   readonly #db: Db;
   #dimension: number | undefined;
-  readonly #vectors: VectorCache;
+  readonly #cache: TenantCache<TenantSets>;
 
-  constructor(db: Db, options: { cachedVectors?: number } = {}) {
+  constructor(db: Db, options: { cachedChunks?: number } = {}) {
     this.#db = db;
     this.name = db.dialect;
-    this.#vectors = new VectorCache(options.cachedVectors ?? CACHED_VECTORS);
+    this.#cache = new TenantCache(options.cachedChunks ?? CACHED_CHUNKS);
   }
 
   async prepare(embedding?: { id: string; dimension: number }): Promise<void> {
@@ -122,36 +99,43 @@ export class SqlChunkIndex implements ChunkIndex {
 
   async putChunks(tenant: Tenant, documentId: string, chunks: readonly Chunk[]): Promise<void> {
     const db = this.#db;
+    const analysed = chunks.map((c) => ({ id: c.id, terms: analyze(c.text) }));
+    let generation: number;
     if (db.dialect === 'sqlite') {
       const s = this.#sqliteStatements(db.sqlite);
       // One transaction: the document's old entries go and the new ones come together.
-      const generation = db.sqlite.transaction(() => {
-        s.removeDocument(tenant, documentId);
-        for (const c of chunks) {
-          const { lastInsertRowid } = s.insertChunk.run(tenant.accountId, tenant.userId, documentId, c.id);
-          s.insertFts.run(lastInsertRowid, c.text);
+      generation = db.sqlite.transaction(() => {
+        s.deleteDocument.run(tenant.accountId, tenant.userId, documentId);
+        for (const c of analysed) {
+          s.insertChunk.run(tenant.accountId, tenant.userId, documentId, c.id, c.terms.join(' '));
         }
         return s.bump(tenant);
       })();
-      this.#vectors.applied(tenant, generation, (set) => set.removeDocument(documentId));
-      return;
+    } else {
+      generation = await this.#pgTransaction(async (q) => {
+        await q('DELETE FROM rag_index_chunks WHERE account_id = $1 AND user_id = $2 AND document_id = $3', [
+          tenant.accountId,
+          tenant.userId,
+          documentId,
+        ]);
+        if (analysed.length > 0) {
+          await q(
+            `INSERT INTO rag_index_chunks (account_id, user_id, document_id, chunk_id, terms)
+             SELECT $1, $2, $3, u.id, u.terms FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS u(id, terms, i)
+             ORDER BY u.i`,
+            [
+              tenant.accountId,
+              tenant.userId,
+              documentId,
+              analysed.map((c) => c.id),
+              analysed.map((c) => c.terms.join(' ')),
+            ],
+          );
+        }
+        return pgBump(q, tenant);
+      });
     }
-    const generation = await this.#pgTransaction(async (q) => {
-      await q('DELETE FROM rag_index_chunks WHERE account_id = $1 AND user_id = $2 AND document_id = $3', [
-        tenant.accountId,
-        tenant.userId,
-        documentId,
-      ]);
-      if (chunks.length > 0) {
-        await q(
-          `INSERT INTO rag_index_chunks (account_id, user_id, document_id, chunk_id, tsv)
-           SELECT $1, $2, $3, u.id, to_tsvector('english', u.text) FROM unnest($4::text[], $5::text[]) AS u(id, text)`,
-          [tenant.accountId, tenant.userId, documentId, chunks.map((c) => c.id), chunks.map((c) => c.text)],
-        );
-      }
-      return pgBump(q, tenant);
-    });
-    this.#vectors.applied(tenant, generation, (set) => set.removeDocument(documentId));
+    this.#cache.applied(tenant, generation, (set) => set.putDocument(documentId, analysed));
   }
 
   async putVectors(
@@ -197,9 +181,9 @@ export class SqlChunkIndex implements ChunkIndex {
         return [new Set(rows.map((r) => r.chunk_id)), await pgBump(q, tenant)];
       });
     }
-    this.#vectors.applied(tenant, generation, (set) => {
+    this.#cache.applied(tenant, generation, (set) => {
       for (const { chunkId, vector } of vectors) {
-        if (stored.has(chunkId)) set.upsert(chunkId, documentId, vector);
+        if (stored.has(chunkId)) set.putVector(chunkId, documentId, vector);
       }
     });
   }
@@ -210,7 +194,7 @@ export class SqlChunkIndex implements ChunkIndex {
     if (db.dialect === 'sqlite') {
       const s = this.#sqliteStatements(db.sqlite);
       generation = db.sqlite.transaction(() => {
-        s.removeDocument(tenant, documentId);
+        s.deleteDocument.run(tenant.accountId, tenant.userId, documentId);
         return s.bump(tenant);
       })();
     } else {
@@ -223,7 +207,7 @@ export class SqlChunkIndex implements ChunkIndex {
         return pgBump(q, tenant);
       });
     }
-    this.#vectors.applied(tenant, generation, (set) => set.removeDocument(documentId));
+    this.#cache.applied(tenant, generation, (set) => set.removeDocument(documentId));
   }
 
   async deleteTenant(tenant: Tenant): Promise<void> {
@@ -231,7 +215,6 @@ export class SqlChunkIndex implements ChunkIndex {
     if (db.dialect === 'sqlite') {
       const s = this.#sqliteStatements(db.sqlite);
       db.sqlite.transaction(() => {
-        s.deleteTenantFts.run(tenant.accountId, tenant.userId);
         s.deleteTenant.run(tenant.accountId, tenant.userId);
         s.deleteGeneration.run(tenant.accountId, tenant.userId);
       })();
@@ -241,99 +224,77 @@ export class SqlChunkIndex implements ChunkIndex {
           tenant.accountId,
           tenant.userId,
         ]);
-        // No generation row means no vectors: a cache elsewhere sees 0, unlike what it holds, and reloads.
+        // No generation row means no chunks: a cache elsewhere sees 0, unlike what it holds, and reloads.
         await q('DELETE FROM rag_index_tenants WHERE account_id = $1 AND user_id = $2', [
           tenant.accountId,
           tenant.userId,
         ]);
       });
     }
-    this.#vectors.forget(tenant);
+    this.#cache.forget(tenant);
   }
 
   async search(tenant: Tenant, query: ChunkQuery): Promise<ChunkHit[]> {
     const mode = query.mode ?? 'hybrid';
     const { k, vector } = query;
     if (k <= 0) return [];
-    if (mode === 'lexical') return this.#lexical(tenant, query.text, k);
-    if (mode === 'dense') return vector ? this.#dense(tenant, vector, k) : [];
+    if (mode === 'dense' && !vector) return [];
+    const sets = await this.#load(tenant);
+    if (mode === 'lexical') return lexical(sets, query.text, k);
+    if (mode === 'dense') return vector ? this.#dense(tenant, sets, vector, k) : [];
     const want = Math.max(k, CANDIDATES);
-    const lexical = await this.#lexical(tenant, query.text, want);
-    const dense = vector ? await this.#dense(tenant, vector, want) : [];
-    return reciprocalRankFusion([lexical, dense]).slice(0, k);
+    const dense = vector ? await this.#dense(tenant, sets, vector, want) : [];
+    return reciprocalRankFusion([lexical(sets, query.text, want), dense]).slice(0, k);
   }
 
   async close(): Promise<void> {
-    this.#vectors.clear();
-  }
-
-  async #lexical(tenant: Tenant, text: string, k: number): Promise<ChunkHit[]> {
-    const terms = this.#db.dialect === 'sqlite' ? ftsTerms(text) : queryTerms(text);
-    if (terms.length === 0) return [];
-    if (this.#db.dialect === 'sqlite') {
-      // Each term quoted: FTS5 syntax in the user's query is text, not operators. bm25() is lower-is-better.
-      const match = terms.map((t) => `"${t}"`).join(' OR ');
-      const rows = this.#sqliteStatements(this.#db.sqlite).lexical.all(
-        match,
-        tenant.accountId,
-        tenant.userId,
-        k,
-      ) as Array<{
-        id: string;
-        s: number;
-      }>;
-      return rows.map((r) => ({ chunkId: r.id, score: -Number(r.s) }));
-    }
-    const rows = await this.#db.query<{ id: string; s: number }>(
-      `SELECT chunk_id AS id, ts_rank_cd(tsv, q) AS s FROM rag_index_chunks, to_tsquery('english', $1) q
-       WHERE tsv @@ q AND account_id = $2 AND user_id = $3 ORDER BY s DESC, seq LIMIT $4`,
-      [terms.join(' | '), tenant.accountId, tenant.userId, k],
-    );
-    return rows.map((r) => ({ chunkId: r.id, score: Number(r.s) }));
+    this.#cache.clear();
   }
 
   /**
-   * The tenant's vectors from memory: the generation read first, then (when it moved) the rows, so a
+   * The tenant's index from memory: the generation read first, then (when it moved) the rows, so a
    * write landing in between makes the next search load again rather than keep stale rows.
    */
-  async #dense(tenant: Tenant, vector: Float32Array, k: number): Promise<ChunkHit[]> {
+  async #load(tenant: Tenant): Promise<TenantSets> {
     const db = this.#db;
-    let set: VectorSet | undefined;
+    let generation: number;
+    let rows: Iterable<IndexRow>;
     if (db.dialect === 'sqlite') {
       const s = this.#sqliteStatements(db.sqlite);
-      const generation = s.generation(tenant);
-      set = this.#vectors.get(tenant, generation);
-      if (!set) {
-        set = new VectorSet(vector.length);
-        for (const row of s.vectors.iterate(tenant.accountId, tenant.userId) as Iterable<VectorRow>) {
-          addRow(set, row);
-        }
-        if (set.size > 0) this.#vectors.put(tenant, generation, set);
-      }
+      generation = s.generation(tenant);
+      const cached = this.#cache.get(tenant, generation);
+      if (cached) return cached;
+      rows = s.rows.iterate(tenant.accountId, tenant.userId) as Iterable<IndexRow>;
     } else {
-      const rows = await db.query<{ generation: string }>(
+      const found = await db.query<{ generation: string }>(
         'SELECT generation FROM rag_index_tenants WHERE account_id = $1 AND user_id = $2',
         [tenant.accountId, tenant.userId],
       );
-      const generation = Number(rows[0]?.generation ?? 0);
-      set = this.#vectors.get(tenant, generation);
-      if (!set) {
-        set = new VectorSet(vector.length);
-        const stored = await db.query<VectorRow>(
-          `SELECT chunk_id, document_id, embedding FROM rag_index_chunks
-           WHERE account_id = $1 AND user_id = $2 AND embedding IS NOT NULL`,
-          [tenant.accountId, tenant.userId],
-        );
-        for (const row of stored) addRow(set, row);
-        if (set.size > 0) this.#vectors.put(tenant, generation, set);
-      }
+      generation = Number(found[0]?.generation ?? 0);
+      const cached = this.#cache.get(tenant, generation);
+      if (cached) return cached;
+      rows = await db.query<IndexRow>(
+        `SELECT chunk_id, document_id, terms, embedding FROM rag_index_chunks
+         WHERE account_id = $1 AND user_id = $2 ORDER BY seq`,
+        [tenant.accountId, tenant.userId],
+      );
     }
+    const sets = new TenantSets();
+    for (const row of rows) addRow(sets, row);
+    if (sets.size > 0) this.#cache.put(tenant, generation, sets);
+    return sets;
+  }
+
+  async #dense(tenant: Tenant, sets: TenantSets, vector: Float32Array, k: number): Promise<ChunkHit[]> {
+    const set = sets.vectors;
+    if (!set) return [];
     if (set.dimension !== vector.length) {
       throw new Error(`a query vector of ${vector.length} dimensions for an index of ${set.dimension}`);
     }
     // The int8 scan's best, reranked by their exact float32 vectors read back (tenant-filtered) by id.
     const candidates = set.candidates(vector, Math.max(RERANK, 2 * k));
     if (candidates.length === 0) return [];
+    const db = this.#db;
     const ids = candidates.map((c) => c.id);
     const rows =
       db.dialect === 'sqlite'
@@ -343,7 +304,7 @@ export class SqlChunkIndex implements ChunkIndex {
             JSON.stringify(ids),
           ) as VectorRow[])
         : await db.query<VectorRow>(
-            `SELECT chunk_id, document_id, embedding FROM rag_index_chunks
+            `SELECT chunk_id, embedding FROM rag_index_chunks
              WHERE account_id = $1 AND user_id = $2 AND chunk_id = ANY($3::text[]) AND embedding IS NOT NULL`,
             [tenant.accountId, tenant.userId, ids],
           );
@@ -400,27 +361,37 @@ async function pgBump(q: PgQuery, tenant: Tenant): Promise<number> {
 
 interface VectorRow {
   chunk_id: string;
-  document_id: string;
   embedding: Uint8Array;
 }
 
-function addRow(set: VectorSet, row: VectorRow): void {
+interface IndexRow {
+  chunk_id: string;
+  document_id: string;
+  terms: string;
+  embedding: Uint8Array | null;
+}
+
+function lexical(sets: TenantSets, text: string, k: number): ChunkHit[] {
+  const terms = queryTerms(text);
+  if (terms.length === 0) return [];
+  return sets.lexical.search(terms, k).map((h) => ({ chunkId: h.id, score: h.score }));
+}
+
+function addRow(sets: TenantSets, row: IndexRow): void {
+  sets.lexical.upsert(row.chunk_id, row.document_id, row.terms ? row.terms.split(' ') : []);
   const bytes = row.embedding;
+  if (!bytes) return;
   // A view when the driver's buffer is 4-byte aligned (upsert copies it), else a copy.
   const vector =
     bytes.byteOffset % 4 === 0
       ? new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)
       : fromBytes(bytes);
-  if (vector.length === set.dimension) set.upsert(row.chunk_id, row.document_id, vector);
+  if (!sets.vectors || vector.length === sets.vectors.dimension) sets.putVector(row.chunk_id, row.document_id, vector);
 }
 
 /** SQLite's statements, prepared once (better-sqlite3 is synchronous: each runs in microseconds). */
 function sqliteStatements(sqlite: BetterSqlite3.Database) {
   const tenantDoc = 'account_id = ? AND user_id = ? AND document_id = ?';
-  const deleteDocumentFts = sqlite.prepare(
-    `DELETE FROM rag_index_fts WHERE rowid IN (SELECT seq FROM rag_index_chunks WHERE ${tenantDoc})`,
-  );
-  const deleteDocument = sqlite.prepare(`DELETE FROM rag_index_chunks WHERE ${tenantDoc}`);
   const bump = sqlite.prepare(
     `INSERT INTO rag_index_tenants (account_id, user_id, generation) VALUES (?, ?, ?)
      ON CONFLICT (account_id, user_id) DO UPDATE SET generation = generation + 1 RETURNING generation`,
@@ -428,17 +399,10 @@ function sqliteStatements(sqlite: BetterSqlite3.Database) {
   const generation = sqlite.prepare('SELECT generation FROM rag_index_tenants WHERE account_id = ? AND user_id = ?');
   return {
     insertChunk: sqlite.prepare(
-      'INSERT INTO rag_index_chunks (account_id, user_id, document_id, chunk_id) VALUES (?, ?, ?, ?)',
+      'INSERT INTO rag_index_chunks (account_id, user_id, document_id, chunk_id, terms) VALUES (?, ?, ?, ?, ?)',
     ),
-    insertFts: sqlite.prepare('INSERT INTO rag_index_fts (rowid, text) VALUES (?, ?)'),
-    removeDocument(tenant: Tenant, documentId: string): void {
-      deleteDocumentFts.run(tenant.accountId, tenant.userId, documentId);
-      deleteDocument.run(tenant.accountId, tenant.userId, documentId);
-    },
+    deleteDocument: sqlite.prepare(`DELETE FROM rag_index_chunks WHERE ${tenantDoc}`),
     setVector: sqlite.prepare(`UPDATE rag_index_chunks SET embedding = ? WHERE ${tenantDoc} AND chunk_id = ?`),
-    deleteTenantFts: sqlite.prepare(
-      'DELETE FROM rag_index_fts WHERE rowid IN (SELECT seq FROM rag_index_chunks WHERE account_id = ? AND user_id = ?)',
-    ),
     deleteTenant: sqlite.prepare('DELETE FROM rag_index_chunks WHERE account_id = ? AND user_id = ?'),
     deleteGeneration: sqlite.prepare('DELETE FROM rag_index_tenants WHERE account_id = ? AND user_id = ?'),
     /** Inside the write's transaction: the tenant's new generation. */
@@ -451,18 +415,11 @@ function sqliteStatements(sqlite: BetterSqlite3.Database) {
       return Number(row?.generation ?? 0);
     },
     floats: sqlite.prepare(
-      `SELECT chunk_id, document_id, embedding FROM rag_index_chunks
+      `SELECT chunk_id, embedding FROM rag_index_chunks
        WHERE account_id = ? AND user_id = ? AND chunk_id IN (SELECT value FROM json_each(?)) AND embedding IS NOT NULL`,
     ),
-    vectors: sqlite.prepare(
-      `SELECT chunk_id, document_id, embedding FROM rag_index_chunks
-       WHERE account_id = ? AND user_id = ? AND embedding IS NOT NULL`,
-    ),
-    lexical: sqlite.prepare(
-      `SELECT c.chunk_id AS id, bm25(rag_index_fts) AS s FROM rag_index_fts
-       JOIN rag_index_chunks c ON c.seq = rag_index_fts.rowid
-       WHERE rag_index_fts MATCH ? AND c.account_id = ? AND c.user_id = ?
-       ORDER BY s, c.seq LIMIT ?`,
+    rows: sqlite.prepare(
+      'SELECT chunk_id, document_id, terms, embedding FROM rag_index_chunks WHERE account_id = ? AND user_id = ? ORDER BY seq',
     ),
   };
 }

@@ -1,3 +1,4 @@
+import { TopK } from './top-k.js';
 import { WASM_BASE64 } from './wasm/int8-scores.js';
 
 /**
@@ -105,45 +106,9 @@ export class VectorSet {
     this.#quantise(query, this.#bytes(), at.query);
     this.#kernel.scores(at.data, at.scales, n, this.#stride, at.query, at.out);
     const scores = new Float32Array(buffer, at.out, n);
-    // The best `count` rows: a min-heap whose root is the one to beat.
-    const size = Math.min(count, n);
-    const heapScores = new Float32Array(size);
-    const heapRows = new Int32Array(size);
-    let filled = 0;
-    for (let row = 0; row < n; row++) {
-      const s = scores[row] as number;
-      if (filled < size) {
-        let i = filled++;
-        while (i > 0) {
-          const parent = (i - 1) >> 1;
-          if ((heapScores[parent] as number) <= s) break;
-          heapScores[i] = heapScores[parent] as number;
-          heapRows[i] = heapRows[parent] as number;
-          i = parent;
-        }
-        heapScores[i] = s;
-        heapRows[i] = row;
-      } else if (s > (heapScores[0] as number)) {
-        let i = 0;
-        for (;;) {
-          const left = 2 * i + 1;
-          if (left >= size) break;
-          const right = left + 1;
-          const child = right < size && (heapScores[right] as number) < (heapScores[left] as number) ? right : left;
-          if ((heapScores[child] as number) >= s) break;
-          heapScores[i] = heapScores[child] as number;
-          heapRows[i] = heapRows[child] as number;
-          i = child;
-        }
-        heapScores[i] = s;
-        heapRows[i] = row;
-      }
-    }
-    const hits: VectorHit[] = [];
-    for (let i = 0; i < size; i++) {
-      hits.push({ id: this.#ids[heapRows[i] as number] as string, score: heapScores[i] as number });
-    }
-    return hits.sort((a, b) => b.score - a.score);
+    const best = new TopK(Math.min(count, n));
+    for (let row = 0; row < n; row++) best.offer(row, scores[row] as number);
+    return best.best().map(({ row, score }) => ({ id: this.#ids[row] as string, score }));
   }
 
   /** A view of the whole memory (a new one after the memory grew: the old buffer is detached). */

@@ -10,6 +10,7 @@ import { Sla1764200000000 } from './migrations/1764200000000-sla.js';
 import { UsageHourly1764300000000 } from './migrations/1764300000000-usage-hourly.js';
 import { Dashboard1764400000000 } from './migrations/1764400000000-dashboard.js';
 import { Memory1764500000000 } from './migrations/1764500000000-memory.js';
+import { LexicalTerms1764600000000 } from './migrations/1764600000000-lexical-terms.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   UsageHourly1764300000000,
   Dashboard1764400000000,
   Memory1764500000000,
+  LexicalTerms1764600000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

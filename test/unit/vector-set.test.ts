@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { VectorCache } from '../../src/rag/vector-cache.js';
+import { TenantCache } from '../../src/rag/tenant-cache.js';
 import { rerank, type VectorHit, VectorSet } from '../../src/rag/vector-set.js';
 
 const DIM = 384;
@@ -80,11 +80,11 @@ describe('VectorSet', () => {
   });
 });
 
-describe('VectorCache', () => {
+describe('TenantCache', () => {
   const t = { accountId: 'a', userId: 'u' };
 
   it('serves a set only at its generation, moves it on by its own next write, drops it otherwise', () => {
-    const cache = new VectorCache(1000);
+    const cache = new TenantCache<VectorSet>(1000);
     const set = new VectorSet(4);
     cache.put(t, 3, set);
     assert.equal(cache.get(t, 3), set);
@@ -97,7 +97,7 @@ describe('VectorCache', () => {
   });
 
   it('evicts the least recently used sets past its capacity', () => {
-    const cache = new VectorCache(2);
+    const cache = new TenantCache<VectorSet>(2);
     const one = () => {
       const s = new VectorSet(4);
       s.upsert('x', 'd', new Float32Array([1, 0, 0, 0]));
@@ -114,7 +114,7 @@ describe('VectorCache', () => {
   });
 
   it('keeps at most maxSets sets, however small', () => {
-    const cache = new VectorCache(1000, 2);
+    const cache = new TenantCache<VectorSet>(1000, 2);
     const u = (userId: string) => ({ accountId: 'a', userId });
     for (const id of ['1', '2', '3']) cache.put(u(id), 1, new VectorSet(4));
     assert.equal(cache.get(u('1'), 1), undefined);

@@ -1,18 +1,17 @@
 import type { Tenant } from './types.js';
-import type { VectorSet } from './vector-set.js';
 
 /**
- * Tenants' vector sets kept in memory, each with the database generation it reflects
+ * Tenants' indexes kept in memory (TenantSets: terms and vectors), each with the database generation it reflects
  * (rag_index_tenants, bumped by every write of the tenant's index in the write's transaction). A set
  * is used only at the generation it was loaded or kept up to date at; a write by this process moves it
  * on in place when it was exactly one generation behind, any other change (another process, `pvai docs`,
- * a replica) makes the next search load it again. Least recently used sets go past `capacity` vectors
- * or `maxSets` sets (each set has its own WebAssembly memory, 64 KiB at least).
+ * a replica) makes the next search load it again. Least recently used sets go past `capacity` chunks
+ * or `maxSets` sets (each vector set has its own WebAssembly memory, 64 KiB at least).
  */
-export class VectorCache {
+export class TenantCache<T extends { readonly size: number }> {
   readonly #capacity: number;
   readonly #maxSets: number;
-  readonly #sets = new Map<string, { generation: number; set: VectorSet }>();
+  readonly #sets = new Map<string, { generation: number; set: T }>();
   #size = 0;
 
   constructor(capacity: number, maxSets = 1000) {
@@ -20,7 +19,7 @@ export class VectorCache {
     this.#maxSets = maxSets;
   }
 
-  get(tenant: Tenant, generation: number): VectorSet | undefined {
+  get(tenant: Tenant, generation: number): T | undefined {
     const key = keyOf(tenant);
     const entry = this.#sets.get(key);
     if (!entry) return undefined;
@@ -34,7 +33,7 @@ export class VectorCache {
     return entry.set;
   }
 
-  put(tenant: Tenant, generation: number, set: VectorSet): void {
+  put(tenant: Tenant, generation: number, set: T): void {
     const key = keyOf(tenant);
     this.#drop(key);
     this.#sets.set(key, { generation, set });
@@ -46,7 +45,7 @@ export class VectorCache {
   }
 
   /** After this process's write took the tenant to `generation`: applies it, or drops a stale set. */
-  applied(tenant: Tenant, generation: number, change: (set: VectorSet) => void): void {
+  applied(tenant: Tenant, generation: number, change: (set: T) => void): void {
     const key = keyOf(tenant);
     const entry = this.#sets.get(key);
     if (!entry) return;
