@@ -72,6 +72,12 @@ export class QdrantChunkIndex implements ChunkIndex {
       port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
       ...(prefix ? { prefix } : {}),
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      // Plain HTTP (a Qdrant beside the service): a connection per request. Qdrant's HTTP server leaves
+      // Nagle's algorithm on and sends a response over ~1 KB in two segments; on a kept-alive
+      // connection the second waits for the client's delayed ACK, 40 ms. Measured at 1k points: a
+      // query answering 100 ids took 46.8 ms p50 kept alive, 3.4 ms on a fresh connection (whose first
+      // segments Linux ACKs at once). Over HTTPS a handshake costs more than it saves: kept alive.
+      ...(url.protocol === 'http:' ? { headers: { connection: 'close' } } : {}),
       timeout: options.timeoutMs ?? 30_000,
       checkCompatibility: false,
     });
