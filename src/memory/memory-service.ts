@@ -146,16 +146,18 @@ export class MemoryService {
     options: { floor?: boolean; signal?: AbortSignal } = {},
   ): Promise<ScoredMemory[]> {
     const { index, embedder, store } = this.#deps;
-    const vector = embedder ? (await embedder.embed([query], options.signal))[0] : undefined;
+    // The query is embedded on node-llama-cpp's thread while the lexical half runs on this one.
+    const embedding = embedder?.embed([query], options.signal);
+    embedding?.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
     let hits: ChunkHit[];
     if (options.floor) {
       // The two rankings apart, so the floor can be applied to the cosine before they are fused.
-      const [lexical, dense] = await Promise.all([
-        index.search(tenant, { text: query, k, mode: 'lexical' }),
-        vector ? index.search(tenant, { text: query, vector, k, mode: 'dense' }) : Promise.resolve([]),
-      ]);
+      const lexical = await index.search(tenant, { text: query, k, mode: 'lexical' });
+      const vector = (await embedding)?.[0];
+      const dense = vector ? await index.search(tenant, { text: query, vector, k, mode: 'dense' }) : [];
       hits = reciprocalRankFusion([lexical, dense.filter((h) => h.score >= MIN_SIMILARITY)]).slice(0, k);
     } else {
+      const vector = (await embedding)?.[0];
       hits = await index.search(tenant, { text: query, vector, k, mode: 'hybrid' });
     }
     const byId = new Map(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Db, Row } from '../storage/index.js';
+import { byIdsFirst, type Db, type Row } from '../storage/index.js';
 import type { MemoryChange, MemoryRecord, MemorySource, MemoryStore, Tenant } from './types.js';
 
 const COLUMNS = 'id, account_id, user_id, content, metadata, source, slot, created_at, updated_at';
@@ -61,7 +61,8 @@ export class SqlMemoryStore implements MemoryStore {
     if (ids.length === 0) return [];
     const placeholders = ids.map((_, i) => `$${i + 3}`).join(', ');
     const rows = await this.#db.query(
-      `SELECT ${COLUMNS} FROM memories WHERE account_id = $1 AND user_id = $2 AND id IN (${placeholders})`,
+      `SELECT ${COLUMNS} FROM memories
+       WHERE ${byIdsFirst(this.#db)}account_id = $1 AND ${byIdsFirst(this.#db)}user_id = $2 AND id IN (${placeholders})`,
       [tenant.accountId, tenant.userId, ...ids],
     );
     return rows.map(toMemory);

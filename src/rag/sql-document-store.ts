@@ -1,4 +1,4 @@
-import type { Db, Row } from '../storage/index.js';
+import { byIdsFirst, type Db, type Row } from '../storage/index.js';
 import type { Chunk, ChunkMatch, DocumentRecord, DocumentStore, IngestionJob, Tenant } from './types.js';
 
 const DOC_COLUMNS = `id, account_id, user_id, title, content_type, size_bytes, metadata, status, chunk_count,
@@ -217,10 +217,11 @@ export class SqlDocumentStore implements DocumentStore {
   async chunks(tenant: Tenant, ids: readonly string[]): Promise<ChunkMatch[]> {
     if (ids.length === 0) return [];
     const placeholders = ids.map((_, i) => `$${i + 3}`).join(', ');
+    const plus = byIdsFirst(this.#db);
     const rows = await this.#db.query(
       `SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.page, d.title
        FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id
-       WHERE c.account_id = $1 AND c.user_id = $2 AND c.id IN (${placeholders})`,
+       WHERE ${plus}c.account_id = $1 AND ${plus}c.user_id = $2 AND c.id IN (${placeholders})`,
       [tenant.accountId, tenant.userId, ...ids],
     );
     return rows.map((r) => ({ ...toChunk(r), title: r.title as string, score: 0 }));

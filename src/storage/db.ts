@@ -30,6 +30,16 @@ export type Db =
  * Repositories write PostgreSQL's `$1` placeholders; better-sqlite3 binds positional `?` only in
  * order, so `$n` becomes the named parameter `@pn` (which also allows one value to be used twice).
  */
+/**
+ * Put before the tenant columns of a lookup by a handful of ids (`WHERE ${p}account_id = $1 AND
+ * ${p}user_id = $2 AND id IN (…)`): on SQLite a unary `+` keeps the planner from choosing the
+ * (account, user) index, which walks every row of the user, over the id index. Measured at 10,000
+ * memories of one user: 1.0 ms for 3 ids by the tenant index, 0.016 ms by id. PostgreSQL plans it well.
+ */
+export function byIdsFirst(db: Db): string {
+  return db.dialect === 'sqlite' ? '+' : '';
+}
+
 export function toSqlitePlaceholders(sql: string): string {
   return sql.replace(/\$(\d+)/g, '@p$1');
 }
