@@ -7,7 +7,7 @@ import wabt from 'wabt';
 const dir = join(import.meta.dirname, '..', 'src', 'rag', 'wasm');
 const tools = await wabt();
 for (const file of readdirSync(dir).filter((f) => f.endsWith('.wat'))) {
-  const module = tools.parseWat(file, readFileSync(join(dir, file), 'utf8'), { simd: true });
+  const module = tools.parseWat(file, readFileSync(join(dir, file), 'utf8'), { simd: true, relaxed_simd: true });
   module.validate();
   const { buffer } = module.toBinary({});
   const name = file.replace(/\.wat$/, '');

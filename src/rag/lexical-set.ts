@@ -105,10 +105,15 @@ export class LexicalSet {
       }
     }
     const best = new TopK(Math.min(k, touchedCount));
+    let floor = best.floor;
     for (let i = 0; i < touchedCount; i++) {
       const row = touched[i] as number;
-      best.offer(row, scores[row] as number);
+      const s = scores[row] as number;
       scores[row] = 0;
+      if (s > floor) {
+        best.offer(row, s);
+        floor = best.floor;
+      }
     }
     return best.best().map(({ row, score }) => ({ id: this.#ids[row] as string, score }));
   }

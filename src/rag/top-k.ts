@@ -14,6 +14,11 @@ export class TopK {
     this.#rows = new Int32Array(this.#size);
   }
 
+  /** What an offer must beat to be kept (-Infinity until full): callers skip the call below it. */
+  get floor(): number {
+    return this.#filled < this.#size ? Number.NEGATIVE_INFINITY : (this.#scores[0] as number);
+  }
+
   offer(row: number, score: number): void {
     const scores = this.#scores;
     const rows = this.#rows;

@@ -3,7 +3,8 @@ import { WASM_BASE64 } from './wasm/int8-scores.js';
 
 /**
  * One tenant's vectors in memory, quantised to int8 (one scale per row) in a WebAssembly instance's
- * memory and scored against the quantised query with 128-bit SIMD (src/rag/wasm/int8-scores.wat): a
+ * memory and scored against the query quantised to 7 bits with 128-bit relaxed SIMD
+ * (src/rag/wasm/int8-scores.wat): a
  * quarter of float32's bytes, and the scan is memory-bound. `candidates` gives the rows nearest by that
  * approximate score; the caller reranks them with the exact float32 vectors it keeps (SqlChunkIndex
  * reads them from the database, so memory holds ~0.4 KB per 384-dim vector, not 1.9). Measured in
@@ -27,7 +28,7 @@ const wasm = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
 
 interface Kernel {
   memory: WasmMemory;
-  scores(data: number, scales: number, n: number, dim: number, query: number, out: number): void;
+  scores(data: number, scales: number, sums: number, n: number, dim: number, query: number, out: number): void;
 }
 
 let compiled: object | undefined;
@@ -41,9 +42,10 @@ function kernel(): Kernel {
 function layout(capacity: number, stride: number) {
   const query = 0;
   const scales = stride;
-  const out = scales + capacity * 4;
+  const sums = scales + capacity * 4;
+  const out = sums + capacity * 4;
   const data = out + capacity * 4;
-  return { query, scales, out, data, end: data + capacity * stride };
+  return { query, scales, sums, out, data, end: data + capacity * stride };
 }
 
 export class VectorSet {
@@ -83,8 +85,9 @@ export class VectorSet {
     }
     this.#docs[row] = documentId;
     const bytes = this.#bytes();
-    const scale = this.#quantise(vector, bytes, this.#layout.data + row * this.#stride);
+    const { scale, sum } = this.#quantise(vector, bytes, this.#layout.data + row * this.#stride);
     new Float32Array(bytes.buffer, this.#layout.scales, this.#capacity)[row] = scale;
+    new Int32Array(bytes.buffer, this.#layout.sums, this.#capacity)[row] = sum;
   }
 
   /** Removes the document's vectors (moving the last rows into the holes). */
@@ -103,11 +106,18 @@ export class VectorSet {
     }
     const { buffer } = this.#kernel.memory;
     const at = this.#layout;
-    this.#quantise(query, this.#bytes(), at.query);
-    this.#kernel.scores(at.data, at.scales, n, this.#stride, at.query, at.out);
+    this.#quantiseQuery(query, this.#bytes(), at.query);
+    this.#kernel.scores(at.data, at.scales, at.sums, n, this.#stride, at.query, at.out);
     const scores = new Float32Array(buffer, at.out, n);
     const best = new TopK(Math.min(count, n));
-    for (let row = 0; row < n; row++) best.offer(row, scores[row] as number);
+    let floor = best.floor;
+    for (let row = 0; row < n; row++) {
+      const s = scores[row] as number;
+      if (s > floor) {
+        best.offer(row, s);
+        floor = best.floor;
+      }
+    }
     return best.best().map(({ row, score }) => ({ id: this.#ids[row] as string, score }));
   }
 
@@ -118,19 +128,29 @@ export class VectorSet {
     return this.#view;
   }
 
-  /** Writes round(v / max|v| * 127) at `offset` (zero padded to the stride); returns the scale back to v. */
-  #quantise(vector: Float32Array, into: Int8Array, offset: number): number {
-    const dim = vector.length;
-    let max = 0;
-    for (let d = 0; d < dim; d++) {
-      const x = vector[d] as number;
-      if (x > max) max = x;
-      else if (-x > max) max = -x;
-    }
+  /**
+   * Writes round(v / max|v| * 127) at `offset` (zero padded to the stride); returns the scale back to v
+   * and the sum of the int8 values (the kernel removes the query's offset with it).
+   */
+  #quantise(vector: Float32Array, into: Int8Array, offset: number): { scale: number; sum: number } {
+    const max = maxAbs(vector);
     const f = max > 0 ? 127 / max : 0;
-    for (let d = 0; d < dim; d++) into[offset + d] = Math.round((vector[d] as number) * f);
-    for (let d = dim; d < this.#stride; d++) into[offset + d] = 0;
-    return max / 127;
+    let sum = 0;
+    for (let d = 0; d < vector.length; d++) {
+      const q = Math.round((vector[d] as number) * f);
+      into[offset + d] = q;
+      sum += q;
+    }
+    for (let d = vector.length; d < this.#stride; d++) into[offset + d] = 0;
+    return { scale: max / 127, sum };
+  }
+
+  /** The query in 7 bits, offset into 1..127: round(v / max|v| * 63) + 64 (the kernel's unsigned operand). */
+  #quantiseQuery(query: Float32Array, into: Int8Array, offset: number): void {
+    const max = maxAbs(query);
+    const f = max > 0 ? 63 / max : 0;
+    for (let d = 0; d < query.length; d++) into[offset + d] = Math.round((query[d] as number) * f) + 64;
+    for (let d = query.length; d < this.#stride; d++) into[offset + d] = 64;
   }
 
   #removeRow(row: number): void {
@@ -151,6 +171,8 @@ export class VectorSet {
       );
       const scales = new Float32Array(buffer, at.scales, this.#capacity);
       scales[row] = scales[last] as number;
+      const sums = new Int32Array(buffer, at.sums, this.#capacity);
+      sums[row] = sums[last] as number;
     }
     this.#ids.length = last;
     this.#docs.length = last;
@@ -164,14 +186,26 @@ export class VectorSet {
     const old = this.#layout;
     const rows = new Uint8Array(memory.buffer, old.data, this.#count * this.#stride).slice();
     const scales = new Float32Array(memory.buffer, old.scales, this.#count).slice();
+    const sums = new Int32Array(memory.buffer, old.sums, this.#count).slice();
     const next = layout(capacity, this.#stride);
     const pages = Math.ceil(next.end / 65536) - memory.buffer.byteLength / 65536;
     if (pages > 0) memory.grow(pages);
     new Uint8Array(memory.buffer, next.data, rows.length).set(rows);
     new Float32Array(memory.buffer, next.scales, scales.length).set(scales);
+    new Int32Array(memory.buffer, next.sums, sums.length).set(sums);
     this.#layout = next;
     this.#capacity = capacity;
   }
+}
+
+function maxAbs(vector: Float32Array): number {
+  let max = 0;
+  for (let d = 0; d < vector.length; d++) {
+    const x = vector[d] as number;
+    if (x > max) max = x;
+    else if (-x > max) max = -x;
+  }
+  return max;
 }
 
 /** The `k` best of `candidates` by the exact dot product with their float32 vectors; ids without one go. */
