@@ -211,19 +211,35 @@ export class MemoryService {
     await this.#deps.index.close();
   }
 
+  /**
+   * One extraction, bounded in time and stopped by close(). One cleared timer and one listener, not
+   * AbortSignal.timeout + AbortSignal.any: those keep a 10 s timer and a composite signal alive per
+   * chat request (20,000 of each at 2,000 req/s), which cost bench:chat ~7 % of its CPU.
+   */
   async #extract(tenant: Tenant, userTurns: readonly string[]): Promise<void> {
-    const timeout = AbortSignal.timeout(this.#deps.extractionTimeoutMs ?? EXTRACTION_TIMEOUT_MS);
-    const signal = AbortSignal.any([timeout, this.#abort.signal]);
-    signal.throwIfAborted(); // closed while this one waited its turn
-    // An extractor that hangs and ignores its signal is abandoned all the same.
-    const extraction = await Promise.race([
-      this.#deps.extractor.extract(userTurns, signal),
-      new Promise<never>((_, reject) => {
+    if (this.#abort.signal.aborted) return; // closed while this one waited its turn
+    const controller = new AbortController();
+    const { signal } = controller;
+    const onClose = () => controller.abort(this.#abort.signal.reason);
+    this.#abort.signal.addEventListener('abort', onClose, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // An extractor that hangs and ignores its signal is abandoned all the same.
+      const abandoned = new Promise<never>((_, reject) => {
         signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-      }),
-    ]);
-    if (signal.aborted) return;
-    await reconcile(this, tenant, extraction, this.#deps.store);
+      });
+      abandoned.catch(() => undefined); // settled by the race below, or never looked at
+      timer = setTimeout(
+        () => controller.abort(new DOMException('memory extraction timed out', 'TimeoutError')),
+        this.#deps.extractionTimeoutMs ?? EXTRACTION_TIMEOUT_MS,
+      );
+      const extraction = await Promise.race([this.#deps.extractor.extract(userTurns, signal), abandoned]);
+      if (signal.aborted) return;
+      await reconcile(this, tenant, extraction, this.#deps.store);
+    } finally {
+      clearTimeout(timer);
+      this.#abort.signal.removeEventListener('abort', onClose);
+    }
   }
 
   async #index(tenant: Tenant, memory: MemoryRecord): Promise<void> {

@@ -55,6 +55,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly #isEndpoint: (name: string) => boolean;
   readonly #models: ReadonlySet<string>;
+  readonly #children = new Map<string, unknown>();
   readonly #requests: Counter<'endpoint' | 'model' | 'status'>;
   readonly #duration: Histogram<'endpoint' | 'model'>;
   readonly #ttft: Histogram<'model'>;
@@ -170,19 +171,36 @@ export class Metrics {
     return this.#models.has(model) ? model : 'other';
   }
 
+  /**
+   * The metric's child for these label values, kept: prom-client hashes a label object on every call
+   * otherwise (six calls a chat request). Label values are bounded (known endpoints and models, statuses).
+   */
+  #child<C>(metric: { labels(...values: string[]): C }, name: string, ...values: string[]): C {
+    const key = `${name}\u0000${values.join('\u0000')}`;
+    let child = this.#children.get(key) as C | undefined;
+    if (child === undefined) {
+      child = metric.labels(...values);
+      this.#children.set(key, child);
+    }
+    return child;
+  }
+
   /** Counts one finished authenticated request. */
   observeRequest(r: RequestSample): void {
     const endpoint = this.#endpoint(r.endpoint);
     const model = this.#model(r.model);
-    this.#requests.inc({ endpoint, model, status: String(r.status) });
-    this.#duration.observe({ endpoint, model }, r.latencyMs / 1000);
-    if (r.ttftMs !== undefined) this.#ttft.observe({ model }, r.ttftMs / 1000);
-    if (r.failedStatus !== undefined) this.#streamFailures.inc({ model, status: String(r.failedStatus) });
-    if (r.promptTokens > 0) this.#tokens.inc({ model, kind: 'prompt' }, r.promptTokens);
-    if (r.completionTokens > 0) this.#tokens.inc({ model, kind: 'completion' }, r.completionTokens);
-    if (r.credits > 0) this.#credits.inc({ model }, r.credits);
+    // Label values in each metric's labelNames order.
+    this.#child(this.#requests, 'requests', endpoint, model, String(r.status)).inc();
+    this.#child(this.#duration, 'duration', endpoint, model).observe(r.latencyMs / 1000);
+    if (r.ttftMs !== undefined) this.#child(this.#ttft, 'ttft', model).observe(r.ttftMs / 1000);
+    if (r.failedStatus !== undefined) {
+      this.#child(this.#streamFailures, 'streamFailures', model, String(r.failedStatus)).inc();
+    }
+    if (r.promptTokens > 0) this.#child(this.#tokens, 'tokens', model, 'prompt').inc(r.promptTokens);
+    if (r.completionTokens > 0) this.#child(this.#tokens, 'tokens', model, 'completion').inc(r.completionTokens);
+    if (r.credits > 0) this.#child(this.#credits, 'credits', model).inc(r.credits);
     if (r.endpoint === 'createChatCompletion' && r.status === 200) {
-      this.#cache.inc({ result: r.cached ? 'hit' : 'miss' });
+      this.#child(this.#cache, 'cache', r.cached ? 'hit' : 'miss').inc();
     }
   }
 
