@@ -4,7 +4,15 @@ import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import { type Chunk, type ChunkHit, type ChunkIndex, type Embedder, reciprocalRankFusion } from '../rag/index.js';
 import { reconcile } from './reconcile.js';
-import type { FactExtractor, MemoryChange, MemoryRecord, MemorySource, MemoryStore, Tenant } from './types.js';
+import type {
+  Extraction,
+  FactExtractor,
+  MemoryChange,
+  MemoryRecord,
+  MemorySource,
+  MemoryStore,
+  Tenant,
+} from './types.js';
 
 /** Cosine below which a memory is not offered to the chat by meaning (MiniLM, measured: a question and an unrelated fact ~0.05–0.2, a related one 0.4–0.5). */
 export const MIN_SIMILARITY = 0.25;
@@ -212,12 +220,24 @@ export class MemoryService {
   }
 
   /**
-   * One extraction, bounded in time and stopped by close(). One cleared timer and one listener, not
-   * AbortSignal.timeout + AbortSignal.any: those keep a 10 s timer and a composite signal alive per
-   * chat request (20,000 of each at 2,000 req/s), which cost bench:chat ~7 % of its CPU.
+   * One extraction, after the answer went out (setImmediate: the response is written by then, even
+   * for an extractor whose work is synchronous), then reconciled with the user's memories.
    */
   async #extract(tenant: Tenant, userTurns: readonly string[]): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
     if (this.#abort.signal.aborted) return; // closed while this one waited its turn
+    const { extractor } = this.#deps;
+    const extraction = extractor.extractNow ? extractor.extractNow(userTurns) : await this.#extractBounded(userTurns);
+    if (!extraction || this.#abort.signal.aborted) return;
+    await reconcile(this, tenant, extraction, this.#deps.store);
+  }
+
+  /**
+   * An asynchronous extractor (a model), bounded in time and stopped by close(); undefined when it was.
+   * One cleared timer and one listener, not AbortSignal.timeout + AbortSignal.any: those keep a 10 s
+   * timer and a composite signal alive per chat request (20,000 of each at 2,000 req/s).
+   */
+  async #extractBounded(userTurns: readonly string[]): Promise<Extraction | undefined> {
     const controller = new AbortController();
     const { signal } = controller;
     const onClose = () => controller.abort(this.#abort.signal.reason);
@@ -234,8 +254,7 @@ export class MemoryService {
         this.#deps.extractionTimeoutMs ?? EXTRACTION_TIMEOUT_MS,
       );
       const extraction = await Promise.race([this.#deps.extractor.extract(userTurns, signal), abandoned]);
-      if (signal.aborted) return;
-      await reconcile(this, tenant, extraction, this.#deps.store);
+      return signal.aborted ? undefined : extraction;
     } finally {
       clearTimeout(timer);
       this.#abort.signal.removeEventListener('abort', onClose);

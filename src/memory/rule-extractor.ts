@@ -165,6 +165,10 @@ export class RuleBasedExtractor implements FactExtractor {
   readonly name = 'rules';
 
   async extract(userTurns: readonly string[]): Promise<Extraction> {
+    return this.extractNow(userTurns);
+  }
+
+  extractNow(userTurns: readonly string[]): Extraction {
     const facts: CandidateFact[] = [];
     const forget: CandidateFact[] = [];
     for (const turn of userTurns) {

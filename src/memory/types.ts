@@ -68,4 +68,9 @@ export interface Extraction {
 export interface FactExtractor {
   readonly name: string;
   extract(userTurns: readonly string[], signal: AbortSignal): Promise<Extraction>;
+  /**
+   * The same, synchronously, for an extractor that needs no I/O (the rule-based one): it then runs
+   * without a timeout and its abort machinery, which cost more than the extraction itself.
+   */
+  extractNow?(userTurns: readonly string[]): Extraction;
 }
