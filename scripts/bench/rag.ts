@@ -52,6 +52,8 @@ for (const peer of await allPeers(corpus.chunks)) {
 
 interface IngestRow {
   backend: string;
+  /** How the text came: Cranfield's 1,400 small documents, or the same text in large ones. */
+  shape: string;
   mb: number;
   seconds: number;
 }
@@ -64,7 +66,7 @@ async function loadCranfield(label: string, index: ChunkIndex, c: Corpus): Promi
   const t0 = performance.now();
   for (const doc of c.docs) await index.putChunks(tenant, doc.id, chunkText(doc.id, doc.text));
   const seconds = (performance.now() - t0) / 1000;
-  ingest.push({ backend: label, mb: bytes / 1e6, seconds });
+  ingest.push({ backend: label, shape: `${c.docs.length} documents`, mb: bytes / 1e6, seconds });
   const byDoc = new Map<string, typeof c.chunks>();
   for (const chunk of c.chunks) byDoc.set(chunk.documentId, [...(byDoc.get(chunk.documentId) ?? []), chunk]);
   for (const [documentId, chunks] of byDoc) {
@@ -74,6 +76,28 @@ async function loadCranfield(label: string, index: ChunkIndex, c: Corpus): Promi
       chunks.map((chunk) => ({ chunkId: chunk.id, vector: c.chunkVectors.get(chunk.id) as Float32Array })),
     );
   }
+}
+
+/** Documents of Cranfield joined into this many, for lexical indexing apart from per-document commits. */
+const LARGE_DOCUMENTS = 14;
+
+/** The same text as ~100 kB documents through the chunker into putChunks, on a fresh index (timed). */
+async function loadCranfieldLarge(label: string, index: ChunkIndex, c: Corpus): Promise<void> {
+  const per = Math.ceil(c.docs.length / LARGE_DOCUMENTS);
+  const texts: string[] = [];
+  for (let i = 0; i < c.docs.length; i += per) {
+    texts.push(
+      c.docs
+        .slice(i, i + per)
+        .map((d) => d.text)
+        .join('\n\n'),
+    );
+  }
+  const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0);
+  const t0 = performance.now();
+  for (const [i, text] of texts.entries()) await index.putChunks(tenant, `large${i}`, chunkText(`large${i}`, text));
+  const seconds = (performance.now() - t0) / 1000;
+  ingest.push({ backend: label, shape: `${texts.length} documents of ~100 kB`, mb: bytes / 1e6, seconds });
 }
 
 const notes: string[] = [];
@@ -93,6 +117,9 @@ async function runBackend(backend: Backend): Promise<void> {
     for (const mode of MODES) quality.push(await indexQuality(backend.label, index, tenant, corpus, mode));
     log(`quality ${backend.label} done`);
     await index.close();
+    const large = await backend.open(embedding);
+    await loadCranfieldLarge(backend.label, large, corpus);
+    await large.close();
 
     const big = await backend.open(embedding);
     let have = 0;
@@ -192,7 +219,7 @@ out.push(
     ['what', 'result'],
     [
       ...ingest.map((r) => [
-        `lexical indexing, ${r.backend} (chunker + putChunks, ${r.mb.toFixed(2)} MB)`,
+        `lexical indexing, ${r.backend}, ${r.shape} (chunker + putChunks, ${r.mb.toFixed(2)} MB)`,
         `${(r.mb / r.seconds).toFixed(2)} MB/s`,
       ]),
       [
@@ -234,7 +261,7 @@ for (const [backend, limit] of [
 }
 for (const r of ingest) {
   const rate = r.mb / r.seconds;
-  targets.push([`lexical indexing ${r.backend} ≥ 5 MB/s`, `${rate.toFixed(2)} MB/s`, pass(rate >= 5)]);
+  targets.push([`lexical indexing ${r.backend}, ${r.shape} ≥ 5 MB/s`, `${rate.toFixed(2)} MB/s`, pass(rate >= 5)]);
 }
 const ratio = throughput.pvaiTokensPerSecond / throughput.directTokensPerSecond;
 targets.push(['embedding via pvai ≥ 0.9 × direct', `${ratio.toFixed(3)} ×`, pass(ratio >= 0.9)]);
