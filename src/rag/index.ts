@@ -1,11 +1,12 @@
 /** Documents per end user, their ingestion and retrieval, and the chat context source built on them. */
+
+export { queryTerms } from '../text/index.js';
 export { chunkIndexFor } from './chunk-index-for.js';
 export { chunkText } from './chunker.js';
 export { ragContextSource } from './context-source.js';
 export { createEmbedder, DEFAULT_EMBEDDING_MODEL_FILE, defaultEmbeddingModelPath } from './embedders.js';
 export { DEFAULT_EXTRACTION_LIMITS, type ExtractionLimits, Extractor } from './extract/extractor.js';
 export { reciprocalRankFusion } from './fusion.js';
-export { queryTerms } from './lexical-terms.js';
 export { LocalEmbedder, normalise } from './local-embedder.js';
 export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './openai-embedder.js';
 export { documentBody, matchBody, ragOperations } from './operations.js';

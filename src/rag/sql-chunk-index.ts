@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Db, Row } from '../storage/index.js';
+import { analyze, queryTerms } from '../text/index.js';
 import { reciprocalRankFusion } from './fusion.js';
-import { analyze, queryTerms } from './lexical-terms.js';
 import { TenantCache } from './tenant-cache.js';
 import { TenantSets } from './tenant-sets.js';
 import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, Tenant } from './types.js';

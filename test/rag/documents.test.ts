@@ -111,8 +111,13 @@ for (const rag of ragBackends()) {
       assert.ok(performance.now() - started < 2500, 'the upload answered within the bounded wait');
       assert.equal(res.body.status, 'processing');
       assert.ok(res.body.progress >= 0.5 && res.body.progress < 1, `progress ${res.body.progress}`);
-      const hit = (await search(alice, 'carol', 'Bartholomew')).body.data[0];
-      assert.ok(hit?.snippet.includes('Bartholomew'), 'lexically searchable before it is embedded');
+      // Among the hits, not necessarily first: while the document is half embedded, a hybrid search's
+      // fusion can tie its lexical-only first with another chunk's dense first (Qdrant breaks it either way).
+      const hits = (await search(alice, 'carol', 'Bartholomew')).body.data;
+      assert.ok(
+        hits.some((h) => h.snippet.includes('Bartholomew')),
+        'lexically searchable before it is embedded',
+      );
       const done = await eventually(
         async () =>
           (

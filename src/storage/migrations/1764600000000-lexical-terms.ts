@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { encodeTerms } from '../../rag/lexical-terms.js';
+import { encodeTerms } from '../../text/index.js';
 
 /** Rows analysed per round trip while back-filling (a large index is not read into memory at once). */
 const PAGE = 1000;
