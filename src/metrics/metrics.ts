@@ -70,8 +70,7 @@ export class Metrics {
   readonly #isEndpoint: (name: string) => boolean;
   readonly #models: ReadonlySet<string>;
   readonly #shapes = new Map<string, Shape>();
-  #cacheHit: CounterChild | undefined;
-  #cacheMiss: CounterChild | undefined;
+  #cacheResults: { hit: CounterChild; miss: CounterChild } | undefined;
   readonly #requests: Counter<'endpoint' | 'model' | 'status'>;
   readonly #duration: Histogram<'endpoint' | 'model'>;
   readonly #ttft: Histogram<'model'>;
@@ -214,14 +213,26 @@ export class Metrics {
     const { model } = shape;
     shape.requests.inc();
     shape.duration.observe(r.latencyMs / 1000);
-    if (r.ttftMs !== undefined) (shape.ttft ??= this.#ttft.labels(model)).observe(r.ttftMs / 1000);
+    if (r.ttftMs !== undefined) {
+      shape.ttft ??= this.#ttft.labels(model);
+      shape.ttft.observe(r.ttftMs / 1000);
+    }
     if (r.failedStatus !== undefined) this.#streamFailures.inc({ model, status: String(r.failedStatus) });
-    if (r.promptTokens > 0) (shape.prompt ??= this.#tokens.labels(model, 'prompt')).inc(r.promptTokens);
-    if (r.completionTokens > 0) (shape.completion ??= this.#tokens.labels(model, 'completion')).inc(r.completionTokens);
-    if (r.credits > 0) (shape.credits ??= this.#credits.labels(model)).inc(r.credits);
+    if (r.promptTokens > 0) {
+      shape.prompt ??= this.#tokens.labels(model, 'prompt');
+      shape.prompt.inc(r.promptTokens);
+    }
+    if (r.completionTokens > 0) {
+      shape.completion ??= this.#tokens.labels(model, 'completion');
+      shape.completion.inc(r.completionTokens);
+    }
+    if (r.credits > 0) {
+      shape.credits ??= this.#credits.labels(model);
+      shape.credits.inc(r.credits);
+    }
     if (r.endpoint === 'createChatCompletion' && r.status === 200) {
-      if (r.cached) (this.#cacheHit ??= this.#cache.labels('hit')).inc();
-      else (this.#cacheMiss ??= this.#cache.labels('miss')).inc();
+      this.#cacheResults ??= { hit: this.#cache.labels('hit'), miss: this.#cache.labels('miss') };
+      this.#cacheResults[r.cached ? 'hit' : 'miss'].inc();
     }
   }
 

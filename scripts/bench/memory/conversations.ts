@@ -43,7 +43,7 @@ const MAKERS: Maker[] = [
   (i, userId) => ({
     userId,
     sessions: [
-      [pick(['My name is', 'Call me', "Hi, I'm called", 'You can call me'], i) + ` ${pick(NAMES, i)}.`],
+      [`${pick(['My name is', 'Call me', "Hi, I'm called", 'You can call me'], i)} ${pick(NAMES, i)}.`],
       [distractor(i)],
     ],
     question: pick(['What is my name?', "What's my name again?", 'Do you remember my name?'], i),
@@ -54,7 +54,7 @@ const MAKERS: Maker[] = [
     sessions: [
       [`I live in ${pick(CITIES, i)}.`, distractor(i + 1)],
       [distractor(i + 2)],
-      [pick(['Actually, I moved to', 'I recently moved to', 'I now live in'], i) + ` ${pick(CITIES, i + 5)}.`],
+      [`${pick(['Actually, I moved to', 'I recently moved to', 'I now live in'], i)} ${pick(CITIES, i + 5)}.`],
     ],
     question: pick(['Where do I live now?', 'Which city do I live in?', 'Where is my home these days?'], i),
     expect: pick(CITIES, i + 5),
