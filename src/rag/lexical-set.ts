@@ -61,9 +61,7 @@ export class LexicalSet {
     this.#live++;
     this.#totalLength += terms.length;
     this.#rowOf.set(id, row);
-    const rows = this.#rowsOfDoc.get(documentId);
-    if (rows) rows.push(row);
-    else this.#rowsOfDoc.set(documentId, [row]);
+    this.#addToDocument(documentId, row);
     const tf = new Map<string, number>();
     for (const term of terms) tf.set(term, (tf.get(term) ?? 0) + 1);
     for (const [term, count] of tf) this.#post(term, row, Math.min(count, 0xffff));
@@ -204,10 +202,12 @@ export class LexicalSet {
     this.#dead = 0;
     this.#rowOf = new Map(ids.map((id, row) => [id, row]));
     this.#rowsOfDoc = new Map();
-    docs.forEach((doc, row) => {
-      const rows = this.#rowsOfDoc.get(doc);
-      if (rows) rows.push(row);
-      else this.#rowsOfDoc.set(doc, [row]);
-    });
+    for (const [row, doc] of docs.entries()) this.#addToDocument(doc, row);
+  }
+
+  #addToDocument(documentId: string, row: number): void {
+    const rows = this.#rowsOfDoc.get(documentId);
+    if (rows) rows.push(row);
+    else this.#rowsOfDoc.set(documentId, [row]);
   }
 }
