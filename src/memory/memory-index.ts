@@ -13,6 +13,7 @@ export function memoryKindOf(index: ChunkIndex): ChunkIndex {
     name: `${index.name}/memory`,
     prepare: (embedding) => index.prepare(embedding),
     putChunks: (tenant, documentId, chunks) => index.putChunks(kind(tenant), documentId, chunks),
+    putDocuments: (tenant, documents) => index.putDocuments(kind(tenant), documents),
     putVectors: (tenant, documentId, vectors) => index.putVectors(kind(tenant), documentId, vectors),
     deleteDocument: (tenant, documentId) => index.deleteDocument(kind(tenant), documentId),
     deleteTenant: (tenant) => index.deleteTenant(kind(tenant)),

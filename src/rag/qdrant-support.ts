@@ -7,7 +7,7 @@ import type { Tenant } from './types.js';
 export const DENSE = 'dense';
 /** The named sparse vector: BM25 term weights, IDF applied by Qdrant at query time. */
 export const LEXICAL = 'bm25';
-/** Qdrant's built-in BM25 "model": it tokenises, stems and weighs the text server-side. */
+/** Qdrant's built-in BM25 "model" (schema-1 collections): it tokenises, stems and weighs text server-side. */
 export const BM25_MODEL = 'qdrant/bm25';
 /**
  * BM25 options, the same at upsert and at query time (the sparse vectors are computed with them, so a
@@ -55,6 +55,8 @@ export interface CollectionState {
   embedding: EmbeddingModel | null;
   /** The dense vector's size, when the collection has one. */
   denseSize: number | undefined;
+  /** pvai's layout version (1 when pvai's metadata has none: the first collections). */
+  schema: number;
 }
 
 export async function readState(client: QdrantClient, collection: string): Promise<CollectionState | undefined> {
@@ -62,7 +64,7 @@ export async function readState(client: QdrantClient, collection: string): Promi
   if (!exists) return undefined;
   const info = await client.getCollection(collection);
   const config = info.config as typeof info.config & { metadata?: Record<string, unknown> | null };
-  const pvai = config.metadata?.pvai as { embedding?: unknown } | undefined;
+  const pvai = config.metadata?.pvai as { embedding?: unknown; schema?: unknown } | undefined;
   const vectors = config.params.vectors as Record<string, { size?: number } | undefined> | undefined;
   const embedding = pvai?.embedding as Partial<EmbeddingModel> | null | undefined;
   return {
@@ -72,6 +74,7 @@ export async function readState(client: QdrantClient, collection: string): Promi
         ? { id: embedding.id, dimension: embedding.dimension }
         : null,
     denseSize: vectors?.[DENSE]?.size,
+    schema: typeof pvai?.schema === 'number' ? pvai.schema : 1,
   };
 }
 

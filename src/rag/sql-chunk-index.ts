@@ -5,7 +5,7 @@ import { reciprocalRankFusion } from './fusion.js';
 import { type PgQuery, pgBump, sqliteStatements } from './sql-chunk-index-sql.js';
 import { TenantCache } from './tenant-cache.js';
 import { TenantSets } from './tenant-sets.js';
-import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, Tenant } from './types.js';
+import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, DocumentChunks, Tenant } from './types.js';
 import { rerank } from './vector-set.js';
 
 /** Candidates taken from each ranking before a hybrid search fuses them. */
@@ -98,45 +98,54 @@ export class SqlChunkIndex implements ChunkIndex {
     this.#dimension = embedding.dimension;
   }
 
-  async putChunks(tenant: Tenant, documentId: string, chunks: readonly Chunk[]): Promise<void> {
+  putChunks(tenant: Tenant, documentId: string, chunks: readonly Chunk[]): Promise<void> {
+    return this.putDocuments(tenant, [{ documentId, chunks }]);
+  }
+
+  async putDocuments(tenant: Tenant, documents: readonly DocumentChunks[]): Promise<void> {
+    if (documents.length === 0) return;
     const db = this.#db;
-    const analysed = chunks.map((c) => ({ id: c.id, terms: analyze(c.text) }));
+    const analysed = documents.map((d) => ({
+      documentId: d.documentId,
+      chunks: d.chunks.map((c) => ({ id: c.id, terms: analyze(c.text) })),
+    }));
     let generation: number;
     if (db.dialect === 'sqlite') {
       const s = this.#sqliteStatements(db.sqlite);
-      // One transaction: the document's old entries go and the new ones come together.
+      // One transaction: the documents' old entries go and the new ones come together.
       generation = db.sqlite.transaction(() => {
-        s.deleteDocument.run(tenant.accountId, tenant.userId, documentId);
-        for (const c of analysed) {
-          s.insertChunk.run(tenant.accountId, tenant.userId, documentId, c.id, c.terms.join(' '));
+        for (const d of analysed) {
+          s.deleteDocument.run(tenant.accountId, tenant.userId, d.documentId);
+          for (const c of d.chunks) {
+            s.insertChunk.run(tenant.accountId, tenant.userId, d.documentId, c.id, c.terms.join(' '));
+          }
         }
         return s.bump(tenant);
       })();
     } else {
+      const rows = analysed.flatMap((d) => d.chunks.map((c) => [d.documentId, c.id, c.terms.join(' ')] as const));
+      // One transaction and three statements however many documents: a commit is ~1.4 ms, most of a
+      // small document's indexing when each had its own (0.74 MB/s for Cranfield's 1,400 abstracts).
       generation = await this.#pgTransaction(async (q) => {
-        await q('DELETE FROM rag_index_chunks WHERE account_id = $1 AND user_id = $2 AND document_id = $3', [
-          tenant.accountId,
-          tenant.userId,
-          documentId,
-        ]);
-        if (analysed.length > 0) {
+        await q(
+          'DELETE FROM rag_index_chunks WHERE account_id = $1 AND user_id = $2 AND document_id = ANY($3::text[])',
+          [tenant.accountId, tenant.userId, analysed.map((d) => d.documentId)],
+        );
+        if (rows.length > 0) {
           await q(
             `INSERT INTO rag_index_chunks (account_id, user_id, document_id, chunk_id, terms)
-             SELECT $1, $2, $3, u.id, u.terms FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS u(id, terms, i)
+             SELECT $1, $2, u.doc, u.id, u.terms
+             FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(doc, id, terms, i)
              ORDER BY u.i`,
-            [
-              tenant.accountId,
-              tenant.userId,
-              documentId,
-              analysed.map((c) => c.id),
-              analysed.map((c) => c.terms.join(' ')),
-            ],
+            [tenant.accountId, tenant.userId, rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
           );
         }
         return pgBump(q, tenant);
       });
     }
-    this.#cache.applied(tenant, generation, (set) => set.putDocument(documentId, analysed));
+    this.#cache.applied(tenant, generation, (set) => {
+      for (const d of analysed) set.putDocument(d.documentId, d.chunks);
+    });
   }
 
   async putVectors(

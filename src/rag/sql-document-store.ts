@@ -22,6 +22,10 @@ function toDocument(row: Row): DocumentRecord {
   };
 }
 
+function toJob(row: Row): IngestionJob {
+  return { doc: toDocument(row), text: row.text as string, pages: JSON.parse(row.pages as string) as number[] };
+}
+
 function toChunk(row: Row): Chunk {
   return {
     id: row.id as string,
@@ -116,8 +120,22 @@ export class SqlDocumentStore implements DocumentStore {
       [now + leaseMs, now],
     );
     const row = rows[0];
-    if (!row) return undefined;
-    return { doc: toDocument(row), text: row.text as string, pages: JSON.parse(row.pages as string) as number[] };
+    return row ? toJob(row) : undefined;
+  }
+
+  async claimSmall(now: number, leaseMs: number, maxBytes: number, limit: number): Promise<IngestionJob[]> {
+    if (limit <= 0) return [];
+    const lock = this.#db.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+    const rows = await this.#db.query(
+      `UPDATE rag_documents SET lease_until = $1, attempts = attempts + 1
+       WHERE id IN (SELECT id FROM rag_documents
+                    WHERE status = 'processing' AND lease_until < $2 AND chunk_count = 0 AND size_bytes <= $3
+                    ORDER BY created_at LIMIT $4 ${lock})
+       RETURNING ${DOC_COLUMNS}, text, pages`,
+      [now + leaseMs, now, maxBytes, limit],
+    );
+    // RETURNING's order is not the subquery's: oldest first again.
+    return rows.map(toJob).sort((a, b) => a.doc.createdAt - b.doc.createdAt);
   }
 
   async countProcessing(): Promise<number> {
@@ -131,44 +149,52 @@ export class SqlDocumentStore implements DocumentStore {
     await this.#db.query("UPDATE rag_documents SET lease_until = 0 WHERE status = 'processing'");
   }
 
-  async extendLease(id: string, until: number): Promise<void> {
-    await this.#db.query('UPDATE rag_documents SET lease_until = $1 WHERE id = $2', [until, id]);
+  async extendLeases(ids: readonly string[], until: number): Promise<void> {
+    if (ids.length === 0) return;
+    const placeholders = ids.map((_, i) => `$${i + 2}`).join(', ');
+    await this.#db.query(`UPDATE rag_documents SET lease_until = $1 WHERE id IN (${placeholders})`, [until, ...ids]);
   }
 
-  async putChunks(doc: DocumentRecord, chunks: readonly Chunk[]): Promise<void> {
-    const insert = `INSERT INTO rag_chunks (id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
-    const params = (c: Chunk) => [
-      c.id,
-      doc.id,
-      doc.accountId,
-      doc.userId,
-      c.ordinal,
-      c.text,
-      c.charStart,
-      c.charEnd,
-      c.page,
-    ];
-    const count = 'UPDATE rag_documents SET chunk_count = $1, chunks_embedded = 0 WHERE id = $2';
+  async putChunks(documents: ReadonlyArray<{ doc: DocumentRecord; chunks: readonly Chunk[] }>): Promise<void> {
+    if (documents.length === 0) return;
+    const rows = documents.flatMap(({ doc, chunks }) =>
+      chunks.map((c) => [c.id, doc.id, doc.accountId, doc.userId, c.ordinal, c.text, c.charStart, c.charEnd, c.page]),
+    );
     const db = this.#db;
     if (db.dialect === 'sqlite') {
-      // One transaction: a crash leaves either no chunks or all of them.
+      // One transaction: a crash leaves either no chunks or all of them, of every document.
       const stmtDelete = db.sqlite.prepare('DELETE FROM rag_chunks WHERE document_id = ?');
-      const stmtInsert = db.sqlite.prepare(insert.replace(/\$\d+/g, '?'));
-      const stmtCount = db.sqlite.prepare(count.replace(/\$\d+/g, '?'));
+      const stmtInsert = db.sqlite.prepare(
+        `INSERT INTO rag_chunks (id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const stmtCount = db.sqlite.prepare('UPDATE rag_documents SET chunk_count = ?, chunks_embedded = 0 WHERE id = ?');
       db.sqlite.transaction(() => {
-        stmtDelete.run(doc.id);
-        for (const c of chunks) stmtInsert.run(...params(c));
-        stmtCount.run(chunks.length, doc.id);
+        for (const { doc } of documents) stmtDelete.run(doc.id);
+        for (const row of rows) stmtInsert.run(...row);
+        for (const { doc, chunks } of documents) stmtCount.run(chunks.length, doc.id);
       })();
       return;
     }
+    // Three statements however many chunks and documents (a statement per chunk was a round trip each).
+    const column = (i: number) => rows.map((r) => r[i]);
     const client = await db.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query('DELETE FROM rag_chunks WHERE document_id = $1', [doc.id]);
-      for (const c of chunks) await client.query(insert, params(c));
-      await client.query(count, [chunks.length, doc.id]);
+      await client.query('DELETE FROM rag_chunks WHERE document_id = ANY($1::text[])', [
+        documents.map((d) => d.doc.id),
+      ]);
+      await client.query(
+        `INSERT INTO rag_chunks (id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[],
+                              $8::int[], $9::int[])`,
+        [0, 1, 2, 3, 4, 5, 6, 7, 8].map(column),
+      );
+      await client.query(
+        `UPDATE rag_documents d SET chunk_count = u.n, chunks_embedded = 0
+         FROM unnest($1::text[], $2::int[]) AS u(id, n) WHERE d.id = u.id`,
+        [documents.map((d) => d.doc.id), documents.map((d) => d.chunks.length)],
+      );
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);

@@ -31,6 +31,12 @@ export interface Chunk {
   page: number | null;
 }
 
+/** A document's chunks, as one write of several documents takes them. */
+export interface DocumentChunks {
+  documentId: string;
+  chunks: readonly Chunk[];
+}
+
 export interface ChunkMatch extends Chunk {
   title: string;
   /** Fused score, higher is better. */
@@ -62,16 +68,21 @@ export interface DocumentStore {
   bumpVersion(tenant: Tenant): Promise<void>;
   /** Leases one `processing` document whose lease has run out (a crashed or restarted worker's). */
   claim(now: number, leaseMs: number): Promise<IngestionJob | undefined>;
+  /**
+   * Leases up to `limit` more such documents of at most `maxBytes` that have no chunks yet, oldest first:
+   * a backlog of small documents is chunked and indexed in one write per tenant.
+   */
+  claimSmall(now: number, leaseMs: number, maxBytes: number, limit: number): Promise<IngestionJob[]>;
   /** Voids every lease (only when this process is the database's sole writer, at start). */
   releaseLeases(): Promise<void>;
-  /** Replaces the document's chunks (idempotent, so a resumed job starts again cleanly). */
-  putChunks(doc: DocumentRecord, chunks: readonly Chunk[]): Promise<void>;
+  /** Replaces the documents' chunks in one transaction (idempotent, so a resumed job starts again cleanly). */
+  putChunks(documents: ReadonlyArray<{ doc: DocumentRecord; chunks: readonly Chunk[] }>): Promise<void>;
   /** Chunks of the document not yet marked embedded, in order. */
   unembedded(documentId: string, limit: number): Promise<Chunk[]>;
   /** Marks chunks embedded (their vectors are in the index) and updates the document's progress count. */
   markEmbedded(documentId: string, chunkIds: readonly string[]): Promise<void>;
   finish(id: string, result: { status: 'ready' } | { status: 'failed'; code: string; message: string }): Promise<void>;
-  extendLease(id: string, until: number): Promise<void>;
+  extendLeases(ids: readonly string[], until: number): Promise<void>;
   /** The tenant's chunks by id (with their document's title); ids not found are left out. */
   chunks(tenant: Tenant, ids: readonly string[]): Promise<ChunkMatch[]>;
 }
@@ -119,6 +130,11 @@ export interface ChunkIndex {
   prepare(embedding?: { id: string; dimension: number }): Promise<void>;
   /** Makes the document's chunks lexically findable at once, replacing whatever it had indexed before. */
   putChunks(tenant: Tenant, documentId: string, chunks: readonly Chunk[]): Promise<void>;
+  /**
+   * `putChunks` for several documents of the tenant in one durable write (the ingestion worker's
+   * backlog): all of them are findable when it resolves, or, if it fails, none is newly put.
+   */
+  putDocuments(tenant: Tenant, documents: readonly DocumentChunks[]): Promise<void>;
   /** Adds vectors to chunks already put (unit length; the dot product is the cosine). */
   putVectors(
     tenant: Tenant,

@@ -105,6 +105,32 @@ export function chunkIndexContract(label: string, open: () => Promise<OpenedInde
     );
 
     it(
+      'puts several documents in one putDocuments, each replacing what it had, and nothing of another tenant',
+      withIndex(async (index) => {
+        await index.putChunks(A1, 'doc1', chunks('doc1', ['An old walrus note.', 'Another walrus line.']));
+        await index.putChunks(A2, 'doc1', chunks('doc1', ['The walrus of user two.']));
+        await index.putDocuments(A1, [
+          { documentId: 'doc1', chunks: chunks('doc1', ['A heron now, where the walrus was.'], ['doc1_new']) },
+          { documentId: 'doc2', chunks: chunks('doc2', ['Heron feathers.', 'Granite and heron.']) },
+          { documentId: 'doc3', chunks: chunks('doc3', ['Granite quarry.']) },
+        ]);
+        const heron = await index.search(A1, { text: 'heron', k: 10, mode: 'lexical' });
+        assert.deepEqual(ids(heron).sort(), ['doc1_new', 'doc2_c0', 'doc2_c1']);
+        assert.deepEqual(ids(await index.search(A1, { text: 'walrus', k: 10, mode: 'lexical' })), ['doc1_new']);
+        assert.deepEqual(ids(await index.search(A1, { text: 'quarry', k: 10, mode: 'lexical' })), ['doc3_c0']);
+        assert.deepEqual(ids(await index.search(A2, { text: 'walrus', k: 10, mode: 'lexical' })), ['doc1_c0']);
+        assert.deepEqual(ids(await index.search(A2, { text: 'heron', k: 10, mode: 'lexical' })), []);
+        // A document put with no chunks is emptied; the call with no documents changes nothing.
+        await index.putDocuments(A1, [{ documentId: 'doc3', chunks: [] }]);
+        await index.putDocuments(A1, []);
+        assert.deepEqual(ids(await index.search(A1, { text: 'quarry granite', k: 10, mode: 'lexical' })), ['doc2_c1']);
+        // Vectors come to chunks of any of them afterwards, as after putChunks.
+        await index.putVectors(A1, 'doc2', [{ chunkId: 'doc2_c0', vector: e(3) }]);
+        assert.deepEqual(ids(await index.search(A1, { text: '', vector: e(3), k: 1, mode: 'dense' })), ['doc2_c0']);
+      }),
+    );
+
+    it(
       'finds chunks by vector after putVectors, nearest first',
       withIndex(async (index) => {
         await index.putChunks(A1, 'doc1', chunks('doc1', ['alpha words', 'beta words', 'gamma words']));

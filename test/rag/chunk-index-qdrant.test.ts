@@ -31,9 +31,8 @@ describe('Qdrant chunk index', { skip: !available && 'no Qdrant binary (../share
     };
   });
 
-  it("uses Qdrant's BM25 with stemming and folded accents", async () => {
-    const index = new QdrantChunkIndex({ url: server.url, collection: `bm25_${randomBytes(6).toString('hex')}` });
-    await index.prepare(MODEL);
+  /** Stemming, folded accents and numbers, through whichever analysis the collection's schema has. */
+  async function findsWordForms(index: QdrantChunkIndex): Promise<void> {
     const tenant = { accountId: 'a', userId: 'u' };
     const texts = ['The hikers walked along the ridge.', 'Café au lait in Zürich.', 'The secret code is 7431-walrus.'];
     await index.putChunks(
@@ -62,6 +61,40 @@ describe('Qdrant chunk index', { skip: !available && 'no Qdrant binary (../share
         query,
       );
     }
+  }
+
+  it("sends BM25 vectors of pvai's own analysis (schema 2): stems, folded accents, numbers", async () => {
+    const collection = `bm25_${randomBytes(6).toString('hex')}`;
+    const index = new QdrantChunkIndex({ url: server.url, collection });
+    await index.prepare(MODEL);
+    const info = (await (await fetch(`${server.url}/collections/${collection}`)).json()) as {
+      result: { config: { metadata: { pvai: { schema: number } } } };
+    };
+    assert.equal(info.result.config.metadata.pvai.schema, 2);
+    await findsWordForms(index);
+    // Stop words are not indexed: a query of nothing else finds nothing lexically, as on SQL.
+    assert.deepEqual(
+      await index.search({ accountId: 'a', userId: 'u' }, { text: 'the is in', k: 3, mode: 'lexical' }),
+      [],
+    );
+  });
+
+  it("keeps serving a schema-1 collection (Qdrant's server-side BM25) as it was built", async () => {
+    const collection = `schema1_${randomBytes(6).toString('hex')}`;
+    // A collection as the first pvai created it: the same layout, schema 1 in its metadata.
+    const res = await fetch(`${server.url}/collections/${collection}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        vectors: { dense: { size: MODEL.dimension, distance: 'Cosine' } },
+        sparse_vectors: { bm25: { modifier: 'idf' } },
+        metadata: { pvai: { schema: 1, embedding: MODEL } },
+      }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    const index = new QdrantChunkIndex({ url: server.url, collection });
+    await index.prepare(MODEL);
+    await findsWordForms(index);
   });
 
   it('reaches a Qdrant behind a reverse proxy under a path, on the port the URL says', async () => {

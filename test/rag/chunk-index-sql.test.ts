@@ -8,6 +8,7 @@ import type { Chunk, Embedder, Tenant } from '../../src/rag/types.js';
 import { type Db, openDb } from '../../src/storage/index.js';
 import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { chunkIndexContract } from './chunk-index-contract.js';
+import { fakeEmbedder, vectors } from './test-embedder.js';
 
 async function open(database: TestDatabase): Promise<Db> {
   return openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 2 });
@@ -15,32 +16,6 @@ async function open(database: TestDatabase): Promise<Db> {
 
 function chunk(documentId: string, ordinal: number, text: string): Chunk {
   return { id: `${documentId}_c${ordinal}`, documentId, ordinal, text, charStart: 0, charEnd: text.length, page: null };
-}
-
-/** Random unit vectors, reproducible. */
-function vectors(count: number, dimension: number, seed: number): Float32Array[] {
-  let a = seed;
-  const rand = () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
-  };
-  return Array.from({ length: count }, () => {
-    const v = Float32Array.from({ length: dimension }, rand);
-    const norm = Math.hypot(...v);
-    return v.map((x) => x / norm);
-  });
-}
-
-/** An embedder that needs no model: texts hash to fixed vectors; only the id and dimension matter here. */
-function fakeEmbedder(id: string, dimension: number): Embedder {
-  return {
-    id,
-    dimension: async () => dimension,
-    embed: async (texts) => texts.map((_, i) => vectors(1, dimension, i + 1)[0] as Float32Array),
-    close: async () => undefined,
-  };
 }
 
 for (const backend of backends()) {

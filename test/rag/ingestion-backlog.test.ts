@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { RagService } from '../../src/rag/rag-service.js';
+import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
+import { SqlDocumentStore } from '../../src/rag/sql-document-store.js';
+import type { ChunkIndex, DocumentRecord, Tenant } from '../../src/rag/types.js';
+import { openDb } from '../../src/storage/index.js';
+import { backends, createTestDatabase } from '../support/databases.js';
+import { fakeEmbedder } from './test-embedder.js';
+
+const A: Tenant = { accountId: 'acct_a', userId: 'u1' };
+const B: Tenant = { accountId: 'acct_a', userId: 'u2' };
+
+function record(tenant: Tenant, id: string, sizeBytes: number, createdAt: number): DocumentRecord {
+  return {
+    id,
+    ...tenant,
+    title: id,
+    contentType: 'text/plain',
+    sizeBytes,
+    metadata: {},
+    status: 'processing',
+    chunkCount: 0,
+    chunksEmbedded: 0,
+    failure: null,
+    createdAt,
+  };
+}
+
+/** The real index, with the writes it receives written down (what the worker asked of it). */
+function recording(index: ChunkIndex): { index: ChunkIndex; writes: Array<{ tenant: Tenant; documents: string[] }> } {
+  const writes: Array<{ tenant: Tenant; documents: string[] }> = [];
+  const wrapped: ChunkIndex = {
+    name: index.name,
+    prepare: (embedding) => index.prepare(embedding),
+    putChunks: (tenant, documentId, chunks) => wrapped.putDocuments(tenant, [{ documentId, chunks }]),
+    putDocuments: async (tenant, documents) => {
+      writes.push({ tenant, documents: documents.map((d) => d.documentId) });
+      return index.putDocuments(tenant, documents);
+    },
+    putVectors: (tenant, documentId, vectors) => index.putVectors(tenant, documentId, vectors),
+    deleteDocument: (tenant, documentId) => index.deleteDocument(tenant, documentId),
+    deleteTenant: (tenant) => index.deleteTenant(tenant),
+    search: (tenant, query) => index.search(tenant, query),
+    close: () => index.close(),
+  };
+  return { index: wrapped, writes };
+}
+
+for (const backend of backends()) {
+  describe(`a backlog of documents (${backend})`, () => {
+    it('indexes the waiting small documents in one write per user, each found by its owner only, every one finished', async () => {
+      const database = await createTestDatabase(backend);
+      const db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 2 });
+      const store = new SqlDocumentStore(db);
+      // Stored before any worker runs, as after a restart with jobs left: 30 small documents of two
+      // users interleaved, an empty one, and one above the small-document size that goes on its own.
+      const now = Date.now();
+      const docs: Array<{ tenant: Tenant; id: string; text: string }> = [];
+      for (let i = 0; i < 30; i++) {
+        const tenant = i % 3 === 0 ? B : A;
+        docs.push({
+          tenant,
+          id: `doc_${String(i).padStart(2, '0')}`,
+          text: `Report ${i}: the marker word quokka${i}.`,
+        });
+      }
+      try {
+        for (const [n, d] of docs.entries())
+          await store.insert(record(d.tenant, d.id, d.text.length, now + n), d.text, []);
+        await store.insert(record(A, 'doc_empty', 3, now + 40), '   ', []);
+        const large = `${'Basalt columns cool slowly. '.repeat(2600)}The end word is kestrel.`;
+        await store.insert(record(A, 'doc_large', large.length, now + 41), large, []);
+
+        const { index, writes } = recording(new SqlChunkIndex(db));
+        const rag = new RagService({
+          store,
+          index,
+          embedder: fakeEmbedder('backlog-model', 16),
+          clock: Date.now,
+          logger: pino({ level: 'silent' }),
+          soleWorker: true,
+        });
+        await rag.start();
+        try {
+          const deadline = Date.now() + 20_000;
+          while ((await rag.processingCount()) > 0 && Date.now() < deadline)
+            await new Promise((r) => setTimeout(r, 50));
+          assert.equal(await rag.processingCount(), 0, 'every job finished');
+
+          // The 30 small documents: one write for each user (two users), the large one on its own.
+          const small = writes.filter((w) => w.documents.some((id) => /^doc_\d+$/.test(id)));
+          assert.deepEqual(small.map((w) => [w.tenant.userId, w.documents.length]).sort(), [
+            ['u1', 20],
+            ['u2', 10],
+          ]);
+          assert.deepEqual(
+            writes.filter((w) => w.documents.includes('doc_large')).map((w) => w.documents),
+            [['doc_large']],
+          );
+
+          for (const d of docs) {
+            const got = await rag.get(d.tenant, d.id);
+            assert.equal(got.status, 'ready', d.id);
+            assert.equal(got.chunksEmbedded, got.chunkCount, d.id);
+            const word = d.text.match(/quokka\d+/)?.[0] as string;
+            const own = await rag.search(d.tenant, word, 3);
+            assert.equal(own[0]?.documentId, d.id, `${d.id} found by its owner`);
+            const other = d.tenant === A ? B : A;
+            assert.ok(!(await rag.search(other, word, 3)).some((h) => h.documentId === d.id), `${d.id} hidden`);
+          }
+          const empty = await rag.get(A, 'doc_empty');
+          assert.equal(empty.status, 'failed');
+          assert.equal(empty.failure?.code, 'EMPTY_DOCUMENT');
+          assert.equal((await rag.get(A, 'doc_large')).status, 'ready');
+          assert.equal((await rag.search(A, 'kestrel', 1))[0]?.documentId, 'doc_large');
+          // Rows in the store: every small document's chunk, with its owner.
+          const rows = await db.query<{ n: number }>(
+            "SELECT count(*) AS n FROM rag_chunks WHERE document_id LIKE 'doc\\_%' ESCAPE '\\' AND document_id <> 'doc_large'",
+          );
+          assert.equal(Number(rows[0]?.n), 30);
+        } finally {
+          await rag.close();
+        }
+      } finally {
+        await db.close();
+        await database.drop();
+      }
+    });
+  });
+}
