@@ -196,7 +196,7 @@ out.push(
       ],
       ...uploads.map((u) => [
         `1 MB upload over HTTP, ${u.backend} (${u.chunkCount} chunks, answered ${u.status})`,
-        `${Math.round(u.ms)} ms; planted word found at once: ${u.foundAtOnce ? 'yes' : 'NO'} (search ${Math.round(u.searchMs)} ms)`,
+        `${Math.round(u.ms)} ms; planted word found at once: ${u.foundAtOnce ? `yes, hit ${u.rank} of 3` : 'NO'} (search ${Math.round(u.searchMs)} ms)`,
       ]),
     ],
   ),

@@ -39,6 +39,8 @@ export class SlaRecorder {
   readonly #onError: (err: unknown, lost: number) => void;
   readonly #timer: WriteBehindTimer;
   #pending = new Map<string, SlaBucket>();
+  /** Per account, endpoint and model: its pending minute, hour and day buckets (in RESOLUTIONS order). */
+  #current = new Map<string, SlaBucket[]>();
   #requestsPending = 0;
   #flushing: Promise<void> = Promise.resolve();
 
@@ -51,31 +53,22 @@ export class SlaRecorder {
   record(o: SlaObservation): void {
     const error = isError(o);
     const status = Math.max(o.status, o.failedStatus ?? 0);
-    for (const resolution of RESOLUTIONS) {
-      const size = RESOLUTION_MS[resolution];
-      const key: BucketKey = {
-        accountId: o.accountId,
-        resolution,
-        bucketStart: o.createdAt - (o.createdAt % size),
-        endpoint: o.endpoint,
-        model: o.model ?? '',
-      };
-      const id = keyOf(key);
-      let b = this.#pending.get(id);
-      if (!b) {
-        b = {
-          ...key,
-          requests: 0,
-          errors: 0,
-          upstreamErrors: 0,
-          timeouts: 0,
-          latencySumMs: 0,
-          latency: emptyCounts(),
-          ttftCount: 0,
-          ttftSumMs: 0,
-          ttft: emptyCounts(),
-        };
-        this.#pending.set(id, b);
+    const model = o.model ?? '';
+    // One key and one lookup per request for its three buckets while they stay the current ones (a
+    // minute at most): the full key is built only when a bucket starts.
+    const series = `${o.accountId}\u0000${o.endpoint}\u0000${model}`;
+    let current = this.#current.get(series);
+    if (!current) {
+      current = [];
+      this.#current.set(series, current);
+    }
+    for (let r = 0; r < RESOLUTIONS.length; r++) {
+      const resolution = RESOLUTIONS[r] as Resolution;
+      const bucketStart = o.createdAt - (o.createdAt % RESOLUTION_MS[resolution]);
+      let b = current[r];
+      if (b?.bucketStart !== bucketStart) {
+        b = this.#bucket({ accountId: o.accountId, resolution, bucketStart, endpoint: o.endpoint, model });
+        current[r] = b;
       }
       b.requests += 1;
       if (error) b.errors += 1;
@@ -93,12 +86,35 @@ export class SlaRecorder {
     this.#timer.schedule();
   }
 
+  /** The pending bucket of the key, created empty when there is none. */
+  #bucket(key: BucketKey): SlaBucket {
+    const id = keyOf(key);
+    let b = this.#pending.get(id);
+    if (!b) {
+      b = {
+        ...key,
+        requests: 0,
+        errors: 0,
+        upstreamErrors: 0,
+        timeouts: 0,
+        latencySumMs: 0,
+        latency: emptyCounts(),
+        ttftCount: 0,
+        ttftSumMs: 0,
+        ttft: emptyCounts(),
+      };
+      this.#pending.set(id, b);
+    }
+    return b;
+  }
+
   /** Adds every pending bucket to the store; resolves when they (and any write under way) are stored. */
   flush(): Promise<void> {
     this.#timer.cancel();
     const buckets = [...this.#pending.values()];
     const lost = this.#requestsPending;
     this.#pending = new Map();
+    this.#current = new Map();
     this.#requestsPending = 0;
     const previous = this.#flushing;
     this.#flushing = (async () => {

@@ -1,7 +1,9 @@
 /**
  * A 1 MB plain-text file uploaded through the real HTTP server (`pvai serve` from dist/, its own process,
  * a fresh database, the embedding model configured): the time to the 201 answer, then at once a search for
- * a word planted near the end of the file, which must come back in the top hit. The upload answers after
+ * a word planted near the end of the file, which must come back among the 3 hits. (Not necessarily first:
+ * the hybrid search fuses its lexical first place with the dense first place of a chunk embedded already,
+ * an RRF tie that Qdrant breaks either way.) The upload answers after
  * at most READY_WAIT_MS (1.5 s) of waiting for its own document; embedding 1 MB goes on in the background,
  * so the answer is `processing` and the search can only have found the word lexically.
  */
@@ -19,6 +21,8 @@ export interface UploadResult {
   status: string;
   chunkCount: number;
   foundAtOnce: boolean;
+  /** The planted chunk's place among the search's 3 hits (1 is first), 0 when absent. */
+  rank: number;
   searchMs: number;
 }
 
@@ -85,7 +89,8 @@ export async function measureUpload(
       ms,
       status: doc.status,
       chunkCount: doc.chunk_count,
-      foundAtOnce: found.data?.[0]?.snippet.includes(PLANTED) ?? false,
+      foundAtOnce: found.data?.some((hit) => hit.snippet.includes(PLANTED)) ?? false,
+      rank: (found.data?.findIndex((hit) => hit.snippet.includes(PLANTED)) ?? -1) + 1,
       searchMs,
     };
   } finally {
