@@ -110,32 +110,30 @@ export class SqlDocumentStore implements DocumentStore {
   }
 
   async claim(now: number, leaseMs: number): Promise<IngestionJob | undefined> {
-    // SKIP LOCKED: two replicas never take the same job; SQLite has one writer per file anyway.
-    const lock = this.#db.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
-    const rows = await this.#db.query(
-      `UPDATE rag_documents SET lease_until = $1, attempts = attempts + 1
-       WHERE id = (SELECT id FROM rag_documents WHERE status = 'processing' AND lease_until < $2
-                   ORDER BY created_at LIMIT 1 ${lock})
-       RETURNING ${DOC_COLUMNS}, text, pages`,
-      [now + leaseMs, now],
-    );
-    const row = rows[0];
-    return row ? toJob(row) : undefined;
+    return (await this.#claim('', now, leaseMs, Number.MAX_SAFE_INTEGER, 1))[0];
   }
 
-  async claimSmall(now: number, leaseMs: number, maxBytes: number, limit: number): Promise<IngestionJob[]> {
-    if (limit <= 0) return [];
+  async claimUnchunked(now: number, leaseMs: number, maxBytes: number, limit: number): Promise<IngestionJob[]> {
+    const [first] = await this.#claim('AND chunk_count = 0', now, leaseMs, Number.MAX_SAFE_INTEGER, 1);
+    if (!first) return [];
+    if (first.doc.sizeBytes > maxBytes || limit <= 1) return [first];
+    return [first, ...(await this.#claim('AND chunk_count = 0', now, leaseMs, maxBytes, limit - 1))];
+  }
+
+  /** Leases up to `limit` processing documents of at most `maxBytes` whose lease ran out, oldest first. */
+  async #claim(condition: string, now: number, leaseMs: number, maxBytes: number, limit: number) {
+    // SKIP LOCKED: two workers (lanes, replicas) never take the same job; SQLite has one writer per file anyway.
     const lock = this.#db.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
     const rows = await this.#db.query(
       `UPDATE rag_documents SET lease_until = $1, attempts = attempts + 1
        WHERE id IN (SELECT id FROM rag_documents
-                    WHERE status = 'processing' AND lease_until < $2 AND chunk_count = 0 AND size_bytes <= $3
+                    WHERE status = 'processing' AND lease_until < $2 AND size_bytes <= $3 ${condition}
                     ORDER BY created_at LIMIT $4 ${lock})
        RETURNING ${DOC_COLUMNS}, text, pages`,
       [now + leaseMs, now, maxBytes, limit],
     );
     // RETURNING's order is not the subquery's: oldest first again.
-    return rows.map(toJob).sort((a, b) => a.doc.createdAt - b.doc.createdAt);
+    return rows.map(toJob).sort((x, y) => x.doc.createdAt - y.doc.createdAt);
   }
 
   async countProcessing(): Promise<number> {
@@ -147,6 +145,12 @@ export class SqlDocumentStore implements DocumentStore {
 
   async releaseLeases(): Promise<void> {
     await this.#db.query("UPDATE rag_documents SET lease_until = 0 WHERE status = 'processing'");
+  }
+
+  async release(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const placeholders = ids.map((_, i) => `$${i + 1}`).join(', ');
+    await this.#db.query(`UPDATE rag_documents SET lease_until = 0 WHERE id IN (${placeholders})`, [...ids]);
   }
 
   async extendLeases(ids: readonly string[], until: number): Promise<void> {

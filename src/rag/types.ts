@@ -69,12 +69,15 @@ export interface DocumentStore {
   /** Leases one `processing` document whose lease has run out (a crashed or restarted worker's). */
   claim(now: number, leaseMs: number): Promise<IngestionJob | undefined>;
   /**
-   * Leases up to `limit` more such documents of at most `maxBytes` that have no chunks yet, oldest first:
-   * a backlog of small documents is chunked and indexed in one write per tenant.
+   * Leases the oldest such document that has no chunks yet and, when it is of at most `maxBytes`, up to
+   * `limit - 1` more such small ones, oldest first: a backlog of small documents is chunked and indexed
+   * in one write per tenant.
    */
-  claimSmall(now: number, leaseMs: number, maxBytes: number, limit: number): Promise<IngestionJob[]>;
+  claimUnchunked(now: number, leaseMs: number, maxBytes: number, limit: number): Promise<IngestionJob[]>;
   /** Voids every lease (only when this process is the database's sole writer, at start). */
   releaseLeases(): Promise<void>;
+  /** Voids these documents' leases: chunked, they wait for any worker to embed them. */
+  release(ids: readonly string[]): Promise<void>;
   /** Replaces the documents' chunks in one transaction (idempotent, so a resumed job starts again cleanly). */
   putChunks(documents: ReadonlyArray<{ doc: DocumentRecord; chunks: readonly Chunk[] }>): Promise<void>;
   /** Chunks of the document not yet marked embedded, in order. */

@@ -29,28 +29,38 @@ function record(tenant: Tenant, id: string, sizeBytes: number, createdAt: number
 }
 
 /** The real index, with the writes it receives written down (what the worker asked of it). */
-function recording(index: ChunkIndex): { index: ChunkIndex; writes: Array<{ tenant: Tenant; documents: string[] }> } {
+function recording(index: ChunkIndex): {
+  index: ChunkIndex;
+  writes: Array<{ tenant: Tenant; documents: string[] }>;
+  events: string[];
+} {
   const writes: Array<{ tenant: Tenant; documents: string[] }> = [];
+  /** `words` for a lexical write, `vectors` for vectors, in the order the index received them. */
+  const events: string[] = [];
   const wrapped: ChunkIndex = {
     name: index.name,
     prepare: (embedding) => index.prepare(embedding),
     putChunks: (tenant, documentId, chunks) => wrapped.putDocuments(tenant, [{ documentId, chunks }]),
     putDocuments: async (tenant, documents) => {
       writes.push({ tenant, documents: documents.map((d) => d.documentId) });
+      events.push('words');
       return index.putDocuments(tenant, documents);
     },
-    putVectors: (tenant, documentId, vectors) => index.putVectors(tenant, documentId, vectors),
+    putVectors: (tenant, documentId, vectors) => {
+      events.push('vectors');
+      return index.putVectors(tenant, documentId, vectors);
+    },
     deleteDocument: (tenant, documentId) => index.deleteDocument(tenant, documentId),
     deleteTenant: (tenant) => index.deleteTenant(tenant),
     search: (tenant, query) => index.search(tenant, query),
     close: () => index.close(),
   };
-  return { index: wrapped, writes };
+  return { index: wrapped, writes, events };
 }
 
 for (const backend of backends()) {
   describe(`a backlog of documents (${backend})`, () => {
-    it('indexes the waiting small documents in one write per user, each found by its owner only, every one finished', async () => {
+    it('indexes the waiting small documents in one write per user, all before embedding any, each found by its owner only', async () => {
       const database = await createTestDatabase(backend);
       const db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 2 });
       const store = new SqlDocumentStore(db);
@@ -73,7 +83,7 @@ for (const backend of backends()) {
         const large = `${'Basalt columns cool slowly. '.repeat(2600)}The end word is kestrel.`;
         await store.insert(record(A, 'doc_large', large.length, now + 41), large, []);
 
-        const { index, writes } = recording(new SqlChunkIndex(db));
+        const { index, writes, events } = recording(new SqlChunkIndex(db));
         const rag = new RagService({
           store,
           index,
@@ -99,6 +109,8 @@ for (const backend of backends()) {
             writes.filter((w) => w.documents.includes('doc_large')).map((w) => w.documents),
             [['doc_large']],
           );
+          // Lexical first: every document was findable by its words before any was embedded.
+          assert.equal(events.indexOf('vectors'), events.lastIndexOf('words') + 1, events.join(' '));
 
           for (const d of docs) {
             const got = await rag.get(d.tenant, d.id);
