@@ -222,15 +222,11 @@ export class RagService {
 
   /** Chunks and indexes every document without chunks, LEXICAL_LANES claims at a time. */
   async #chunkWaiting(): Promise<boolean> {
-    const { store, embedder, clock } = this.#deps;
+    const { store, embedder } = this.#deps;
     let any = false;
     const lane = async () => {
       while (!this.#closed) {
-        // One claim at a time in this process: two lanes claiming at once would split a backlog
-        // between them in turn (one lane's oldest document, then the other's batch).
-        const claimed = this.#claims.then(() => store.claimUnchunked(clock(), LEASE_MS, SMALL_BYTES, CLAIM_SMALL));
-        this.#claims = claimed.catch(() => undefined);
-        const jobs = await claimed;
+        const jobs = await this.#claimUnchunked();
         if (jobs.length === 0) return;
         any = true;
         try {
@@ -250,6 +246,18 @@ export class RagService {
     };
     await Promise.all(Array.from({ length: LEXICAL_LANES }, lane));
     return any;
+  }
+
+  /**
+   * A claim of documents to chunk, one claim at a time in this process: two lanes claiming at once would
+   * split a backlog between them in turn (one lane's oldest document, then the other's batch).
+   */
+  #claimUnchunked(): Promise<IngestionJob[]> {
+    const claimed = this.#claims.then(() =>
+      this.#deps.store.claimUnchunked(this.#deps.clock(), LEASE_MS, SMALL_BYTES, CLAIM_SMALL),
+    );
+    this.#claims = claimed.catch(() => undefined);
+    return claimed;
   }
 
   /** One document's vectors, then `ready` (chunking it first if it came after the lexical pass). */
@@ -327,7 +335,7 @@ export class RagService {
             doc.id,
             batch.map((c) => c.id),
           );
-          await store.extendLeases([doc.id], clock() + LEASE_MS);
+          await store.extendLease(doc.id, clock() + LEASE_MS);
         }
         if (this.#closed) return;
       }

@@ -153,10 +153,8 @@ export class SqlDocumentStore implements DocumentStore {
     await this.#db.query(`UPDATE rag_documents SET lease_until = 0 WHERE id IN (${placeholders})`, [...ids]);
   }
 
-  async extendLeases(ids: readonly string[], until: number): Promise<void> {
-    if (ids.length === 0) return;
-    const placeholders = ids.map((_, i) => `$${i + 2}`).join(', ');
-    await this.#db.query(`UPDATE rag_documents SET lease_until = $1 WHERE id IN (${placeholders})`, [until, ...ids]);
+  async extendLease(id: string, until: number): Promise<void> {
+    await this.#db.query('UPDATE rag_documents SET lease_until = $1 WHERE id = $2', [until, id]);
   }
 
   async putChunks(documents: ReadonlyArray<{ doc: DocumentRecord; chunks: readonly Chunk[] }>): Promise<void> {

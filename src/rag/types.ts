@@ -85,7 +85,7 @@ export interface DocumentStore {
   /** Marks chunks embedded (their vectors are in the index) and updates the document's progress count. */
   markEmbedded(documentId: string, chunkIds: readonly string[]): Promise<void>;
   finish(id: string, result: { status: 'ready' } | { status: 'failed'; code: string; message: string }): Promise<void>;
-  extendLeases(ids: readonly string[], until: number): Promise<void>;
+  extendLease(id: string, until: number): Promise<void>;
   /** The tenant's chunks by id (with their document's title); ids not found are left out. */
   chunks(tenant: Tenant, ids: readonly string[]): Promise<ChunkMatch[]>;
 }
@@ -134,8 +134,9 @@ export interface ChunkIndex {
   /** Makes the document's chunks lexically findable at once, replacing whatever it had indexed before. */
   putChunks(tenant: Tenant, documentId: string, chunks: readonly Chunk[]): Promise<void>;
   /**
-   * `putChunks` for several documents of the tenant in one durable write (the ingestion worker's
-   * backlog): all of them are findable when it resolves, or, if it fails, none is newly put.
+   * `putChunks` for several documents of the tenant in as few durable writes as the adapter can (the
+   * ingestion worker's backlog): all of them are findable when it resolves. A failed call may have put
+   * some of them (Qdrant takes several requests); putting them again replaces them.
    */
   putDocuments(tenant: Tenant, documents: readonly DocumentChunks[]): Promise<void>;
   /** Adds vectors to chunks already put (unit length; the dot product is the cosine). */
