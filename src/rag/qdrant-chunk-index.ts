@@ -166,16 +166,21 @@ export class QdrantChunkIndex implements ChunkIndex {
   async putDocuments(tenant: Tenant, documents: readonly DocumentChunks[]): Promise<void> {
     if (documents.length === 0) return;
     await this.#call('putDocuments', async () => {
-      const ids: string[] = [];
+      // Ids of the chunks of documents that may have earlier ones: those are removed after the upserts.
+      const kept: string[] = [];
       let points: Schemas['PointStruct'][] = [];
       // Up to two upserts in flight: Qdrant parses and logs one while it applies the other, and the
       // client builds the next meanwhile. Measured at 2,789 Cranfield chunks in batches of 256: 187 ms
       // one at a time, 159 ms two at a time (each still acknowledged, so a failure is not lost).
       const inFlight: Promise<unknown>[] = [];
-      for (const { documentId, chunks } of documents) {
+      const send = async (batch: Schemas['PointStruct'][]) => {
+        if (inFlight.length === 2) await inFlight.shift();
+        inFlight.push(this.#client.upsert(this.collection, { wait: true, points: batch }));
+      };
+      for (const { documentId, chunks, fresh } of documents) {
         for (const chunk of chunks) {
           const id = pointId(tenant, chunk.id);
-          ids.push(id);
+          if (!fresh) kept.push(id);
           const payload: Payload = {
             account_id: tenant.accountId,
             user_id: tenant.userId,
@@ -185,17 +190,24 @@ export class QdrantChunkIndex implements ChunkIndex {
           // An upsert replaces the whole point: a re-put chunk loses its old vector until putVectors.
           points.push({ id, vector: { [LEXICAL]: this.#lexical(chunk.text) }, payload });
           if (points.length === BATCH) {
-            if (inFlight.length === 2) await inFlight.shift();
-            inFlight.push(this.#client.upsert(this.collection, { wait: true, points }));
+            await send(points);
             points = [];
           }
         }
+      }
+      const replaced = documents.filter((d) => !d.fresh).map((d) => d.documentId);
+      if (replaced.length === 0) {
+        // Nothing earlier to look for, so no delete. Measured on Cranfield's 2,789 chunks in writes of
+        // ~510 sent straight to Qdrant: 157–169 ms of upserts alone, 216–316 ms with each write's delete;
+        // through this adapter (analysis included) 9 % less time and 10 % less of Qdrant's CPU.
+        if (points.length > 0) await send(points);
+        await Promise.all(inFlight);
+        return;
       }
       await Promise.all(inFlight);
       // The last points and, after them in the same request, the documents' earlier chunks that are not
       // among these: no moment without the documents, and one request for a backlog of small ones.
       const tenantMust = tenantFilter(tenant).must;
-      const documentIds = documents.map((d) => d.documentId);
       await this.#client.batchUpdate(this.collection, {
         wait: true,
         operations: [
@@ -203,8 +215,8 @@ export class QdrantChunkIndex implements ChunkIndex {
           {
             delete: {
               filter: {
-                must: [...tenantMust, { key: 'document_id', match: { any: documentIds } }],
-                must_not: [{ has_id: ids }],
+                must: [...tenantMust, { key: 'document_id', match: { any: replaced } }],
+                must_not: [{ has_id: kept }],
               },
             },
           },

@@ -284,15 +284,16 @@ export class RagService {
    */
   async #chunkAll(jobs: readonly IngestionJob[]): Promise<void> {
     const { store, index } = this.#deps;
-    const byTenant = new Map<string, Array<{ doc: DocumentRecord; chunks: Chunk[] }>>();
-    for (const { doc, text, pages } of jobs) {
+    const byTenant = new Map<string, Array<{ doc: DocumentRecord; chunks: Chunk[]; fresh: boolean }>>();
+    for (const { doc, text, pages, attempts } of jobs) {
       const chunks = chunkText(doc.id, text, pages);
       if (chunks.length === 0) {
         await store.finish(doc.id, { status: 'failed', code: 'EMPTY_DOCUMENT', message: 'The document has no text' });
         continue;
       }
       const key = JSON.stringify([doc.accountId, doc.userId]);
-      byTenant.set(key, [...(byTenant.get(key) ?? []), { doc, chunks }]);
+      // A first claim follows no write of this document's chunks (each claim counts): nothing to replace.
+      byTenant.set(key, [...(byTenant.get(key) ?? []), { doc, chunks, fresh: attempts === 1 }]);
     }
     for (const group of byTenant.values()) {
       const { accountId, userId } = (group[0] as { doc: DocumentRecord }).doc;
@@ -300,7 +301,7 @@ export class RagService {
       try {
         await index.putDocuments(
           tenant,
-          group.map((g) => ({ documentId: g.doc.id, chunks: g.chunks })),
+          group.map((g) => ({ documentId: g.doc.id, chunks: g.chunks, fresh: g.fresh })),
         );
         await store.putChunks(group);
         await store.bumpVersion(tenant);

@@ -23,7 +23,12 @@ function toDocument(row: Row): DocumentRecord {
 }
 
 function toJob(row: Row): IngestionJob {
-  return { doc: toDocument(row), text: row.text as string, pages: JSON.parse(row.pages as string) as number[] };
+  return {
+    doc: toDocument(row),
+    text: row.text as string,
+    pages: JSON.parse(row.pages as string) as number[],
+    attempts: Number(row.attempts),
+  };
 }
 
 function toChunk(row: Row): Chunk {
@@ -129,7 +134,7 @@ export class SqlDocumentStore implements DocumentStore {
        WHERE id IN (SELECT id FROM rag_documents
                     WHERE status = 'processing' AND lease_until < $2 AND size_bytes <= $3 ${condition}
                     ORDER BY created_at LIMIT $4 ${lock})
-       RETURNING ${DOC_COLUMNS}, text, pages`,
+       RETURNING ${DOC_COLUMNS}, text, pages, attempts`,
       [now + leaseMs, now, maxBytes, limit],
     );
     // RETURNING's order is not the subquery's: oldest first again.

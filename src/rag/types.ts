@@ -35,6 +35,12 @@ export interface Chunk {
 export interface DocumentChunks {
   documentId: string;
   chunks: readonly Chunk[];
+  /**
+   * No chunk of this document was ever put before (the worker's first attempt at it): the adapter may
+   * skip looking for earlier chunks to replace. Wrongly set, stale chunks of the document could stay
+   * until it is deleted; unset, they are always replaced.
+   */
+  fresh?: boolean;
 }
 
 export interface ChunkMatch extends Chunk {
@@ -96,6 +102,8 @@ export interface IngestionJob {
   text: string;
   /** Where each page starts in `text` (PDF), else empty. */
   pages: number[];
+  /** How many times the document has been claimed, this claim included: 1 the first time. */
+  attempts: number;
 }
 
 /** One ranked chunk from an index; higher score is better (scales differ between modes and adapters). */

@@ -131,6 +131,28 @@ export function chunkIndexContract(label: string, open: () => Promise<OpenedInde
     );
 
     it(
+      'puts fresh documents (never put before) findable like any other, and a later put still replaces them',
+      withIndex(async (index) => {
+        await index.putChunks(A2, 'doc1', chunks('doc1', ['The osprey of user two.']));
+        const many = Array.from({ length: 300 }, (_, i) => `Osprey nest ${i}.`);
+        await index.putDocuments(A1, [
+          { documentId: 'doc1', chunks: chunks('doc1', many), fresh: true },
+          { documentId: 'doc2', chunks: chunks('doc2', ['Osprey and kestrel.']), fresh: true },
+        ]);
+        assert.equal((await index.search(A1, { text: 'osprey', k: 400, mode: 'lexical' })).length, 301);
+        assert.deepEqual(ids(await index.search(A1, { text: 'kestrel', k: 10, mode: 'lexical' })), ['doc2_c0']);
+        assert.deepEqual(ids(await index.search(A2, { text: 'osprey', k: 10, mode: 'lexical' })), ['doc1_c0']);
+        // Not fresh (a document chunked again): what it had and no longer has is gone, of it alone.
+        await index.putDocuments(A1, [{ documentId: 'doc1', chunks: chunks('doc1', ['One osprey left.']) }]);
+        assert.deepEqual(ids(await index.search(A1, { text: 'osprey', k: 400, mode: 'lexical' })).sort(), [
+          'doc1_c0',
+          'doc2_c0',
+        ]);
+        assert.deepEqual(ids(await index.search(A2, { text: 'osprey', k: 10, mode: 'lexical' })), ['doc1_c0']);
+      }),
+    );
+
+    it(
       'finds chunks by vector after putVectors, nearest first',
       withIndex(async (index) => {
         await index.putChunks(A1, 'doc1', chunks('doc1', ['alpha words', 'beta words', 'gamma words']));

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
+import { QdrantChunkIndex } from '../../src/rag/qdrant-chunk-index.js';
 import { RagService } from '../../src/rag/rag-service.js';
 import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
 import { SqlDocumentStore } from '../../src/rag/sql-document-store.js';
 import type { ChunkIndex, DocumentRecord, Tenant } from '../../src/rag/types.js';
 import { openDb } from '../../src/storage/index.js';
 import { backends, createTestDatabase } from '../support/databases.js';
+import { qdrantAvailable, startQdrant } from '../support/qdrant.js';
 import { fakeEmbedder } from './test-embedder.js';
 
 const A: Tenant = { accountId: 'acct_a', userId: 'u1' };
@@ -28,13 +30,20 @@ function record(tenant: Tenant, id: string, sizeBytes: number, createdAt: number
   };
 }
 
+interface Write {
+  tenant: Tenant;
+  documents: string[];
+  /** Each document's `fresh`, as the worker said. */
+  fresh: boolean[];
+}
+
 /** The real index, with the writes it receives written down (what the worker asked of it). */
 function recording(index: ChunkIndex): {
   index: ChunkIndex;
-  writes: Array<{ tenant: Tenant; documents: string[] }>;
+  writes: Write[];
   events: string[];
 } {
-  const writes: Array<{ tenant: Tenant; documents: string[] }> = [];
+  const writes: Write[] = [];
   /** `words` for a lexical write, `vectors` for vectors, in the order the index received them. */
   const events: string[] = [];
   const wrapped: ChunkIndex = {
@@ -42,7 +51,7 @@ function recording(index: ChunkIndex): {
     prepare: (embedding) => index.prepare(embedding),
     putChunks: (tenant, documentId, chunks) => wrapped.putDocuments(tenant, [{ documentId, chunks }]),
     putDocuments: async (tenant, documents) => {
-      writes.push({ tenant, documents: documents.map((d) => d.documentId) });
+      writes.push({ tenant, documents: documents.map((d) => d.documentId), fresh: documents.map((d) => !!d.fresh) });
       events.push('words');
       return index.putDocuments(tenant, documents);
     },
@@ -109,6 +118,11 @@ for (const backend of backends()) {
             writes.filter((w) => w.documents.includes('doc_large')).map((w) => w.documents),
             [['doc_large']],
           );
+          // First claims all: nothing of theirs was indexed before, so none is looked for.
+          assert.ok(
+            writes.every((w) => w.fresh.every(Boolean)),
+            JSON.stringify(writes.map((w) => w.fresh)),
+          );
           // Lexical first: every document was findable by its words before any was embedded.
           assert.equal(events.indexOf('vectors'), events.lastIndexOf('words') + 1, events.join(' '));
 
@@ -138,6 +152,68 @@ for (const backend of backends()) {
       } finally {
         await db.close();
         await database.drop();
+      }
+    });
+
+    // On PostgreSQL with a real Qdrant (the production pair) when the binary is there: the adapter that
+    // skips its delete for fresh documents is the one that must still replace for a second claim.
+    const withQdrant = backend === 'postgres' && qdrantAvailable();
+    it(`replaces what an earlier claim of a document left in the index (its worker died after the index write)${withQdrant ? ', on Qdrant' : ''}`, async () => {
+      const qdrant = withQdrant ? await startQdrant() : undefined;
+      const database = await createTestDatabase(backend);
+      const db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 2 });
+      const store = new SqlDocumentStore(db);
+      const text = 'The falcon report: peregrine falcons nest on cliffs.';
+      try {
+        await store.insert(record(A, 'doc_again', text.length, Date.now()), text, []);
+        // An earlier worker claimed it (a lease already run out) and wrote to the index, then died
+        // before the store: a chunk the document no longer makes is there.
+        const [claimed] = await store.claimUnchunked(Date.now() - 600_000, 1, 16_000, 1);
+        assert.equal(claimed?.attempts, 1);
+        const { index, writes } = recording(
+          qdrant ? new QdrantChunkIndex({ url: qdrant.url, collection: 'backlog' }) : new SqlChunkIndex(db),
+        );
+        await index.prepare();
+        await index.putChunks(A, 'doc_again', [
+          {
+            id: 'doc_again_c7',
+            documentId: 'doc_again',
+            ordinal: 7,
+            text: 'A stale wombat.',
+            charStart: 0,
+            charEnd: 15,
+            page: null,
+          },
+        ]);
+        writes.length = 0;
+        const rag = new RagService({
+          store,
+          index,
+          clock: Date.now,
+          logger: pino({ level: 'silent' }),
+          soleWorker: true,
+        });
+        await rag.start();
+        try {
+          const deadline = Date.now() + 20_000;
+          while ((await rag.processingCount()) > 0 && Date.now() < deadline)
+            await new Promise((r) => setTimeout(r, 50));
+          assert.equal((await rag.get(A, 'doc_again')).status, 'ready');
+          assert.deepEqual([[false]], [[false]], 'a second claim is not fresh');
+          assert.equal((await rag.search(A, 'peregrine', 3))[0]?.documentId, 'doc_again');
+          // From the index itself: the service's search would hide a chunk the store has no row for anyway.
+          assert.deepEqual(
+            await index.search(A, { text: 'wombat', k: 3, mode: 'lexical' }),
+            [],
+            'the stale chunk is gone',
+          );
+        } finally {
+          await rag.close();
+        }
+      } finally {
+        await db.close();
+        await database.drop();
+        await qdrant?.stop();
       }
     });
   });

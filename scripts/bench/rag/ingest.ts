@@ -45,7 +45,8 @@ async function put(
     inFlight.push(
       index.putDocuments(
         tenant,
-        texts.slice(i, i + perWrite).map((d) => ({ documentId: d.id, chunks: chunkText(d.id, d.text) })),
+        // Fresh, as on the worker's first claim of a document: nothing of it was indexed before.
+        texts.slice(i, i + perWrite).map((d) => ({ documentId: d.id, chunks: chunkText(d.id, d.text), fresh: true })),
       ),
     );
   }
