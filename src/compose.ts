@@ -120,7 +120,13 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
   // index for documents and memories (memories as their own kind).
   const embedder = createEmbedder(config, logger);
   // Qdrant when QDRANT_URL is set, else the embedded default: retrieval in the service's own database.
-  const index = chunkIndexFor(config, () => new SqlChunkIndex(db));
+  const index = chunkIndexFor(
+    config,
+    () =>
+      new SqlChunkIndex(db, {
+        onError: (err) => logger.warn({ err }, 'refreshing the document index statistics failed'),
+      }),
+  );
   const rag = new RagService({
     store: new SqlDocumentStore(db),
     index,

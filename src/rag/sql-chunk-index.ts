@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Db, Row } from '../storage/index.js';
 import { analyze, queryTerms } from '../text/index.js';
 import { reciprocalRankFusion } from './fusion.js';
+import { PlannerStatistics } from './planner-statistics.js';
 import { type PgQuery, pgBump, sqliteStatements } from './sql-chunk-index-sql.js';
 import { TenantCache } from './tenant-cache.js';
 import { TenantSets } from './tenant-sets.js';
@@ -58,11 +59,20 @@ export class SqlChunkIndex implements ChunkIndex {
   readonly #db: Db;
   #dimension: number | undefined;
   readonly #cache: TenantCache<TenantSets>;
+  /** PostgreSQL only: ANALYZE after bulk writes (planner-statistics.ts says why). */
+  readonly statistics: PlannerStatistics;
 
-  constructor(db: Db, options: { cachedChunks?: number } = {}) {
+  constructor(
+    db: Db,
+    options: { cachedChunks?: number; onError?: (err: unknown) => void; statisticsCheckEvery?: number } = {},
+  ) {
     this.#db = db;
     this.name = db.dialect;
     this.#cache = new TenantCache(options.cachedChunks ?? CACHED_CHUNKS);
+    this.statistics = new PlannerStatistics(db, 'rag_index_chunks', {
+      onError: options.onError,
+      checkEvery: options.statisticsCheckEvery,
+    });
   }
 
   async prepare(embedding?: { id: string; dimension: number }): Promise<void> {
@@ -142,6 +152,7 @@ export class SqlChunkIndex implements ChunkIndex {
         }
         return pgBump(q, tenant);
       });
+      this.statistics.wrote(rows.length);
     }
     this.#cache.applied(tenant, generation, (set) => {
       for (const d of analysed) set.putDocument(d.documentId, d.chunks);
@@ -259,6 +270,7 @@ export class SqlChunkIndex implements ChunkIndex {
 
   async close(): Promise<void> {
     this.#cache.clear();
+    await this.statistics.settled();
   }
 
   /**
