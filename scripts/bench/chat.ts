@@ -31,6 +31,8 @@ import {
 import { latencyAtRate, type RatedLatency, streamTiming } from './rate.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+/** Unmeasured load before each throughput row, the same for every row (lib.ts `load` says why). */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const CONNECTIONS = 32;
 const ACCOUNTS = 1000;
 const MODEL_PATH = join(ROOT, '..', 'shared', 'models', 'stories260K.gguf');
@@ -160,15 +162,24 @@ try {
 
   const mockBody = chatBody('mock-model');
   const cachedBody = chatBody('PV-TURBO', { user_id: 'bench' });
-  // Every throughput row: same connections and duration. A mock-style row posts one body to one URL;
+  // Every throughput row: same connections, duration and warm-up. A mock-style row posts one body to one URL;
   // a pvai row spreads the same body over all the accounts' keys.
   const loadAt = (url: string, headers: Record<string, string> = json) =>
-    load({ url, connections: CONNECTIONS, seconds: SECONDS, method: 'POST', headers, body: mockBody });
+    load({
+      url,
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      warmupSeconds: WARMUP_SECONDS,
+      method: 'POST',
+      headers,
+      body: mockBody,
+    });
   const loadPvai = (body: string) =>
     load({
       url: server.url,
       connections: CONNECTIONS,
       seconds: SECONDS,
+      warmupSeconds: WARMUP_SECONDS,
       requests: keys.map((_, i) => ({ method: 'POST', path: '/z1/chat/completions', headers: pvHeaders(i), body })),
     });
   // Every latency row: 1,000 req/s for 5 s.
@@ -181,6 +192,7 @@ try {
     url: `${stackProxy.url}/z1/chat/completions`,
     connections: CONNECTIONS,
     seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
     method: 'POST',
     headers: pvHeaders(0),
     body: pvBody,
