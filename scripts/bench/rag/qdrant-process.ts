@@ -1,54 +1,16 @@
-/** A Qdrant server for the benchmark: the shared binary on free ports, storage in a temp dir, stopped after. */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePort, ROOT, waitForHealthy } from '../lib.js';
+/**
+ * Qdrant for the benchmark: the tests' launcher (the shared binary on free ports, storage in a temp dir,
+ * stopped after), and a wait for the optimiser the tests do not need.
+ */
+import { existsSync } from 'node:fs';
+import { QDRANT_BIN, type QdrantServer, startQdrant } from '../../../test/support/qdrant.js';
 
-export const QDRANT_BIN = process.env.BENCH_QDRANT_BIN ?? join(ROOT, '..', 'shared', 'bin', 'qdrant');
+export { startQdrant };
+export type QdrantProcess = QdrantServer;
 
-export interface QdrantProcess {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
+/** Whether the binary is there (without it the bench leaves the Qdrant rows out; it never fails for it). */
 export function qdrantAvailable(): boolean {
   return existsSync(QDRANT_BIN);
-}
-
-export async function startQdrant(): Promise<QdrantProcess> {
-  const dir = mkdtempSync(join(tmpdir(), 'pvai-bench-qdrant-'));
-  const httpPort = await freePort();
-  const grpcPort = await freePort();
-  const child = spawn(QDRANT_BIN, [], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH ?? '',
-      QDRANT__SERVICE__HOST: '127.0.0.1',
-      QDRANT__SERVICE__HTTP_PORT: String(httpPort),
-      QDRANT__SERVICE__GRPC_PORT: String(grpcPort),
-      QDRANT__STORAGE__STORAGE_PATH: join(dir, 'storage'),
-      QDRANT__STORAGE__SNAPSHOTS_PATH: join(dir, 'snapshots'),
-      QDRANT__TELEMETRY_DISABLED: 'true',
-      QDRANT__LOG_LEVEL: 'WARN',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${httpPort}`;
-  await waitForHealthy(url, child, '/readyz');
-  return {
-    url,
-    child,
-    async stop() {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        await once(child, 'exit');
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /**
