@@ -141,6 +141,18 @@ export class SqlDocumentStore implements DocumentStore {
     return rows.map(toJob).sort((x, y) => x.doc.createdAt - y.doc.createdAt);
   }
 
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows =
+      this.#db.dialect === 'postgres'
+        ? await this.#db.query<{ id: string }>('SELECT id FROM rag_documents WHERE id = ANY($1::text[])', [[...ids]])
+        : await this.#db.query<{ id: string }>(
+            `SELECT id FROM rag_documents WHERE id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`,
+            [...ids],
+          );
+    return new Set(rows.map((r) => r.id));
+  }
+
   async countProcessing(): Promise<number> {
     const rows = await this.#db.query<{ n: number }>(
       "SELECT count(*) AS n FROM rag_documents WHERE status = 'processing'",
@@ -164,12 +176,16 @@ export class SqlDocumentStore implements DocumentStore {
 
   async putChunks(documents: ReadonlyArray<{ doc: DocumentRecord; chunks: readonly Chunk[] }>): Promise<void> {
     if (documents.length === 0) return;
-    const rows = documents.flatMap(({ doc, chunks }) =>
-      chunks.map((c) => [c.id, doc.id, doc.accountId, doc.userId, c.ordinal, c.text, c.charStart, c.charEnd, c.page]),
-    );
+    const rowsOf = (kept: typeof documents) =>
+      kept.flatMap(({ doc, chunks }) =>
+        chunks.map((c) => [c.id, doc.id, doc.accountId, doc.userId, c.ordinal, c.text, c.charStart, c.charEnd, c.page]),
+      );
+    // A document deleted since its job read it (its owner deleted it during the index write) is left out:
+    // its chunks have nowhere to go, and the others of the claim must not fail with it.
     const db = this.#db;
     if (db.dialect === 'sqlite') {
       // One transaction: a crash leaves either no chunks or all of them, of every document.
+      const stmtExists = db.sqlite.prepare('SELECT 1 FROM rag_documents WHERE id = ?');
       const stmtDelete = db.sqlite.prepare('DELETE FROM rag_chunks WHERE document_id = ?');
       const stmtInsert = db.sqlite.prepare(
         `INSERT INTO rag_chunks (id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page)
@@ -177,20 +193,27 @@ export class SqlDocumentStore implements DocumentStore {
       );
       const stmtCount = db.sqlite.prepare('UPDATE rag_documents SET chunk_count = ?, chunks_embedded = 0 WHERE id = ?');
       db.sqlite.transaction(() => {
-        for (const { doc } of documents) stmtDelete.run(doc.id);
-        for (const row of rows) stmtInsert.run(...row);
-        for (const { doc, chunks } of documents) stmtCount.run(chunks.length, doc.id);
+        const kept = documents.filter(({ doc }) => stmtExists.get(doc.id) !== undefined);
+        for (const { doc } of kept) stmtDelete.run(doc.id);
+        for (const row of rowsOf(kept)) stmtInsert.run(...row);
+        for (const { doc, chunks } of kept) stmtCount.run(chunks.length, doc.id);
       })();
       return;
     }
-    // Three statements however many chunks and documents (a statement per chunk was a round trip each).
-    const column = (i: number) => rows.map((r) => r[i]);
+    // Four statements however many chunks and documents (a statement per chunk was a round trip each).
     const client = await db.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query('DELETE FROM rag_chunks WHERE document_id = ANY($1::text[])', [
-        documents.map((d) => d.doc.id),
-      ]);
+      // Held until the commit: a delete of one of them waits for it, then takes its chunks with it.
+      const present = await client.query<{ id: string }>(
+        'SELECT id FROM rag_documents WHERE id = ANY($1::text[]) FOR KEY SHARE',
+        [documents.map((d) => d.doc.id)],
+      );
+      const ids = new Set(present.rows.map((r) => r.id));
+      const kept = documents.filter(({ doc }) => ids.has(doc.id));
+      const rows = rowsOf(kept);
+      const column = (i: number) => rows.map((r) => r[i]);
+      await client.query('DELETE FROM rag_chunks WHERE document_id = ANY($1::text[])', [kept.map((d) => d.doc.id)]);
       await client.query(
         `INSERT INTO rag_chunks (id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[],
@@ -200,7 +223,7 @@ export class SqlDocumentStore implements DocumentStore {
       await client.query(
         `UPDATE rag_documents d SET chunk_count = u.n, chunks_embedded = 0
          FROM unnest($1::text[], $2::int[]) AS u(id, n) WHERE d.id = u.id`,
-        [documents.map((d) => d.doc.id), documents.map((d) => d.chunks.length)],
+        [kept.map((d) => d.doc.id), kept.map((d) => d.chunks.length)],
       );
       await client.query('COMMIT');
     } catch (err) {

@@ -65,6 +65,8 @@ export interface DocumentStore {
   /** Stores the document with its text and marks it `processing` (the job) in one statement. */
   insert(doc: DocumentRecord, text: string, pages: readonly number[]): Promise<void>;
   get(tenant: Tenant, id: string): Promise<DocumentRecord | undefined>;
+  /** Which of these documents still exist (any tenant's: ids are unique), in one read. */
+  existing(ids: readonly string[]): Promise<Set<string>>;
   list(tenant: Tenant): Promise<DocumentRecord[]>;
   /** Removes the document and its chunks; false when it is not this tenant's. */
   delete(tenant: Tenant, id: string): Promise<boolean>;

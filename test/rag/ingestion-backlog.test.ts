@@ -38,7 +38,11 @@ interface Write {
 }
 
 /** The real index, with the writes it receives written down (what the worker asked of it). */
-function recording(index: ChunkIndex): {
+function recording(
+  index: ChunkIndex,
+  /** Runs before each lexical write reaches the index (a user acting while the worker writes). */
+  beforeWrite?: (documents: readonly string[]) => Promise<void>,
+): {
   index: ChunkIndex;
   writes: Write[];
   events: string[];
@@ -53,6 +57,7 @@ function recording(index: ChunkIndex): {
     putDocuments: async (tenant, documents) => {
       writes.push({ tenant, documents: documents.map((d) => d.documentId), fresh: documents.map((d) => !!d.fresh) });
       events.push('words');
+      await beforeWrite?.(documents.map((d) => d.documentId));
       return index.putDocuments(tenant, documents);
     },
     putVectors: (tenant, documentId, vectors) => {
@@ -214,6 +219,57 @@ for (const backend of backends()) {
         await db.close();
         await database.drop();
         await qdrant?.stop();
+      }
+    });
+
+    it('a document deleted while its claim is written is left out, and the rest of the claim is ingested', async () => {
+      const database = await createTestDatabase(backend);
+      const db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 2 });
+      const store = new SqlDocumentStore(db);
+      const now = Date.now();
+      try {
+        for (let i = 0; i < 5; i++) {
+          const text = `Field note ${i}: the word is marmot${i}.`;
+          await store.insert(record(A, `doc_m${i}`, text.length, now + i), text, []);
+        }
+        let rag: RagService | undefined;
+        // The user deletes doc_m2 while the worker writes the claim that holds it: after the job read it,
+        // before its chunks reach the index and the store.
+        const { index, writes } = recording(new SqlChunkIndex(db), async (documents) => {
+          if (documents.includes('doc_m2')) await rag?.delete(A, 'doc_m2');
+        });
+        rag = new RagService({ store, index, clock: Date.now, logger: pino({ level: 'silent' }), soleWorker: true });
+        await rag.start();
+        try {
+          const deadline = Date.now() + 20_000;
+          while ((await rag.processingCount()) > 0 && Date.now() < deadline)
+            await new Promise((r) => setTimeout(r, 50));
+          assert.deepEqual(
+            writes.map((w) => w.documents.length),
+            [5],
+            'the five were one claim',
+          );
+          for (const i of [0, 1, 3, 4]) {
+            const doc = await rag.get(A, `doc_m${i}`);
+            assert.equal(doc.status, 'ready', `doc_m${i}: ${JSON.stringify(doc.failure)}`);
+            assert.equal((await rag.search(A, `marmot${i}`, 3))[0]?.documentId, `doc_m${i}`);
+          }
+          assert.equal(await store.get(A, 'doc_m2'), undefined);
+          assert.deepEqual(
+            await index.search(A, { text: 'marmot2', k: 3, mode: 'lexical' }),
+            [],
+            'its chunks, written after the delete, were removed again',
+          );
+          const rows = await db.query<{ n: number }>(
+            "SELECT count(*) AS n FROM rag_chunks WHERE document_id = 'doc_m2'",
+          );
+          assert.equal(Number(rows[0]?.n), 0);
+        } finally {
+          await rag.close();
+        }
+      } finally {
+        await db.close();
+        await database.drop();
       }
     });
   });
