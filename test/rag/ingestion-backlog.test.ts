@@ -6,8 +6,8 @@ import { RagService } from '../../src/rag/rag-service.js';
 import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
 import { SqlDocumentStore } from '../../src/rag/sql-document-store.js';
 import type { ChunkIndex, DocumentRecord, Tenant } from '../../src/rag/types.js';
-import { openDb } from '../../src/storage/index.js';
-import { backends, createTestDatabase } from '../support/databases.js';
+import { type Db, openDb } from '../../src/storage/index.js';
+import { type Backend, backends, createTestDatabase } from '../support/databases.js';
 import { qdrantAvailable, startQdrant } from '../support/qdrant.js';
 import { fakeEmbedder } from './test-embedder.js';
 
@@ -72,25 +72,40 @@ function recording(
   return { index: wrapped, writes, events };
 }
 
+/** A fresh database of the backend with the document store on it, closed and dropped after `run`. */
+async function withStore(backend: Backend, run: (db: Db, store: SqlDocumentStore) => Promise<void>): Promise<void> {
+  const database = await createTestDatabase(backend);
+  const db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 2 });
+  try {
+    await run(db, new SqlDocumentStore(db));
+  } finally {
+    await db.close();
+    await database.drop();
+  }
+}
+
+/** Waits, at most 20 s, until no document is processing. */
+async function drained(rag: RagService): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while ((await rag.processingCount()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
+
 for (const backend of backends()) {
   describe(`a backlog of documents (${backend})`, () => {
-    it('indexes the waiting small documents in one write per user, all before embedding any, each found by its owner only', async () => {
-      const database = await createTestDatabase(backend);
-      const db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 2 });
-      const store = new SqlDocumentStore(db);
-      // Stored before any worker runs, as after a restart with jobs left: 30 small documents of two
-      // users interleaved, an empty one, and one above the small-document size that goes on its own.
-      const now = Date.now();
-      const docs: Array<{ tenant: Tenant; id: string; text: string }> = [];
-      for (let i = 0; i < 30; i++) {
-        const tenant = i % 3 === 0 ? B : A;
-        docs.push({
-          tenant,
-          id: `doc_${String(i).padStart(2, '0')}`,
-          text: `Report ${i}: the marker word quokka${i}.`,
-        });
-      }
-      try {
+    it('indexes the waiting small documents in one write per user, all before embedding any, each found by its owner only', () =>
+      withStore(backend, async (db, store) => {
+        // Stored before any worker runs, as after a restart with jobs left: 30 small documents of two
+        // users interleaved, an empty one, and one above the small-document size that goes on its own.
+        const now = Date.now();
+        const docs: Array<{ tenant: Tenant; id: string; text: string }> = [];
+        for (let i = 0; i < 30; i++) {
+          const tenant = i % 3 === 0 ? B : A;
+          docs.push({
+            tenant,
+            id: `doc_${String(i).padStart(2, '0')}`,
+            text: `Report ${i}: the marker word quokka${i}.`,
+          });
+        }
         for (const [n, d] of docs.entries())
           await store.insert(record(d.tenant, d.id, d.text.length, now + n), d.text, []);
         await store.insert(record(A, 'doc_empty', 3, now + 40), '   ', []);
@@ -108,9 +123,7 @@ for (const backend of backends()) {
         });
         await rag.start();
         try {
-          const deadline = Date.now() + 20_000;
-          while ((await rag.processingCount()) > 0 && Date.now() < deadline)
-            await new Promise((r) => setTimeout(r, 50));
+          await drained(rag);
           assert.equal(await rag.processingCount(), 0, 'every job finished');
 
           // The 30 small documents: one write for each user (two users), the large one on its own.
@@ -154,84 +167,72 @@ for (const backend of backends()) {
         } finally {
           await rag.close();
         }
-      } finally {
-        await db.close();
-        await database.drop();
-      }
-    });
+      }));
 
     // On PostgreSQL with a real Qdrant (the production pair) when the binary is there: the adapter that
     // skips its delete for fresh documents is the one that must still replace for a second claim.
     const withQdrant = backend === 'postgres' && qdrantAvailable();
     it(`replaces what an earlier claim of a document left in the index (its worker died after the index write)${withQdrant ? ', on Qdrant' : ''}`, async () => {
       const qdrant = withQdrant ? await startQdrant() : undefined;
-      const database = await createTestDatabase(backend);
-      const db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 2 });
-      const store = new SqlDocumentStore(db);
       const text = 'The falcon report: peregrine falcons nest on cliffs.';
       try {
-        await store.insert(record(A, 'doc_again', text.length, Date.now()), text, []);
-        // An earlier worker claimed it (a lease already run out) and wrote to the index, then died
-        // before the store: a chunk the document no longer makes is there.
-        const [claimed] = await store.claimUnchunked(Date.now() - 600_000, 1, 16_000, 1);
-        assert.equal(claimed?.attempts, 1);
-        const { index, writes } = recording(
-          qdrant ? new QdrantChunkIndex({ url: qdrant.url, collection: 'backlog' }) : new SqlChunkIndex(db),
-        );
-        await index.prepare();
-        await index.putChunks(A, 'doc_again', [
-          {
-            id: 'doc_again_c7',
-            documentId: 'doc_again',
-            ordinal: 7,
-            text: 'A stale wombat.',
-            charStart: 0,
-            charEnd: 15,
-            page: null,
-          },
-        ]);
-        writes.length = 0;
-        const rag = new RagService({
-          store,
-          index,
-          clock: Date.now,
-          logger: pino({ level: 'silent' }),
-          soleWorker: true,
+        await withStore(backend, async (db, store) => {
+          await store.insert(record(A, 'doc_again', text.length, Date.now()), text, []);
+          // An earlier worker claimed it (a lease already run out) and wrote to the index, then died
+          // before the store: a chunk the document no longer makes is there.
+          const [claimed] = await store.claimUnchunked(Date.now() - 600_000, 1, 16_000, 1);
+          assert.equal(claimed?.attempts, 1);
+          const { index, writes } = recording(
+            qdrant ? new QdrantChunkIndex({ url: qdrant.url, collection: 'backlog' }) : new SqlChunkIndex(db),
+          );
+          await index.prepare();
+          await index.putChunks(A, 'doc_again', [
+            {
+              id: 'doc_again_c7',
+              documentId: 'doc_again',
+              ordinal: 7,
+              text: 'A stale wombat.',
+              charStart: 0,
+              charEnd: 15,
+              page: null,
+            },
+          ]);
+          writes.length = 0;
+          const rag = new RagService({
+            store,
+            index,
+            clock: Date.now,
+            logger: pino({ level: 'silent' }),
+            soleWorker: true,
+          });
+          await rag.start();
+          try {
+            await drained(rag);
+            assert.equal((await rag.get(A, 'doc_again')).status, 'ready');
+            assert.deepEqual(
+              writes.map((w) => w.fresh),
+              [[false]],
+              'a second claim is not fresh',
+            );
+            assert.equal((await rag.search(A, 'peregrine', 3))[0]?.documentId, 'doc_again');
+            // From the index itself: the service's search would hide a chunk the store has no row for anyway.
+            assert.deepEqual(
+              await index.search(A, { text: 'wombat', k: 3, mode: 'lexical' }),
+              [],
+              'the stale chunk is gone',
+            );
+          } finally {
+            await rag.close();
+          }
         });
-        await rag.start();
-        try {
-          const deadline = Date.now() + 20_000;
-          while ((await rag.processingCount()) > 0 && Date.now() < deadline)
-            await new Promise((r) => setTimeout(r, 50));
-          assert.equal((await rag.get(A, 'doc_again')).status, 'ready');
-          assert.deepEqual(
-            writes.map((w) => w.fresh),
-            [[false]],
-            'a second claim is not fresh',
-          );
-          assert.equal((await rag.search(A, 'peregrine', 3))[0]?.documentId, 'doc_again');
-          // From the index itself: the service's search would hide a chunk the store has no row for anyway.
-          assert.deepEqual(
-            await index.search(A, { text: 'wombat', k: 3, mode: 'lexical' }),
-            [],
-            'the stale chunk is gone',
-          );
-        } finally {
-          await rag.close();
-        }
       } finally {
-        await db.close();
-        await database.drop();
         await qdrant?.stop();
       }
     });
 
-    it('a document deleted while its claim is written is left out, and the rest of the claim is ingested', async () => {
-      const database = await createTestDatabase(backend);
-      const db = await openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 2 });
-      const store = new SqlDocumentStore(db);
-      const now = Date.now();
-      try {
+    it('a document deleted while its claim is written is left out, and the rest of the claim is ingested', () =>
+      withStore(backend, async (db, store) => {
+        const now = Date.now();
         for (let i = 0; i < 5; i++) {
           const text = `Field note ${i}: the word is marmot${i}.`;
           await store.insert(record(A, `doc_m${i}`, text.length, now + i), text, []);
@@ -245,9 +246,7 @@ for (const backend of backends()) {
         rag = new RagService({ store, index, clock: Date.now, logger: pino({ level: 'silent' }), soleWorker: true });
         await rag.start();
         try {
-          const deadline = Date.now() + 20_000;
-          while ((await rag.processingCount()) > 0 && Date.now() < deadline)
-            await new Promise((r) => setTimeout(r, 50));
+          await drained(rag);
           assert.deepEqual(
             writes.map((w) => w.documents.length),
             [5],
@@ -271,10 +270,6 @@ for (const backend of backends()) {
         } finally {
           await rag.close();
         }
-      } finally {
-        await db.close();
-        await database.drop();
-      }
-    });
+      }));
   });
 }
