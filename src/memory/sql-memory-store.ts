@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { byIdsFirst, type Db, type Row } from '../storage/index.js';
+import { byIdsFirst, type Db, placeholderList, type Row } from '../storage/index.js';
 import type { MemoryChange, MemoryRecord, MemorySource, MemoryStore, Tenant } from './types.js';
 
 const COLUMNS = 'id, account_id, user_id, content, metadata, source, slot, created_at, updated_at';
@@ -59,7 +59,7 @@ export class SqlMemoryStore implements MemoryStore {
 
   async many(tenant: Tenant, ids: readonly string[]): Promise<MemoryRecord[]> {
     if (ids.length === 0) return [];
-    const placeholders = ids.map((_, i) => `$${i + 3}`).join(', ');
+    const placeholders = placeholderList(ids.length, 3);
     const rows = await this.#db.query(
       `SELECT ${COLUMNS} FROM memories
        WHERE ${byIdsFirst(this.#db)}account_id = $1 AND ${byIdsFirst(this.#db)}user_id = $2 AND id IN (${placeholders})`,

@@ -1,4 +1,4 @@
-import { byIdsFirst, type Db, type Row } from '../storage/index.js';
+import { byIdsFirst, type Db, placeholderList, type Row } from '../storage/index.js';
 import type { Chunk, ChunkMatch, DocumentRecord, DocumentStore, IngestionJob, Tenant } from './types.js';
 
 const DOC_COLUMNS = `id, account_id, user_id, title, content_type, size_bytes, metadata, status, chunk_count,
@@ -143,13 +143,10 @@ export class SqlDocumentStore implements DocumentStore {
 
   async existing(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows =
-      this.#db.dialect === 'postgres'
-        ? await this.#db.query<{ id: string }>('SELECT id FROM rag_documents WHERE id = ANY($1::text[])', [[...ids]])
-        : await this.#db.query<{ id: string }>(
-            `SELECT id FROM rag_documents WHERE id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`,
-            [...ids],
-          );
+    const rows = await this.#db.query<{ id: string }>(
+      `SELECT id FROM rag_documents WHERE id IN (${placeholderList(ids.length)})`,
+      [...ids],
+    );
     return new Set(rows.map((r) => r.id));
   }
 
@@ -166,8 +163,9 @@ export class SqlDocumentStore implements DocumentStore {
 
   async release(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    const placeholders = ids.map((_, i) => `$${i + 1}`).join(', ');
-    await this.#db.query(`UPDATE rag_documents SET lease_until = 0 WHERE id IN (${placeholders})`, [...ids]);
+    await this.#db.query(`UPDATE rag_documents SET lease_until = 0 WHERE id IN (${placeholderList(ids.length)})`, [
+      ...ids,
+    ]);
   }
 
   async extendLease(id: string, until: number): Promise<void> {
@@ -245,7 +243,7 @@ export class SqlDocumentStore implements DocumentStore {
 
   async markEmbedded(documentId: string, chunkIds: readonly string[]): Promise<void> {
     if (chunkIds.length > 0) {
-      const placeholders = chunkIds.map((_, i) => `$${i + 2}`).join(', ');
+      const placeholders = placeholderList(chunkIds.length, 2);
       await this.#db.query(`UPDATE rag_chunks SET embedded = 1 WHERE document_id = $1 AND id IN (${placeholders})`, [
         documentId,
         ...chunkIds,
@@ -272,7 +270,7 @@ export class SqlDocumentStore implements DocumentStore {
 
   async chunks(tenant: Tenant, ids: readonly string[]): Promise<ChunkMatch[]> {
     if (ids.length === 0) return [];
-    const placeholders = ids.map((_, i) => `$${i + 3}`).join(', ');
+    const placeholders = placeholderList(ids.length, 3);
     const plus = byIdsFirst(this.#db);
     const rows = await this.#db.query(
       `SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.page, d.title

@@ -1,4 +1,4 @@
-import type { Db, Row } from '../storage/index.js';
+import { type Db, placeholderList, type Row } from '../storage/index.js';
 import { BUCKET_COUNT } from './histogram.js';
 import type { Resolution, SlaBucket, SlaStore } from './types.js';
 
@@ -24,7 +24,7 @@ const COLUMNS = [...KEY, ...SUMMED];
  * the same minute of the same account sum, and nothing is read before it is written. The same SQL runs
  * on SQLite (3.24+) and PostgreSQL.
  */
-const UPSERT = `INSERT INTO sla_buckets (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
+const UPSERT = `INSERT INTO sla_buckets (${COLUMNS.join(', ')}) VALUES (${placeholderList(COLUMNS.length)})
   ON CONFLICT (${KEY.join(', ')}) DO UPDATE SET ${SUMMED.map((c) => `${c} = sla_buckets.${c} + excluded.${c}`).join(', ')}`;
 
 function values(b: SlaBucket): unknown[] {

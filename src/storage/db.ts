@@ -27,10 +27,6 @@ export type Db =
   | (DbCommon & { readonly dialect: 'postgres'; readonly pool: pg.Pool });
 
 /**
- * Repositories write PostgreSQL's `$1` placeholders; better-sqlite3 binds positional `?` only in
- * order, so `$n` becomes the named parameter `@pn` (which also allows one value to be used twice).
- */
-/**
  * Put before the tenant columns of a lookup by a handful of ids (`WHERE ${p}account_id = $1 AND
  * ${p}user_id = $2 AND id IN (…)`): on SQLite a unary `+` keeps the planner from choosing the
  * (account, user) index, which walks every row of the user, over the id index. Measured at 10,000
@@ -40,6 +36,15 @@ export function byIdsFirst(db: Db): string {
   return db.dialect === 'sqlite' ? '+' : '';
 }
 
+/** `$first, $first+1, …`: `count` numbered parameters for an `IN (…)` or `VALUES (…)` list. */
+export function placeholderList(count: number, first = 1): string {
+  return Array.from({ length: count }, (_, i) => `$${first + i}`).join(', ');
+}
+
+/**
+ * Repositories write PostgreSQL's `$1` placeholders; better-sqlite3 binds positional `?` only in
+ * order, so `$n` becomes the named parameter `@pn` (which also allows one value to be used twice).
+ */
 export function toSqlitePlaceholders(sql: string): string {
   return sql.replace(/\$(\d+)/g, '@p$1');
 }
