@@ -13,6 +13,11 @@ export const ERROR_STATUS = {
   /** HTTP the server cannot parse (framing, header syntax), answered before routing. */
   MALFORMED_REQUEST: 400,
   INVALID_PARAMETER: 400,
+  /**
+   * Text the service will not take: a string that is not well-formed Unicode (an unpaired surrogate), or
+   * that holds U+0000, anywhere in a request; or a control character in an identifier (`user_id`, ids).
+   */
+  INVALID_TEXT: 400,
   INVALID_MODEL: 400,
   RAG_K_EXCEEDS_TIER: 400,
   TIMEOUT_EXCEEDS_TIER: 400,
@@ -44,6 +49,8 @@ export const ERROR_STATUS = {
   SERVICE_UNAVAILABLE: 503,
   SANDBOX_UNAVAILABLE: 503,
   SERVER_BUSY: 503,
+  /** A connection refused before its request: its client address, or the server, holds too many open. */
+  TOO_MANY_CONNECTIONS: 503,
   /** The caller's own share of a capacity shared between accounts (code execution) is full. */
   ACCOUNT_BUSY: 503,
   UPSTREAM_TIMEOUT: 504,
