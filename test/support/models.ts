@@ -12,10 +12,13 @@ const setupDataDir = process.env.PVAI_DATA_DIR || join(ROOT, 'data');
 
 /** SmolLM2-135M-Instruct, the default chat model: for tests that check what an answer says. */
 export const SMOLLM2_MODEL = defaultChatModelPath({ dataDir: setupDataDir });
-/** all-MiniLM-L6-v2 as scripts/setup converted it. */
+/** all-MiniLM-L6-v2 as scripts/setup converted it (checked against the reference's pinned SHA-256). */
 export const EMBEDDING_MODEL = embeddingModelPath({ dataDir: setupDataDir });
-/** The reference conversion of all-MiniLM-L6-v2 (../shared beside the repository). */
-export const SHARED_EMBEDDING_MODEL = join(ROOT, '..', 'shared', 'models', 'all-MiniLM-L6-v2.Q8_0.gguf');
+/**
+ * stories260K, the tiny real llama committed as a test fixture (test/fixtures/models/README.md): the
+ * local engine's own tests, and every test server that needs a chat model but not a good answer.
+ */
+export const TINY_CHAT_MODEL = join(ROOT, 'test', 'fixtures', 'models', 'stories260K.gguf');
 export const SETUP_TOOLS = toolPaths(ROOT);
 
 /**

@@ -1,15 +1,5 @@
-import { join } from 'node:path';
-
-/** The real embedding model every RAG test and the bench use (../shared beside the repository). */
-export const EMBEDDING_MODEL = join(
-  import.meta.dirname,
-  '..',
-  '..',
-  '..',
-  'shared',
-  'models',
-  'all-MiniLM-L6-v2.Q8_0.gguf',
-);
+/** The real embedding model every RAG and memory test uses: where scripts/setup put it. */
+export { EMBEDDING_MODEL } from './models.js';
 
 export interface DocumentBody {
   id: string;

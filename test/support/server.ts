@@ -7,10 +7,11 @@ import type { FactExtractor } from '../../src/memory/index.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { assertConformsToContract } from './contract.js';
 import { type Backend, createTestDatabase } from './databases.js';
+import { TINY_CHAT_MODEL } from './models.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
-/** The real tiny llama model every local-engine test uses (../shared beside the repository). */
-export const TEST_MODEL = join(import.meta.dirname, '..', '..', '..', 'shared', 'models', 'stories260K.gguf');
+/** The real tiny llama every local-engine test uses: the committed fixture (test/fixtures/models). */
+export const TEST_MODEL = TINY_CHAT_MODEL;
 
 export interface Response<T = Record<string, unknown>> {
   status: number;

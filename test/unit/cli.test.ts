@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { DoctorCheck } from '../../src/setup/index.js';
-import { SHARED_EMBEDDING_MODEL } from '../support/models.js';
+import { EMBEDDING_MODEL } from '../support/models.js';
 import { pvai, pvaiStatus } from '../support/processes.js';
 import { sandboxHostSkip } from '../support/sandbox-host.js';
 import { TEST_MODEL } from '../support/server.js';
@@ -108,7 +108,7 @@ describe('pvai CLI', () => {
   it('doctor reports every piece, each one that fails with the command that fixes it', async () => {
     const { code, stdout } = await pvaiStatus(['doctor', '--json'], {
       ...env,
-      PVAI_EMBEDDING_MODEL: SHARED_EMBEDDING_MODEL,
+      PVAI_EMBEDDING_MODEL: EMBEDDING_MODEL,
       QDRANT_URL: '',
       PVAI_WEB_SEARCH_PROVIDER: '',
     });
@@ -128,7 +128,7 @@ describe('pvai CLI', () => {
     assert.equal(checks.database?.ok, true);
     assert.match(checks.database?.detail ?? '', /sqlite/);
     assert.deepEqual(checks.local_model, { ok: true, detail: TEST_MODEL });
-    assert.deepEqual(checks.embedding_model, { ok: true, detail: SHARED_EMBEDDING_MODEL });
+    assert.deepEqual(checks.embedding_model, { ok: true, detail: EMBEDDING_MODEL });
     assert.deepEqual(checks.qdrant, { ok: true, detail: 'not configured (embedded index)' });
     assert.equal(checks.web_search?.ok, true);
     assert.match(checks.web_search?.detail ?? '', /not configured: set PVAI_WEB_SEARCH_PROVIDER/);
