@@ -91,10 +91,46 @@ export async function openDb(options: StorageOptions): Promise<Db> {
   }
 }
 
+/**
+ * The key of the advisory lock migrations run under on PostgreSQL (any fixed bigint no other lock of
+ * pvai uses: the rate limiter's are hashes of 'pvai_rate_limit:' and an account id).
+ */
+const MIGRATION_LOCK_KEY = 7_364_821_905_113;
+
+/**
+ * Runs pending migrations. On PostgreSQL several replicas may start at once on an empty database: each
+ * would find every migration pending and all but one would fail (`relation "dashboard_sessions" already
+ * exists`, 6 of 7 tries with two replicas). So they take turns under a session-level advisory lock held
+ * on a connection of its own (outside the pool, whatever its size) for the whole run; the replicas that
+ * waited then find nothing pending. A replica that dies holding it frees it with its connection.
+ * SQLite needs no lock: one server owns the file (ProcessLock).
+ */
+async function runMigrations(dataSource: DataSource, databaseUrl: string | undefined): Promise<void> {
+  if (!databaseUrl) {
+    await dataSource.runMigrations({ transaction: 'each' });
+    return;
+  }
+  const lock = new pg.Client({ connectionString: databaseUrl });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await dataSource.runMigrations({ transaction: 'each' });
+    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+  } finally {
+    // Ending the session frees the lock too, should the migrations have failed.
+    await lock.end();
+  }
+}
+
 async function openDataSource(options: StorageOptions, lock: ProcessLock | undefined): Promise<Db> {
   const dataSource = createDataSource(options);
   await dataSource.initialize();
-  await dataSource.runMigrations({ transaction: 'each' });
+  try {
+    await runMigrations(dataSource, options.databaseUrl);
+  } catch (err) {
+    await dataSource.destroy();
+    throw err;
+  }
   const close = async () => {
     if (dataSource.isInitialized) await dataSource.destroy();
   };
