@@ -1169,8 +1169,9 @@ export interface components {
     responses: {
         /**
          * @description Invalid parameters. `code` names the problem and `details.field` the offending field: `INVALID_PARAMETER`,
-         *     or for the body `INVALID_JSON`, `INVALID_ENCODING` and `NESTING_TOO_DEEP`; `AMBIGUOUS_CREDENTIALS` for a
-         *     request carrying two different keys.
+         *     `INVALID_TEXT` for text that is not well-formed Unicode, holds a NUL, or (in an identifier) a control
+         *     character, or for the body `INVALID_JSON`, `INVALID_ENCODING` and `NESTING_TOO_DEEP`; `AMBIGUOUS_CREDENTIALS`
+         *     for a request carrying two different keys.
          */
         BadRequest: {
             headers: {

@@ -14,6 +14,8 @@ import type { IndexedOpenAPIRouter } from './indexed-router.js';
 import { isMultipart, readMultipart } from './multipart.js';
 import type { HttpPorts } from './ports.js';
 import type { AppContext, RequestState } from './state.js';
+import { invalidText, urlTextProblem } from './text.js';
+import { answeredBeforeItsBody } from './timeouts.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -142,6 +144,14 @@ function routeBodies(api: OpenAPIBackend, ports: HttpPorts): Koa.Middleware {
   };
 }
 
+/** Percent-escapes in the path and query that do not stand for UTF-8 text without NUL: 400 `INVALID_TEXT`. */
+const refuseUrlText: Koa.Middleware = (ctx, next) => {
+  const problem = urlTextProblem(ctx.path, ctx.querystring);
+  if (!problem) return next();
+  if (BODY_METHODS.has(ctx.method)) answeredBeforeItsBody(ctx.req);
+  throw invalidText(problem);
+};
+
 export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestState> {
   const app = new Koa<RequestState>({ proxy: false });
   const limit = ports.bodyLimitBytes;
@@ -159,6 +169,7 @@ export function createApp(ports: HttpPorts, api: OpenAPIBackend): Koa<RequestSta
   // would be work for nothing.
   const assets = referenceAssets().routes() as unknown as Koa.Middleware<RequestState>;
   app.use((ctx, next) => (ctx.path.startsWith('/docs/assets/') ? assets(ctx, next) : next()));
+  app.use(refuseUrlText);
   app.use(routeBodies(api, ports));
   app.use(async (ctx: AppContext) => {
     await api.handleRequest(openApiRequest(ctx), ctx);

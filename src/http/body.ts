@@ -6,6 +6,7 @@ import { AppError } from '../errors/index.js';
 import { ClientDisconnectedError } from './call.js';
 import { findTooDeep } from './json-depth.js';
 import type { AppContext } from './state.js';
+import { invalidText, jsonTextProblem } from './text.js';
 import { answeredBeforeItsBody } from './timeouts.js';
 
 /** The bounds a request body is read within; every one is checked while the body arrives. */
@@ -90,7 +91,10 @@ export function contentCoding(header: string): Coding {
   );
 }
 
-/** A JSON object or array within the depth limit, or the 400 that says what is wrong with it. */
+/**
+ * A JSON object or array within the depth limit whose every string the service takes (http/text.ts), or the
+ * 400 that says what is wrong with it.
+ */
 export function parseJson(text: string, maxDepth: number): unknown {
   if (!OBJECT_OR_ARRAY.test(text)) {
     throw new AppError('INVALID_JSON', 'The body is not valid JSON', {
@@ -106,14 +110,18 @@ export function parseJson(text: string, maxDepth: number): unknown {
       max_depth: maxDepth,
     });
   }
+  let json: unknown;
   try {
-    return parseJsonText(text, { protoAction: 'error' });
+    json = parseJsonText(text, { protoAction: 'error' });
   } catch (err) {
     throw new AppError('INVALID_JSON', 'The body is not valid JSON', {
       field: 'body',
       reason: (err as Error).message,
     });
   }
+  const problem = jsonTextProblem(json);
+  if (problem) throw invalidText(problem);
+  return json;
 }
 
 function tooLarge(limit: number): AppError {

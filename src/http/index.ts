@@ -23,4 +23,5 @@ export type {
   UsageNote,
 } from './operation.js';
 export type { Admission, ExtraRoutes, HttpPorts, RequestRecord } from './ports.js';
+export { identifierProblem, invalidText, jsonTextProblem, type TextProblem } from './text.js';
 export { applyServerTimeouts, type ServerTimeouts } from './timeouts.js';

@@ -2,6 +2,7 @@ import busboy from 'busboy';
 import type Koa from 'koa';
 import { AppError } from '../errors/index.js';
 import type { AppContext } from './state.js';
+import { formFieldText, invalidText } from './text.js';
 
 /** A multipart/form-data body: its text fields and its one file. */
 export interface Upload {
@@ -30,6 +31,9 @@ export function readMultipart(ctx: AppContext, limit: number): Promise<Upload> {
       parser = busboy({
         headers: ctx.req.headers,
         limits: { fileSize: limit, files: 1, fields: 16, fieldSize: FIELD_LIMIT_BYTES, parts: 17 },
+        // Field values arrive as their bytes (latin1 maps each byte to one character) and are decoded as
+        // strict UTF-8 below: busboy's own UTF-8 decoding would replace bytes that are not UTF-8 with U+FFFD.
+        defCharset: 'latin1',
       });
     } catch (err) {
       reject(
@@ -56,7 +60,12 @@ export function readMultipart(ctx: AppContext, limit: number): Promise<Upload> {
         fail(new AppError('INVALID_PARAMETER', `The field ${name} is too long`, { field: name, reason: 'too long' }));
         return;
       }
-      upload.fields[name] = value;
+      const text = formFieldText(name, value);
+      if (typeof text !== 'string') {
+        fail(invalidText(text));
+        return;
+      }
+      upload.fields[name] = text;
     });
     parser.on('file', (name, stream, info) => {
       const parts: Buffer[] = [];

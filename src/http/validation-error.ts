@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { AppError } from '../errors/index.js';
+import { IDENTIFIER_PATTERN, IDENTIFIER_REASON, invalidText } from './text.js';
 
 /** `/requestBody/messages/0/role` → `messages[0].role`; `/query/user_id` → `user_id`. */
 export function fieldOf(error: ErrorObject): string {
@@ -55,6 +56,9 @@ export function validationError(errors: readonly ErrorObject[]): AppError {
     return new AppError('INVALID_JSON', 'The body is not valid JSON', { field: 'body', reason: error.message ?? '' });
   }
   const field = fieldOf(error);
+  if (error.keyword === 'pattern' && (error.params as { pattern?: string }).pattern === IDENTIFIER_PATTERN) {
+    return invalidText({ field, reason: IDENTIFIER_REASON });
+  }
   const reason = reasonOf(error);
   if (field === 'body' && error.keyword === 'required') {
     return new AppError('INVALID_PARAMETER', 'A JSON request body is required', { field, reason });

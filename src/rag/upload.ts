@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import type { Upload } from '../http/index.js';
+import { identifierProblem, invalidText, jsonTextProblem, type Upload } from '../http/index.js';
 import type { Extractor } from './extract/extractor.js';
 import { detectFormat } from './extract/formats.js';
 import type { NewDocument } from './rag-service.js';
@@ -36,6 +36,8 @@ function metadataOf(text: string | undefined): Record<string, unknown> | undefin
       reason: 'must be a JSON object',
     });
   }
+  const problem = jsonTextProblem(parsed, 'metadata');
+  if (problem) throw invalidText(problem);
   return parsed as Record<string, unknown>;
 }
 
@@ -56,6 +58,9 @@ export async function fromUpload(
     });
   }
   const userId = field(upload, 'user_id', 256, true) as string;
+  // The contract's identifier pattern, which openapi-backend applies to JSON bodies only.
+  const badId = identifierProblem('user_id', userId);
+  if (badId) throw invalidText(badId);
   const title = field(upload, 'title', 512, false);
   const metadata = metadataOf(field(upload, 'metadata', 64 * 1024, false));
   const file = upload.file;
@@ -87,11 +92,20 @@ export async function fileToDocument(
   if (file.data.length === 0) throw new AppError('EMPTY_DOCUMENT', 'The file is empty');
   const extracted = await extractor.extract(file.data, format);
   return {
-    title: given.title ?? extracted.title ?? file.filename,
-    text: extracted.text,
+    title: withoutNul(given.title ?? extracted.title ?? file.filename),
+    text: withoutNul(extracted.text),
     metadata: given.metadata,
     contentType: format,
     sizeBytes: file.data.length,
     pages: extracted.pages,
   };
+}
+
+/**
+ * A file's text with each U+0000 turned into U+FFFD, one character for one so that every citation's span
+ * stays where it was: PostgreSQL's text cannot hold NUL, and in a PDF's or DOCX's text layer (or a UTF-16
+ * file) it is an artefact, never words. Text sent as JSON is refused at the door instead (http/text.ts).
+ */
+function withoutNul(text: string): string {
+  return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
 }
