@@ -87,11 +87,20 @@ export class MemoryService {
       createdAt: now,
       updatedAt: now,
     };
+    // All or nothing: embedded before anything is written (a failing embedder leaves nothing behind), indexed
+    // before the row is stored (an index entry without its row is never returned: search reads the rows by
+    // id), and taken out of the index again if the row cannot be stored, so a client's retry makes one.
+    const vector = await this.#embed(memory.content);
     // Bumped before (a crash after the insert must not leave version 0, which chat reads as "no
     // memories") and after (an answer cached while the memory was being written is not kept for it).
     await this.#deps.store.bumpVersion(tenant);
-    await this.#deps.store.insert(memory);
-    await this.#index(tenant, memory);
+    await this.#index(tenant, memory, vector);
+    try {
+      await this.#deps.store.insert(memory);
+    } catch (err) {
+      await this.#unindex(tenant, memory.id);
+      throw err;
+    }
     await this.#deps.store.bumpVersion(tenant);
     return memory;
   }
@@ -111,9 +120,30 @@ export class MemoryService {
       ...(change.metadata !== undefined ? { metadata: change.metadata } : {}),
       ...(change.slot !== undefined ? { slot: change.slot } : {}),
     };
-    const after = await this.#deps.store.update(tenant, id, patch, source, this.#deps.clock());
-    if (!after) throw new AppError('NOT_FOUND', `No memory ${id}`);
-    if (change.content !== undefined) await this.#index(tenant, after);
+    if (change.content === undefined) {
+      const after = await this.#deps.store.update(tenant, id, patch, source, this.#deps.clock());
+      if (!after) throw new AppError('NOT_FOUND', `No memory ${id}`);
+      await this.#deps.store.bumpVersion(tenant);
+      return after;
+    }
+    // New content, all or nothing as in create: embedded first, then indexed, then stored; a failure after
+    // the index changed puts the memory's previous content back into it, so the store and the index agree.
+    const before = await this.#deps.store.get(tenant, id);
+    if (!before) throw new AppError('NOT_FOUND', `No memory ${id}`);
+    const vector = await this.#embed(change.content);
+    let after: MemoryRecord | undefined;
+    try {
+      await this.#index(tenant, { id, content: change.content }, vector);
+      after = await this.#deps.store.update(tenant, id, patch, source, this.#deps.clock());
+    } catch (err) {
+      await this.#reindex(tenant, before);
+      throw err;
+    }
+    if (!after) {
+      // Deleted meanwhile: its index entry goes with it.
+      await this.#unindex(tenant, id);
+      throw new AppError('NOT_FOUND', `No memory ${id}`);
+    }
     await this.#deps.store.bumpVersion(tenant);
     return after;
   }
@@ -261,11 +291,34 @@ export class MemoryService {
     }
   }
 
-  async #index(tenant: Tenant, memory: MemoryRecord): Promise<void> {
-    const { index, embedder } = this.#deps;
+  /** The content's vector; undefined without an embedder, or for text with nothing the model reads. */
+  async #embed(content: string): Promise<Float32Array | undefined> {
+    const { embedder } = this.#deps;
+    return embedder ? (await embedder.embed([content]))[0] : undefined;
+  }
+
+  /** Findable by its words, and by meaning when it has a vector (a memory of no words is listed, not found). */
+  async #index(tenant: Tenant, memory: Pick<MemoryRecord, 'id' | 'content'>, vector: Float32Array | undefined) {
+    const { index } = this.#deps;
     await index.putChunks(tenant, memory.id, [asChunk(memory)]);
-    if (!embedder) return;
-    const [vector] = await embedder.embed([memory.content]);
     if (vector) await index.putVectors(tenant, memory.id, [{ chunkId: memory.id, vector }]);
+  }
+
+  /** Undoes an index write whose row was not stored; logged, not thrown, so the first error is the answer. */
+  async #unindex(tenant: Tenant, id: string): Promise<void> {
+    await this.#deps.index
+      .deleteDocument(tenant, id)
+      .catch((err: unknown) =>
+        this.#deps.logger.error({ err, memory_id: id }, 'removing a memory from the index failed'),
+      );
+  }
+
+  /** Puts a memory's stored content back into the index after a failed change (logged, not thrown). */
+  async #reindex(tenant: Tenant, memory: MemoryRecord): Promise<void> {
+    try {
+      await this.#index(tenant, memory, await this.#embed(memory.content));
+    } catch (err) {
+      this.#deps.logger.error({ err, memory_id: memory.id }, 'restoring a memory in the index failed');
+    }
   }
 }

@@ -56,17 +56,23 @@ export class LocalEmbedder implements Embedder {
     return model.embeddingVectorSize;
   }
 
-  async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  async embed(texts: readonly string[], signal?: AbortSignal): Promise<Array<Float32Array | undefined>> {
     const { context, model } = await this.#load();
-    const out: Float32Array[] = [];
+    const out: Array<Float32Array | undefined> = [];
     for (const text of texts) {
       signal?.throwIfAborted();
       // Longer than the model's window: the tokens beyond it are cut (chunks are sized to fit, but a text
       // of digits and commas is ~1 token a character). node-llama-cpp refuses an input of the whole window
       // (512 for MiniLM), and the model adds its own start and end tokens: 3 are kept free.
       const tokens = model.tokenize(text).slice(0, Math.max(1, model.trainContextSize - 3));
+      // No token (MiniLM's tokenizer drops zero-width and control characters, and whitespace): llama.cpp
+      // would answer a vector of 0 dimensions, which no index takes. Such a text has no vector.
+      if (tokens.length === 0) {
+        out.push(undefined);
+        continue;
+      }
       const embedding = await context.getEmbeddingFor(tokens);
-      out.push(normalise(embedding.vector));
+      out.push(embedding.vector.length > 0 ? normalise(embedding.vector) : undefined);
     }
     return out;
   }

@@ -1,3 +1,4 @@
+import { AppError } from '../errors/index.js';
 import { normalise } from './local-embedder.js';
 import type { Embedder } from './types.js';
 
@@ -37,30 +38,45 @@ export class OpenAIEmbedder implements Embedder {
     return this.#dimension;
   }
 
-  async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  async embed(texts: readonly string[], signal?: AbortSignal): Promise<Array<Float32Array | undefined>> {
     const size = this.#options.batchSize ?? 64;
-    const out: Float32Array[] = [];
+    const out: Array<Float32Array | undefined> = [];
     for (let i = 0; i < texts.length; i += size) out.push(...(await this.#batch(texts.slice(i, i + size), signal)));
     return out;
   }
 
-  async #batch(input: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  async #batch(input: readonly string[], signal?: AbortSignal): Promise<Array<Float32Array | undefined>> {
     const { baseUrl, model, apiKey, timeoutMs = 30_000 } = this.#options;
     const timeout = AbortSignal.timeout(timeoutMs);
-    const res = await fetch(`${baseUrl.replace(/\/$/, '')}/embeddings`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
-      body: JSON.stringify({ model, input }),
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-    });
-    if (!res.ok) throw new Error(`embeddings upstream answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+    let res: Response;
+    try {
+      res = await fetch(`${baseUrl.replace(/\/$/, '')}/embeddings`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
+        body: JSON.stringify({ model, input }),
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw unavailable(`could not be reached (${(err as Error).message})`);
+    }
+    // The API's answer when meaning cannot be computed now: 503, nothing written (memory), or the
+    // document's INDEXING_FAILED with this message (ingestion).
+    if (!res.ok) throw unavailable(`answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
     const body = (await res.json()) as EmbeddingsResponse;
     const data = body.data ?? [];
     if (data.length !== input.length) {
       throw new Error(`embeddings upstream returned ${data.length} vectors for ${input.length} texts`);
     }
-    return [...data].sort((a, b) => a.index - b.index).map((d) => normalise(d.embedding));
+    // An upstream that gives an empty vector for a text with no tokens: no vector, as the port says.
+    return [...data]
+      .sort((a, b) => a.index - b.index)
+      .map((d) => (d.embedding.length > 0 ? normalise(d.embedding) : undefined));
   }
 
   async close(): Promise<void> {}
+}
+
+function unavailable(what: string): AppError {
+  return new AppError('SERVICE_UNAVAILABLE', `The embedding upstream ${what}`);
 }

@@ -325,11 +325,13 @@ export class RagService {
             batch.map((c) => c.text),
             this.#abort.signal,
           );
-          await index.putVectors(
-            tenant,
-            doc.id,
-            batch.map((c, i) => ({ chunkId: c.id, vector: vectors[i] as Float32Array })),
-          );
+          // A chunk with nothing the model reads (a run of control characters, say) has no vector: it stays
+          // findable by its words, and counts as embedded so the document still becomes ready.
+          const embedded = batch.flatMap((c, i) => {
+            const vector = vectors[i];
+            return vector ? [{ chunkId: c.id, vector }] : [];
+          });
+          if (embedded.length > 0) await index.putVectors(tenant, doc.id, embedded);
           await store.markEmbedded(
             doc.id,
             batch.map((c) => c.id),

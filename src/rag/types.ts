@@ -49,11 +49,16 @@ export interface ChunkMatch extends Chunk {
   score: number;
 }
 
-/** Turns texts into unit-length vectors. The id and dimension are recorded with the stored vectors. */
+/**
+ * Turns texts into unit-length vectors. The id and dimension are recorded with the stored vectors.
+ * A text with nothing the model reads (no token: a zero-width space, control characters, whitespace) has no
+ * vector: `undefined` in its place, and whatever holds that text is found by its words alone. Such texts are
+ * the user's to send; they are never an error.
+ */
 export interface Embedder {
   readonly id: string;
   dimension(): Promise<number>;
-  embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  embed(texts: readonly string[], signal?: AbortSignal): Promise<Array<Float32Array | undefined>>;
   close(): Promise<void>;
 }
 

@@ -103,7 +103,7 @@ export async function rank(
     .sort((a, b) => b.score - a.score);
   if (!embedder || candidates.length === 0) return byLexical.map(({ id: _id, ...rest }) => rest);
   const pool = byLexical.slice(0, EMBED_CANDIDATES);
-  let vectors: Float32Array[];
+  let vectors: Array<Float32Array | undefined>;
   try {
     vectors = await embedder.embed([query, ...pool.map((c) => c.text)], signal);
   } catch {
@@ -113,7 +113,10 @@ export async function rank(
   if (!q) return byLexical.map(({ id: _id, ...r }) => r);
   // Each ranking holds only what it found something in: a passage with no query word has no lexical rank.
   const semantic = pool
-    .map((c, i) => ({ chunkId: c.id, sim: cosine(q, rest[i] as Float32Array) }))
+    .map((c, i) => {
+      const vector = rest[i];
+      return { chunkId: c.id, sim: vector ? cosine(q, vector) : 0 };
+    })
     .filter((c) => c.sim > 0)
     .sort((a, b) => b.sim - a.sim);
   const fused = new Map(

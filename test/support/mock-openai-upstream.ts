@@ -343,6 +343,16 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
       return;
     }
     const inputs = typeof body.input === 'string' ? [body.input] : (body.input ?? []);
+    // A model scripted with an error status answers its embeddings with it too (an embedding upstream down).
+    const scripted = body.model !== undefined ? byModel.get(body.model) : undefined;
+    if (scripted?.kind === 'status') {
+      res
+        .writeHead(scripted.status, JSON_HEADERS)
+        .end(
+          JSON.stringify(scripted.body ?? { error: { message: `scripted ${scripted.status}`, type: 'server_error' } }),
+        );
+      return;
+    }
     if (record) {
       requests.push({
         method: 'POST',
