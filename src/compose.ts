@@ -257,8 +257,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     ...chatOperations({ chat, tiers }),
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),
-    ...ragOperations(rag),
-    ...memoryOperations(memory),
+    ...ragOperations(rag, tiers),
+    ...memoryOperations(memory, tiers),
     ...slaOperations({ sla, tiers }),
     ...metricsOperations(metrics),
   };

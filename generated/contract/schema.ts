@@ -218,7 +218,9 @@ export interface paths {
          *     A file upload is `multipart/form-data` with the fields `file` and `user_id` (optional `title`, and
          *     `metadata` as a JSON object in a string). Formats: txt, md, html (its main text; scripts, styles and
          *     navigation are left out), pdf (with page numbers in citations) and docx. Another format: 415
-         *     `UNSUPPORTED_MEDIA_TYPE`. A file with no text: 400 `EMPTY_DOCUMENT`; corrupt, not decodable or not
+         *     `UNSUPPORTED_MEDIA_TYPE`, whatever the file's name or declared type say when its bytes are another format's (a
+         *     PNG named `notes.txt` is an image). A document with no text (JSON `content` or a file that is empty or only
+         *     whitespace): 400 `EMPTY_DOCUMENT`, and nothing is stored; corrupt, not decodable or not
          *     parseable within 30 s: 400 `DOCUMENT_UNREADABLE`; a password-protected PDF: 400 `DOCUMENT_ENCRYPTED`;
          *     a DOCX that would decompress past 64 MiB: 413 `PAYLOAD_TOO_LARGE`.
          */
@@ -941,6 +943,7 @@ export interface components {
             query: string;
             /**
              * Format: int32
+             * @description At most the tier's maximum, as chat's `rag_k` (free 5, startup 10, business and enterprise 100); above it 400 `RAG_K_EXCEEDS_TIER`.
              * @default 5
              */
             k?: number;

@@ -1,4 +1,5 @@
 import { type Call, type Operations, requirePrincipal, type Schema } from '../http/index.js';
+import type { TierPolicy } from '../tiers/index.js';
 import type { MemoryService } from './memory-service.js';
 import type { MemoryChange, MemoryRecord } from './types.js';
 
@@ -38,7 +39,10 @@ function changeBody(c: MemoryChange): Schema<'MemoryChange'> {
  * /z1/memory: every operation is scoped by the key's account and the request's user_id; another
  * tenant's memory id is 404, exactly as a missing one.
  */
-export function memoryOperations(memory: MemoryService): Operations<MemoryOperationId> {
+export function memoryOperations(
+  memory: MemoryService,
+  tiers: Pick<TierPolicy, 'checkRagK'>,
+): Operations<MemoryOperationId> {
   const tenantOf = (call: Call, userId: string) => ({
     accountId: requirePrincipal(call).account.id,
     userId,
@@ -71,6 +75,7 @@ export function memoryOperations(memory: MemoryService): Operations<MemoryOperat
       return { status: 200, body: { id: params.memory_id, object: 'memory.deleted', deleted: true } };
     },
     searchMemories: async ({ body }, call) => {
+      tiers.checkRagK(requirePrincipal(call).account, body.k, 'k');
       const found = await memory.search(tenantOf(call, body.user_id), body.query, body.k ?? 5);
       return {
         status: 200,

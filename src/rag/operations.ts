@@ -1,4 +1,5 @@
 import { type Operations, requirePrincipal, type Schema } from '../http/index.js';
+import type { TierPolicy } from '../tiers/index.js';
 import { Extractor } from './extract/extractor.js';
 import type { RagService } from './rag-service.js';
 import type { ChunkMatch, DocumentRecord } from './types.js';
@@ -43,7 +44,11 @@ export function matchBody(m: ChunkMatch): Schema<'DocumentChunkMatch'> {
  * /z1/rag: every operation is scoped by the key's account and the request's user_id; another
  * tenant's document id is 404, exactly as a missing one.
  */
-export function ragOperations(rag: RagService, extractor = new Extractor()): Operations<DocumentOperationId> {
+export function ragOperations(
+  rag: RagService,
+  tiers: Pick<TierPolicy, 'checkRagK'>,
+  extractor = new Extractor(),
+): Operations<DocumentOperationId> {
   return {
     createDocument: async ({ body }, call) => {
       const { account } = requirePrincipal(call);
@@ -81,6 +86,7 @@ export function ragOperations(rag: RagService, extractor = new Extractor()): Ope
     },
     searchDocuments: async ({ body }, call) => {
       const { account } = requirePrincipal(call);
+      tiers.checkRagK(account, body.k, 'k');
       const matches = await rag.search({ accountId: account.id, userId: body.user_id }, body.query, body.k ?? 5);
       return { status: 200, body: { object: 'list', data: matches.map(matchBody) } };
     },

@@ -94,6 +94,9 @@ export class RagService {
   }
 
   async create(tenant: Tenant, input: NewDocument): Promise<DocumentRecord> {
+    // The one refusal for a document with no text, whether it came as JSON content or as a file (whose
+    // extractor says so first, more precisely): refused before anything is stored.
+    if (input.text.trim() === '') throw new AppError('EMPTY_DOCUMENT', 'The document has no text');
     const now = this.#deps.clock();
     const doc: DocumentRecord = {
       id: `doc_${randomBytes(12).toString('hex')}`,

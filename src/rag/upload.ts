@@ -1,3 +1,4 @@
+import { fileTypeFromBuffer } from 'file-type';
 import { AppError } from '../errors/index.js';
 import { identifierProblem, invalidText, jsonTextProblem, type Upload } from '../http/index.js';
 import type { Extractor } from './extract/extractor.js';
@@ -82,11 +83,14 @@ export async function fileToDocument(
   given: { title?: string | undefined; metadata?: Record<string, unknown> | undefined } = {},
 ): Promise<NewDocument> {
   const file = { data, filename, contentType };
-  const format = detectFormat(file.data, file.filename, file.contentType);
+  // file-type reads the magic numbers of ~150 binary formats (images, audio, archives, executables, …).
+  const sniffed = (await fileTypeFromBuffer(file.data))?.mime;
+  const format = detectFormat(file.data, file.filename, file.contentType, sniffed);
   if (!format) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Supported files are txt, md, html, pdf and docx', {
       content_type: file.contentType,
       filename: file.filename,
+      ...(sniffed ? { detected: sniffed } : {}),
     });
   }
   if (file.data.length === 0) throw new AppError('EMPTY_DOCUMENT', 'The file is empty');

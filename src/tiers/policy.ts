@@ -35,12 +35,15 @@ export class TierPolicy {
     });
   }
 
-  /** 400 RAG_K_EXCEEDS_TIER when rag_k is above the tier's maximum. */
-  checkRagK(account: Pick<Account, 'tier'>, ragK: number | undefined): void {
+  /**
+   * 400 RAG_K_EXCEEDS_TIER when a number of retrieved items is above the tier's maximum: chat's `rag_k`, and
+   * the `k` of the document and memory searches (`field`), so no endpoint retrieves more than chat may.
+   */
+  checkRagK(account: Pick<Account, 'tier'>, ragK: number | undefined, field: 'rag_k' | 'k' = 'rag_k'): void {
     const max = this.rulesFor(account).maxRagK;
     if (ragK === undefined || ragK <= max) return;
-    throw new AppError('RAG_K_EXCEEDS_TIER', `rag_k is at most ${max} on the ${account.tier} tier`, {
-      field: 'rag_k',
+    throw new AppError('RAG_K_EXCEEDS_TIER', `${field} is at most ${max} on the ${account.tier} tier`, {
+      field,
       max,
     });
   }

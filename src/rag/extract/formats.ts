@@ -30,15 +30,30 @@ export interface Extracted {
 /** Everything a DOCX may hold once decompressed (a zip bomb is refused before it is inflated). */
 export const MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024;
 
+/** Types a byte sniffer reports for what is text after all (an XML declaration, an SVG): the name decides. */
+const TEXT_SNIFFS = new Set(['application/xml', 'image/svg+xml']);
+
 /**
- * The format from the file's own bytes first (a PDF or zip says what it is), then its name and declared
- * type; undefined when it is none of the five (415).
+ * The format from the file's own bytes first (a PDF or zip says what it is; `sniffed` is the media type its
+ * magic number declares, if any: a PNG is an image whatever its name or declared type say), then its name
+ * and declared type; undefined when it is none of the five (415).
  */
-export function detectFormat(data: Uint8Array, filename: string, declared: string): Format | undefined {
+export function detectFormat(
+  data: Uint8Array,
+  filename: string,
+  declared: string,
+  sniffed?: string,
+): Format | undefined {
   const head = Buffer.from(data.subarray(0, 8)).toString('latin1');
   const ext = filename.toLowerCase().match(/\.([a-z0-9]+)$/)?.[1] ?? '';
   const type = declared.toLowerCase().split(';')[0]?.trim() ?? '';
   if (head.startsWith('%PDF-')) return 'application/pdf';
+  if (sniffed !== undefined && !sniffed.startsWith('text/') && !TEXT_SNIFFS.has(sniffed)) {
+    if (sniffed === 'application/pdf' || sniffed === DOCX) return sniffed;
+    // A DOCX the sniffer saw only as a zip (its parts in an unusual order): the parser decides.
+    if (sniffed === 'application/zip' && (ext === 'docx' || type === DOCX)) return DOCX;
+    return undefined;
+  }
   if (ext === 'pdf' || type === 'application/pdf') return 'application/pdf'; // corrupt: 400 from the parser
   if (ext === 'docx' || type === DOCX) return DOCX;
   if (head.startsWith('PK')) return undefined; // another zip (xlsx, odt, …)

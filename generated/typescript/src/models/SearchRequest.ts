@@ -28,7 +28,7 @@ export interface SearchRequest {
      */
     query: string;
     /**
-     * 
+     * At most the tier's maximum, as chat's `rag_k` (free 5, startup 10, business and enterprise 100); above it 400 `RAG_K_EXCEEDS_TIER`.
      */
     k?: number;
 }
