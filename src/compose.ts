@@ -10,7 +10,7 @@ import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index
 import type { HttpPorts, Operations } from './http/index.js';
 import { MODEL_IDS } from './kernel/index.js';
 import {
-  AuthFailureLimiter,
+  createAuthFailureLimiter,
   createRateLimitStore,
   RateLimiter,
   rateLimitError,
@@ -162,7 +162,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     createRateLimitStore(db, { onError: (err) => logger.error({ err }, 'writing rate-limit windows failed') }),
     clock,
   );
-  const authFailures = new AuthFailureLimiter(config.authFailuresPerMinute, clock);
+  const authFailures = createAuthFailureLimiter(db, config.authFailuresPerMinute, clock);
   // The dashboard's charts read the daily rollup that SqlUsageStore keeps as it writes usage rows.
   const usageRollup = new DailyUsageRollup(db);
   const usage = new BufferedUsageStore(new SqlUsageStore(db), {
@@ -272,7 +272,12 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     corsOrigins: config.cors.origins,
     adminToken: config.adminToken,
     authenticate: (secret) => accounts.authenticate(secret),
-    authenticationFailed: (address) => authFailures.recordFailure(address),
+    // Should the count fail (the database away), the request still gets its 401 rather than a 500.
+    authenticationFailed: (address) =>
+      authFailures.recordFailure(address).catch((err: unknown) => {
+        logger.warn({ err }, 'counting a failed authentication failed');
+        return null;
+      }),
     admit: async (principal) => {
       const decision = await limiter.admit(principal.account.id, tiers.rulesFor(principal.account));
       if (!decision.admitted) metrics.rateLimited();

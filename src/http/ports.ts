@@ -61,8 +61,11 @@ export interface HttpPorts {
   adminToken: string | undefined;
   /** The principal for a presented API key, or undefined for a malformed, unknown or revoked one. */
   authenticate(secret: string): Promise<Principal | undefined>;
-  /** Counts a failed authentication from `address`; the seconds to wait once it has failed too often. */
-  authenticationFailed(address: string): number | null;
+  /**
+   * Counts a failed authentication from `address`; the seconds to wait once it has failed too often.
+   * Asynchronous: replicas may count in a shared store.
+   */
+  authenticationFailed(address: string): Promise<number | null>;
   /** Counts an authenticated request against its account's limits. */
   admit(principal: Principal): Promise<Admission>;
   /** One row per authenticated request, whatever its outcome. */

@@ -67,11 +67,11 @@ function usesAdminToken(c: OpenApiContext): boolean {
 
 /** Missing or wrong credentials: 401, or 429 for an address that keeps failing. */
 export function unauthorizedHandler(ports: HttpPorts) {
-  return (c: OpenApiContext, ctx: AppContext): never => {
+  return async (c: OpenApiContext, ctx: AppContext): Promise<never> => {
     if (usesAdminToken(c) && ports.adminToken === undefined) {
       throw new AppError('SERVICE_UNAVAILABLE', 'The admin API is disabled; set PVAI_ADMIN_TOKEN to enable it');
     }
-    const retryAfter = ports.authenticationFailed(ctx.ip);
+    const retryAfter = await ports.authenticationFailed(ctx.ip);
     if (retryAfter !== null) {
       throw new AppError(
         'RATE_LIMIT_EXCEEDED',

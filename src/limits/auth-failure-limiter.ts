@@ -1,40 +1,30 @@
 import type { Clock } from '../clock/index.js';
-import { MINUTE_MS } from './windows.js';
-
-/** Bound on tracked addresses, so a flood from many addresses cannot grow memory without end. */
-const MAX_TRACKED = 100_000;
+import { addressBucket } from './address-bucket.js';
+import type { AttemptCounter } from './attempt-counter.js';
 
 /**
- * Failed authentications per client address over a sliding minute, in this process.
- * Key guessing then gets 429 instead of endless 401s. Per replica on purpose: it guards the
- * process, and a shared store would put a database write on every bad request.
+ * Failed API-key (and admin-token) authentications per client address (an IPv6 address by its /64), so
+ * key guessing gets 429 instead of endless 401s: past `limitPerMinute` failures in a minute-long window
+ * opened by the address's first failure, each further failure is answered 429 with the wait until the
+ * window ends. Shared by replicas on PostgreSQL (SqlAttemptCounter: one upsert per failure, the only
+ * write, and only for requests that failed); in memory on the embedded server, which owns its database.
  */
 export class AuthFailureLimiter {
+  readonly #counter: AttemptCounter;
   readonly #limit: number;
   readonly #clock: Clock;
-  readonly #failures = new Map<string, number[]>();
 
-  constructor(limitPerMinute: number, clock: Clock) {
+  constructor(counter: AttemptCounter, limitPerMinute: number, clock: Clock) {
+    this.#counter = counter;
     this.#limit = limitPerMinute;
     this.#clock = clock;
   }
 
   /** Records a failure; returns seconds to wait when the address is over its limit, else null. */
-  recordFailure(address: string): number | null {
+  async recordFailure(address: string): Promise<number | null> {
     const now = this.#clock();
-    const recent = (this.#failures.get(address) ?? []).filter((t) => t > now - MINUTE_MS);
-    if (recent.length >= this.#limit) {
-      this.#failures.set(address, recent);
-      const oldest = recent[0] ?? now;
-      return Math.max(1, Math.ceil((oldest + MINUTE_MS - now) / 1000));
-    }
-    recent.push(now);
-    this.#failures.delete(address);
-    this.#failures.set(address, recent);
-    if (this.#failures.size > MAX_TRACKED) {
-      const first = this.#failures.keys().next().value;
-      if (first !== undefined) this.#failures.delete(first);
-    }
-    return null;
+    const [count] = await this.#counter.count([addressBucket(address)], now);
+    if (!count || count.attempts <= this.#limit) return null;
+    return Math.max(1, Math.ceil((count.windowEnd - now) / 1000));
   }
 }

@@ -11,6 +11,7 @@ import { UsageHourly1764300000000 } from './migrations/1764300000000-usage-hourl
 import { Dashboard1764400000000 } from './migrations/1764400000000-dashboard.js';
 import { Memory1764500000000 } from './migrations/1764500000000-memory.js';
 import { LexicalTerms1764600000000 } from './migrations/1764600000000-lexical-terms.js';
+import { AttemptCounts1764700000000 } from './migrations/1764700000000-attempt-counts.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   Dashboard1764400000000,
   Memory1764500000000,
   LexicalTerms1764600000000,
+  AttemptCounts1764700000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

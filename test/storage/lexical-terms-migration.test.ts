@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { DataSource } from 'typeorm';
 import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
 import { MIGRATIONS, openDb, sqlitePath } from '../../src/storage/data-source.js';
+import { LexicalTerms1764600000000 } from '../../src/storage/migrations/1764600000000-lexical-terms.js';
 import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 /** A DataSource on the test database with the given migrations (as the server's, without its pragmas). */
@@ -12,6 +13,9 @@ function dataSource(database: TestDatabase, migrations: typeof MIGRATIONS): Data
     ? new DataSource({ type: 'postgres', url: database.databaseUrl, ...common })
     : new DataSource({ type: 'better-sqlite3', database: sqlitePath(database.dataDir), ...common });
 }
+
+/** Where the migration under test stands among all of them (later ones are undone before it). */
+const LEXICAL = MIGRATIONS.indexOf(LexicalTerms1764600000000);
 
 /**
  * An index written before lexical search moved to stored terms (FTS5 / tsvector) is still searchable
@@ -24,7 +28,7 @@ for (const backend of backends()) {
 
     before(async () => {
       database = await createTestDatabase(backend);
-      const old = dataSource(database, MIGRATIONS.slice(0, -1));
+      const old = dataSource(database, MIGRATIONS.slice(0, LEXICAL));
       await old.initialize();
       await old.runMigrations();
       const insert = (table: string, row: Record<string, unknown>) =>
@@ -130,7 +134,7 @@ for (const backend of backends()) {
       const all = dataSource(database, MIGRATIONS);
       await all.initialize();
       try {
-        await all.undoLastMigration();
+        for (let i = MIGRATIONS.length - 1; i >= LEXICAL; i--) await all.undoLastMigration();
         const found =
           backend === 'postgres'
             ? await all.query(
