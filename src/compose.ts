@@ -6,7 +6,7 @@ import { ChatService, ContextRegistry, chatOperations, LocalModelSupervisor, rou
 import { type Clock, systemClock } from './clock/index.js';
 import { codeOperations } from './code/index.js';
 import type { Config, TargetConfig } from './config/index.js';
-import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index.js';
+import { DASHBOARD_PATH, dashboardRoutes, SessionStore, storedSignInThrottle } from './dashboard/index.js';
 import type { HttpPorts, Operations } from './http/index.js';
 import { MODEL_IDS } from './kernel/index.js';
 import {
@@ -300,6 +300,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
         middleware: dashboardRoutes({
           clock,
           sessions: new SessionStore(db),
+          throttle: storedSignInThrottle(db),
           accounts,
           usage: { flush: () => usage.flush(), days: (id, start, end) => usageRollup.days(id, start, end) },
           rateLimits: (account) => limiter.peek(account.id, tiers.rulesFor(account)),

@@ -21,7 +21,7 @@ import {
   usagePage,
 } from './pages.js';
 import type { Session, SessionStore } from './sessions.js';
-import { SignInThrottle } from './throttle.js';
+import type { SignInThrottle } from './throttle.js';
 
 export const DASHBOARD_PATH = '/dashboard';
 const SESSION_COOKIE = 'pvai_session';
@@ -65,7 +65,8 @@ export interface DashboardDeps {
     available(account: Account): boolean;
     report(account: Account, window: SlaWindow): Promise<SlaReport>;
   };
-  throttle?: SignInThrottle;
+  /** Sign-in attempts per (email, address) and per address, shared through the database. */
+  throttle: SignInThrottle;
   sessionTtlMs?: number;
 }
 
@@ -135,7 +136,7 @@ const CSRF_REFUSED = 'This form has expired or did not come from this dashboard.
  * checked against it, and another account's are answered as if they did not exist.
  */
 export function dashboardRouter(deps: DashboardDeps): Router {
-  const throttle = deps.throttle ?? new SignInThrottle();
+  const { throttle } = deps;
   const ttlMs = deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
   const router = new Router({ prefix: DASHBOARD_PATH });
 
@@ -225,7 +226,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const email = (form.get('email') ?? '').trim().toLowerCase().slice(0, 320);
     const password = (form.get('password') ?? '').slice(0, 256);
     const now = deps.clock();
-    const wait = throttle.waitMs(email, ctx.ip, now);
+    const wait = await throttle.attempt(email, ctx.ip, now);
     if (wait > 0) {
       ctx.set('Retry-After', String(Math.ceil(wait / 1000)));
       const minutes = Math.ceil(wait / 60_000);
@@ -236,10 +237,9 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     }
     const account = email && password ? await deps.accounts.verifySignIn(email, password) : undefined;
     if (!account) {
-      throttle.failed(email, ctx.ip, now);
       return signInForm(ctx, 401, { email, error: 'The email or the password is wrong.' });
     }
-    throttle.succeeded(email);
+    await throttle.succeeded(email, ctx.ip, now);
     const { token } = await deps.sessions.create(account.id, now, ttlMs);
     ctx.cookies.set(SESSION_COOKIE, token, cookieOptions(ctx, ttlMs));
     ctx.cookies.set(SIGN_IN_COOKIE, '', cookieOptions(ctx, 0));

@@ -1,47 +1,72 @@
+import { createHash } from 'node:crypto';
+import { type AttemptCounter, addressBucket, SqlAttemptCounter } from '../limits/index.js';
+import type { Db } from '../storage/index.js';
+
+/** The window sign-in attempts are counted in. */
+export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+
+export interface SignInLimits {
+  /** Attempts per email from one client address (an IPv6 address by its /64) in a window. */
+  perPair: number;
+  /** Attempts from one client address, whatever the emails, in a window. */
+  perAddress: number;
+}
+
 /**
- * Sign-in throttling: failed attempts are counted per email and per client address over a sliding
- * window; past the limit, sign-in is refused (429, with the wait) until the oldest failure leaves the
- * window, even with the right password. A success clears the email's count. The counts are this
- * process's: with several replicas each allows the limit (see docs/decisions.md).
+ * 5 guesses per email and address, and 20 per address, in 15 minutes: a person who mistypes gets several
+ * tries; a guesser gets 480 an address a day spread over emails, 20 a day at one email.
+ */
+export const DEFAULT_SIGN_IN_LIMITS: SignInLimits = { perPair: 5, perAddress: 20 };
+
+/**
+ * Sign-in throttling that cannot lock an account's owner out. Attempts are counted per (email, client
+ * address) pair and per client address, never per email alone: failures from an attacker's addresses
+ * throttle those addresses, and the owner signing in from their own is not affected by them. Counted
+ * before the password is checked, so concurrent guesses cannot get past the limit together; a success
+ * forgets the pair and takes its attempt back from the address (only failures stay counted). Past either
+ * limit the attempt is refused, even with the right password, until that window ends.
  */
 export class SignInThrottle {
-  readonly #failures = new Map<string, number[]>();
-  readonly #windowMs: number;
-  readonly #perEmail: number;
-  readonly #perAddress: number;
+  readonly #counter: AttemptCounter;
+  readonly #limits: SignInLimits;
 
-  constructor(options: { windowMs?: number; perEmail?: number; perAddress?: number } = {}) {
-    this.#windowMs = options.windowMs ?? 15 * 60_000;
-    this.#perEmail = options.perEmail ?? 5;
-    this.#perAddress = options.perAddress ?? 20;
+  constructor(counter: AttemptCounter, limits: SignInLimits = DEFAULT_SIGN_IN_LIMITS) {
+    this.#counter = counter;
+    this.#limits = limits;
   }
 
-  #recent(key: string, now: number): number[] {
-    const list = (this.#failures.get(key) ?? []).filter((t) => t > now - this.#windowMs);
-    if (list.length === 0) this.#failures.delete(key);
-    else this.#failures.set(key, list);
-    return list;
+  /** The email appears only hashed: strangers type other people's addresses into this form. */
+  #keys(email: string, address: string): { pair: string; address: string } {
+    const bucket = addressBucket(address);
+    const pair = createHash('sha256').update(`${email}\n${bucket}`).digest('base64url');
+    return { pair: `pair:${pair}`, address: `address:${bucket}` };
   }
 
-  /** The milliseconds to wait before another attempt for this email from this address, or 0. */
-  waitMs(email: string, address: string, now: number): number {
+  /**
+   * Counts an attempt of `email` from `address`; the milliseconds to wait when it is over a limit (it must
+   * then be refused without checking the password), else 0. A refused attempt counts too: it cannot move a
+   * window's end, and only adds to the address it came from.
+   */
+  async attempt(email: string, address: string, now: number): Promise<number> {
+    const keys = this.#keys(email, address);
+    const [pair, fromAddress] = await this.#counter.count([keys.pair, keys.address], now);
     let wait = 0;
-    for (const [key, limit] of [
-      [`e:${email}`, this.#perEmail],
-      [`a:${address}`, this.#perAddress],
-    ] as const) {
-      const list = this.#recent(key, now);
-      if (list.length >= limit) wait = Math.max(wait, (list[list.length - limit] ?? now) + this.#windowMs - now);
+    if (pair && pair.attempts > this.#limits.perPair) wait = pair.windowEnd - now;
+    if (fromAddress && fromAddress.attempts > this.#limits.perAddress) {
+      wait = Math.max(wait, fromAddress.windowEnd - now);
     }
-    return wait;
+    return Math.max(0, wait);
   }
 
-  failed(email: string, address: string, now: number): void {
-    if (this.#failures.size > 100_000) this.#failures.clear();
-    for (const key of [`e:${email}`, `a:${address}`]) this.#failures.set(key, [...this.#recent(key, now), now]);
+  /** The password was right. */
+  async succeeded(email: string, address: string, now: number): Promise<void> {
+    const keys = this.#keys(email, address);
+    await this.#counter.clear([keys.pair]);
+    await this.#counter.uncount([keys.address], now);
   }
+}
 
-  succeeded(email: string): void {
-    this.#failures.delete(`e:${email}`);
-  }
+/** The throttle on the service's database: replicas sharing it share the counts, a restart keeps them. */
+export function storedSignInThrottle(db: Db, limits: SignInLimits = DEFAULT_SIGN_IN_LIMITS): SignInThrottle {
+  return new SignInThrottle(new SqlAttemptCounter(db, { scope: 'sign-in', windowMs: SIGN_IN_WINDOW_MS }), limits);
 }

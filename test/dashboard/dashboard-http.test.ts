@@ -210,7 +210,7 @@ for (const backend of backends()) {
       assert.equal(replay.headers.get('location'), '/dashboard/sign-in');
     });
 
-    it('throttles sign-in per email: after 5 failures even the right password waits', async () => {
+    it('throttles sign-in per email and address: after 5 failures from one address even the right password waits', async () => {
       const victim = await accountWithPassword(server, 'free');
       const client = new DashboardClient(server.url);
       for (let i = 0; i < 5; i++) assert.equal((await client.signIn(victim.email, 'wrong-password')).status, 401);

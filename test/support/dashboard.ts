@@ -1,3 +1,4 @@
+import { Agent, fetch as fetchFrom } from 'undici';
 import type { TestServer } from './server.js';
 
 /** An account with a dashboard password, made through the admin API. */
@@ -20,6 +21,7 @@ export interface PageResponse {
   status: number;
   location: string | null;
   html: string;
+  headers: Headers;
 }
 
 /** A browser-less dashboard client over plain HTTP: a cookie jar, and the CSRF token of the last page. */
@@ -30,12 +32,26 @@ export class DashboardClient {
   /** The last page's HTML. */
   lastHtml: string | undefined;
 
-  constructor(base: string) {
+  /** Connections from `from` (a loopback address such as 127.0.0.2): the server sees another client address. */
+  readonly #agent: Agent | undefined;
+
+  constructor(base: string, options: { from?: string } = {}) {
     this.#base = base;
+    this.#agent = options.from ? new Agent({ localAddress: options.from }) : undefined;
+  }
+
+  /** Closes the connections of a client made with `from`. */
+  async close(): Promise<void> {
+    await this.#agent?.close();
   }
 
   async #fetch(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}) {
-    const res = await fetch(this.#base + path, {
+    const agent = this.#agent;
+    const send = agent
+      ? (url: string, init: RequestInit) =>
+          fetchFrom(url, { ...(init as object), dispatcher: agent }) as Promise<Response>
+      : fetch;
+    const res = await send(this.#base + path, {
       method,
       redirect: 'manual',
       headers: {
