@@ -211,6 +211,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     onPruneError: (err) => logger.error({ err }, 'pruning SLA buckets failed'),
   });
   let operations: Operations | undefined;
+  /** Set by the connection caps when the server starts (HttpPorts.connections.openConnections). */
+  let openConnections = () => 0;
   const metrics = new Metrics({
     isEndpoint: (name) => operations !== undefined && Object.hasOwn(operations, name),
     models: MODEL_IDS,
@@ -219,6 +221,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       sandbox: () => sandboxRunner.queueState(),
       localEngine: () => factories.localQueueState(),
       ingestion: async () => ({ processing: await rag.processingCount() }),
+      connections: () => openConnections(),
     },
   });
   const sandboxRunner = createSandbox(config.sandbox);
@@ -294,6 +297,13 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       return usage.record(record);
     },
     stopping: lifecycle.signal,
+    connections: {
+      refused: (scope) => metrics.connectionRefused(scope),
+      idleClosed: (scope) => metrics.idleConnectionClosed(scope),
+      openConnections: (read) => {
+        openConnections = read;
+      },
+    },
     extraRoutes: [
       {
         prefix: DASHBOARD_PATH,

@@ -2,7 +2,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { compose, type Runtime, type ServiceOptions } from './compose.js';
 import type { Config } from './config/index.js';
-import { applyServerTimeouts, createApp, createOpenApi } from './http/index.js';
+import {
+  applyServerTimeouts,
+  ConnectionLimits,
+  connectionCaps,
+  createApp,
+  createOpenApi,
+  readFdLimit,
+} from './http/index.js';
 import { GracefulShutdown, type ShutdownOptions, type ShutdownReport } from './shutdown.js';
 
 export type { ServiceOptions } from './compose.js';
@@ -24,14 +31,38 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The connection caps in force, once at start; a warning when they are not what was asked for. */
+function logCaps(runtime: Runtime, caps: ReturnType<typeof connectionCaps>): void {
+  const fields = {
+    max_connections: caps.total,
+    max_connections_per_address: caps.perAddress,
+    fd_limit: caps.fdLimit,
+  };
+  if (caps.lowered) {
+    runtime.logger.warn(fields, 'http.maxConnections lowered to what the open-files limit allows (ulimit -n)');
+  } else if (!caps.fdLimitKnown) {
+    runtime.logger.warn(fields, 'open-files limit unknown on this system: connection caps assume 1024');
+  } else {
+    runtime.logger.info(fields, 'connection caps');
+  }
+}
+
 /** Starts the HTTP service on config.host:config.port (port 0 picks a free one). */
 export async function startServer(config: Config, options: ServiceOptions = {}): Promise<RunningServer> {
   const runtime = await compose(config, options);
   const api = await createOpenApi(runtime.operations, runtime.ports);
   const app = createApp(runtime.ports, api);
   const graceful = new GracefulShutdown(runtime.lifecycle);
-  const server = createServer(graceful.track(app.callback()));
+  const caps = connectionCaps(config.http, readFdLimit());
+  const connections = new ConnectionLimits(caps, {
+    logger: runtime.logger,
+    events: runtime.ports.connections,
+    requests: graceful,
+  });
+  const server = createServer(connections.track(app.callback()));
+  connections.attach(server);
   applyServerTimeouts(server, config.http, runtime.logger);
+  logCaps(runtime, caps);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -1,4 +1,5 @@
-import type { RequestListener, Server, ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import type { RequestObserver } from './http/index.js';
 import type { Lifecycle } from './system/index.js';
 
 /** How long the requests ended at the grace deadline get for their last bytes (a final event, a 503). */
@@ -27,9 +28,10 @@ export interface ShutdownReport {
  * yet begun close its connection (`Connection: close`) and closes each kept-alive connection as soon as it
  * is idle, waits for the requests in flight up to the grace period, then ends the rest through the
  * Lifecycle (a stream gets a final error event, any other request a 503) and gives them `finalMs` for those
- * answers before it closes every connection.
+ * answers before it closes every connection. It learns of each request from the connection tracker
+ * (`ConnectionLimits`, which counts them per connection too), as its `RequestObserver`.
  */
-export class GracefulShutdown {
+export class GracefulShutdown implements RequestObserver {
   readonly #lifecycle: Lifecycle;
   readonly #inFlight = new Set<ServerResponse>();
   #server: Server | undefined;
@@ -43,14 +45,14 @@ export class GracefulShutdown {
     this.#lifecycle = lifecycle;
   }
 
-  /** The server's request listener: `listener`, with the request counted until its response closes. */
-  track(listener: RequestListener): RequestListener {
-    return (req, res) => {
-      this.#inFlight.add(res);
-      res.once('close', () => this.#finished(res));
-      if (this.#lifecycle.draining) res.shouldKeepAlive = false;
-      listener(req, res);
-    };
+  /** A request arrived: counted until its response closes; during a stop its connection closes after it. */
+  requestStarted(res: ServerResponse): void {
+    this.#inFlight.add(res);
+    if (this.#lifecycle.draining) res.shouldKeepAlive = false;
+  }
+
+  requestFinished(res: ServerResponse): void {
+    this.#finished(res);
   }
 
   /** Skips what is left of the grace period: work in flight is ended now. */

@@ -19,6 +19,18 @@ import { z } from 'zod';
  *   Schema takes two (`properties`, the name), so 64 holds a schema nested ~30 levels: far more than any
  *   tool declares (OpenAI's strict mode allows 10), far less than the thousands at which code that walks
  *   a value recursively runs out of stack.
+ * - `maxConnections` `auto`: open connections in total, as many as the process's file-descriptor limit
+ *   allows: half of what is left of the soft limit ("Max open files", read at start) once
+ *   `connectionFdReserve` is set aside, the other half for what those connections' requests open in turn
+ *   (an upstream or Qdrant socket each). A number lowers it, never past that ceiling. With 4,096 files
+ *   that is 1,920 connections; past the limit the kernel refused every client alike, with a reset.
+ * - `maxConnectionsPerAddress` 256: open connections from one client address. A client's rate limit
+ *   keeps at most a few busy at once (the top tier's 300 a minute is 5 a second: 256 holds answers of
+ *   50 s each at that rate), so 256 is a client with a large pool; 4,200 from one address is a flood.
+ *   Behind a reverse proxy every client shares the proxy's address: set 0 (no per-address cap).
+ * - `connectionFdReserve` 256: descriptors never given to client connections: the database (SQLite's
+ *   three files, or PostgreSQL's pool of 20), model files, the sandbox's processes and their pipes
+ *   (6 processes of 3 pipes by default), stdio, the event loop's own, with room to spare.
  */
 export const HTTP_DEFAULTS = {
   headersTimeoutMs: 10_000,
@@ -26,6 +38,9 @@ export const HTTP_DEFAULTS = {
   bodyIdleTimeoutMs: 5_000,
   keepAliveTimeoutMs: 65_000,
   maxJsonDepth: 64,
+  maxConnections: 'auto',
+  maxConnectionsPerAddress: 256,
+  connectionFdReserve: 256,
 } as const;
 
 const ms = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -37,6 +52,12 @@ export const httpSchema = z
     bodyIdleTimeoutMs: ms(100, 600_000).default(HTTP_DEFAULTS.bodyIdleTimeoutMs),
     keepAliveTimeoutMs: ms(100, 3_600_000).default(HTTP_DEFAULTS.keepAliveTimeoutMs),
     maxJsonDepth: z.number().int().min(8).max(1000).default(HTTP_DEFAULTS.maxJsonDepth),
+    maxConnections: z
+      .union([z.literal('auto'), z.number().int().min(1).max(10_000_000)])
+      .default(HTTP_DEFAULTS.maxConnections),
+    /** 0: no per-address cap (behind a reverse proxy, where every client has the proxy's address). */
+    maxConnectionsPerAddress: z.number().int().min(0).max(10_000_000).default(HTTP_DEFAULTS.maxConnectionsPerAddress),
+    connectionFdReserve: z.number().int().min(0).max(1_000_000).default(HTTP_DEFAULTS.connectionFdReserve),
   })
   .strict()
   // Node refuses a headers deadline past the request's; a body pause longer than the request is moot.

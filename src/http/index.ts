@@ -6,6 +6,14 @@
 export { createApp, openApiRequest } from './app.js';
 export { type BodyLimits, jsonBody } from './body.js';
 export { CLIENT_CLOSED_REQUEST, ClientDisconnectedError, requirePrincipal } from './call.js';
+export {
+  type ConnectionCaps,
+  ConnectionLimits,
+  type ConnectionSettings,
+  connectionCaps,
+  type RequestObserver,
+  readFdLimit,
+} from './connection-limits.js';
 export { loadContract, projectRoot } from './document.js';
 export { toAppError } from './error-middleware.js';
 export type { Upload } from './multipart.js';
@@ -22,6 +30,13 @@ export type {
   StreamReply,
   UsageNote,
 } from './operation.js';
-export type { Admission, ExtraRoutes, HttpPorts, RequestRecord } from './ports.js';
+export type {
+  Admission,
+  ConnectionEvents,
+  ConnectionScope,
+  ExtraRoutes,
+  HttpPorts,
+  RequestRecord,
+} from './ports.js';
 export { identifierProblem, invalidText, jsonTextProblem, type TextProblem } from './text.js';
 export { applyServerTimeouts, type ServerTimeouts } from './timeouts.js';

@@ -31,6 +31,19 @@ export interface Admission {
   refusal?: AppError;
 }
 
+/** Which cap refused a connection, or made room by closing an idle one: its address's, or the server's. */
+export type ConnectionScope = 'per_address' | 'total';
+
+/** What the connection caps (connection-limits.ts) tell the product: metrics count them. */
+export interface ConnectionEvents {
+  /** A connection was refused with 503 TOO_MANY_CONNECTIONS. */
+  refused(scope: ConnectionScope): void;
+  /** An idle kept-alive connection was closed to make room for a new one. */
+  idleClosed?(scope: ConnectionScope): void;
+  /** Given once, at start: reads how many connections are open now (for a gauge read at scrape time). */
+  openConnections?(read: () => number): void;
+}
+
 /**
  * Routes outside the contract (HTML pages, forms): requests whose path starts with `prefix` go to
  * `middleware` (a koa-router's `routes()`, say) instead of openapi-backend. They run after the request id
@@ -75,6 +88,8 @@ export interface HttpPorts {
    * is the error to answer. Every request's `Call.disconnectSignal()` follows it.
    */
   stopping?: AbortSignal;
+  /** Told of refused and closed connections by the connection caps (applied to the server in server.ts). */
+  connections?: ConnectionEvents;
   /** Routes outside the contract, matched by path prefix before the contract's routing. */
   extraRoutes?: readonly ExtraRoutes[];
 }

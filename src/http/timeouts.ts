@@ -64,6 +64,7 @@ const REASONS: Record<number, string> = {
   408: 'Request Timeout',
   413: 'Content Too Large',
   431: 'Request Header Fields Too Large',
+  503: 'Service Unavailable',
 };
 
 /** The product's error for what Node's HTTP parser or its deadlines refused. */
@@ -105,14 +106,20 @@ function answerClientError(timeouts: ServerTimeouts, logger: Logger) {
   };
 }
 
-/** Writes `error` as a whole HTTP response straight to the socket, then closes it. */
-function writeAndClose(socket: Duplex, error: AppError): void {
+/**
+ * Writes `error` as a whole HTTP response straight to the socket (with its headers, e.g. Retry-After),
+ * then closes it: for what is answered before, or instead of, Node's HTTP handling.
+ */
+export function writeAndClose(socket: Duplex, error: AppError): void {
   const body = JSON.stringify(errorBody(error));
   const status = error.status;
+  let extra = '';
+  for (const [name, value] of Object.entries(error.headers)) extra += `${name}: ${value}\r\n`;
   socket.end(
     `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      extra +
       'Connection: close\r\n\r\n' +
       body,
     () => socket.destroy(),

@@ -1,5 +1,6 @@
 /** Prometheus metrics: one registry per runtime, fed by the request path and read from each capability. */
 export {
+  type ConnectionScope,
   type MetricSources,
   Metrics,
   type MetricsOptions,

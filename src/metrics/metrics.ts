@@ -28,6 +28,10 @@ export interface RequestSample {
   cached: boolean;
 }
 
+/** Which connection cap refused a connection or closed an idle one: its address's or the server's. */
+export type ConnectionScope = 'per_address' | 'total';
+const CONNECTION_SCOPES: readonly ConnectionScope[] = ['per_address', 'total'];
+
 /** A queue's state at scrape time. */
 export interface QueueState {
   /** Work running now. */
@@ -47,6 +51,8 @@ export interface MetricSources {
   localEngine?: () => QueueState;
   /** Documents whose ingestion job is not finished (status `processing`). */
   ingestion?: () => Promise<{ processing: number }>;
+  /** Client connections open now. */
+  connections?: () => number;
 }
 
 export interface MetricsOptions {
@@ -80,6 +86,8 @@ export class Metrics {
   readonly #cache: Counter<'result'>;
   readonly #rateLimited: Counter;
   readonly #sandboxExecutions: Counter<'outcome'>;
+  readonly #connectionsRefused: Counter<'reason'>;
+  readonly #idleConnectionsClosed: Counter<'reason'>;
 
   constructor(options: MetricsOptions) {
     this.#isEndpoint = options.isEndpoint;
@@ -141,6 +149,23 @@ export class Metrics {
       labelNames: ['outcome'],
       registers,
     });
+    this.#connectionsRefused = new Counter({
+      name: 'pvai_connections_refused_total',
+      help: 'Connections refused with 503 TOO_MANY_CONNECTIONS, by the cap that refused them: per_address or total.',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.#idleConnectionsClosed = new Counter({
+      name: 'pvai_idle_connections_closed_total',
+      help: 'Idle kept-alive connections closed to make room for a new one, by the cap that was reached.',
+      labelNames: ['reason'],
+      registers,
+    });
+    // Both series from the start, at 0, so an alert on their rate has something to read.
+    for (const reason of CONNECTION_SCOPES) {
+      this.#connectionsRefused.inc({ reason }, 0);
+      this.#idleConnectionsClosed.inc({ reason }, 0);
+    }
     const sources = options.sources ?? {};
     const queueGauge = (name: string, help: string, read: (() => QueueState) | undefined) =>
       new Gauge({
@@ -161,6 +186,15 @@ export class Metrics {
       'Local-engine requests holding a sequence (active) and waiting for one (queued).',
       sources.localEngine,
     );
+    const connections = sources.connections;
+    new Gauge({
+      name: 'pvai_connections_open',
+      help: 'Client connections open now (refused ones excluded).',
+      registers,
+      collect() {
+        if (connections) this.set(connections());
+      },
+    });
     const ingestion = sources.ingestion;
     new Gauge({
       name: 'pvai_ingestion_jobs_processing',
@@ -239,6 +273,16 @@ export class Metrics {
   /** Counts one request refused by the rate limiter. */
   rateLimited(): void {
     this.#rateLimited.inc();
+  }
+
+  /** Counts one connection refused by a connection cap. */
+  connectionRefused(reason: ConnectionScope): void {
+    this.#connectionsRefused.inc({ reason });
+  }
+
+  /** Counts one idle connection closed to make room under a connection cap. */
+  idleConnectionClosed(reason: ConnectionScope): void {
+    this.#idleConnectionsClosed.inc({ reason });
   }
 
   /** Counts one code execution by outcome. */

@@ -146,10 +146,13 @@ describe('Prometheus metrics', () => {
     // No label carries an account, a key or a user; every name follows the conventions.
     const secrets = [paid.accountId, paid.apiKey, free.accountId, free.apiKey, 'user-1'];
     for (const f of after.parsed) {
-      assert.match(f.name, /^pvai_[a-z_]+(_total|_seconds|_queue|_processing)$/, f.name);
+      assert.match(f.name, /^pvai_[a-z_]+(_total|_seconds|_queue|_processing|_open)$/, f.name);
       for (const m of f.metrics) {
         for (const [name, v] of Object.entries(m.labels ?? {})) {
-          assert.ok(['endpoint', 'model', 'status', 'kind', 'result', 'state', 'outcome'].includes(name), name);
+          assert.ok(
+            ['endpoint', 'model', 'status', 'kind', 'result', 'state', 'outcome', 'reason'].includes(name),
+            name,
+          );
           for (const secret of secrets) assert.ok(!v.includes(secret), `${f.name}{${name}} carries ${secret}`);
         }
       }

@@ -110,7 +110,7 @@ describe('error codes', () => {
 });
 
 describe('http and cors settings', () => {
-  it('default to bounds of seconds, a depth of 64 and no CORS origin', () => {
+  it('default to bounds of seconds, a depth of 64, connection caps from the descriptors and no CORS origin', () => {
     const config = loadConfig({});
     assert.deepEqual(config.http, {
       headersTimeoutMs: 10_000,
@@ -118,6 +118,9 @@ describe('http and cors settings', () => {
       bodyIdleTimeoutMs: 5_000,
       keepAliveTimeoutMs: 65_000,
       maxJsonDepth: 64,
+      maxConnections: 'auto',
+      maxConnectionsPerAddress: 256,
+      connectionFdReserve: 256,
     });
     assert.deepEqual(config.cors, { origins: [] });
   });
@@ -138,6 +141,9 @@ describe('http and cors settings', () => {
       { http: { bodyIdleTimeoutMs: 60_000, requestTimeoutMs: 30_000 } },
       { http: { maxJsonDepth: 2 } },
       { http: { unknown: 1 } },
+      { http: { maxConnections: 0 } },
+      { http: { maxConnections: 'unlimited' } },
+      { http: { maxConnectionsPerAddress: -1 } },
       { cors: { origins: ['https://app.example.com/'] } },
       { cors: { origins: ['https://App.example.com'] } },
       { cors: { origins: ['app.example.com'] } },
