@@ -272,6 +272,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     bodyLimitBytes: config.bodyLimitBytes,
     maxJsonDepth: config.http.maxJsonDepth,
     bodyIdleTimeoutMs: config.http.bodyIdleTimeoutMs,
+    streamWriteTimeoutMs: config.http.streamWriteTimeoutMs,
     corsOrigins: config.cors.origins,
     adminToken: config.adminToken,
     authenticate: (secret) => accounts.authenticate(secret),

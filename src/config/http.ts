@@ -31,6 +31,10 @@ import { z } from 'zod';
  * - `connectionFdReserve` 256: descriptors never given to client connections: the database (SQLite's
  *   three files, or PostgreSQL's pool of 20), model files, the sandbox's processes and their pipes
  *   (6 processes of 3 pipes by default), stdio, the event loop's own, with room to spare.
+ * - `streamWriteTimeoutMs` 60 s: how long a streamed answer may wait with its socket's buffers full (its
+ *   client takes nothing, or too little ever to empty them) before the connection is cut and the upstream
+ *   request aborted. A reading client empties them within seconds; a minute is nginx's `send_timeout` for
+ *   the same case, well past the stalls of a mobile link.
  */
 export const HTTP_DEFAULTS = {
   headersTimeoutMs: 10_000,
@@ -41,6 +45,7 @@ export const HTTP_DEFAULTS = {
   maxConnections: 'auto',
   maxConnectionsPerAddress: 256,
   connectionFdReserve: 256,
+  streamWriteTimeoutMs: 60_000,
 } as const;
 
 const ms = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -58,6 +63,7 @@ export const httpSchema = z
     /** 0: no per-address cap (behind a reverse proxy, where every client has the proxy's address). */
     maxConnectionsPerAddress: z.number().int().min(0).max(10_000_000).default(HTTP_DEFAULTS.maxConnectionsPerAddress),
     connectionFdReserve: z.number().int().min(0).max(1_000_000).default(HTTP_DEFAULTS.connectionFdReserve),
+    streamWriteTimeoutMs: ms(100, 3_600_000).default(HTTP_DEFAULTS.streamWriteTimeoutMs),
   })
   .strict()
   // Node refuses a headers deadline past the request's; a body pause longer than the request is moot.

@@ -7,7 +7,7 @@ import Router from 'koa-router';
 import type { OpenAPIBackend, Request } from 'openapi-backend';
 import type { Logger } from 'pino';
 import { bodyOf, jsonBody } from './body.js';
-import { CLIENT_CLOSED_REQUEST } from './call.js';
+import { CLIENT_CLOSED_REQUEST, STREAM_STALLED } from './call.js';
 import { corsAndOptions } from './cors.js';
 import { errorMiddleware } from './error-middleware.js';
 import type { IndexedOpenAPIRouter } from './indexed-router.js';
@@ -74,6 +74,10 @@ function usageRecorder(ports: HttpPorts): Koa.Middleware {
     await next();
     const { principal, usage, operationId, requestId, startedAt, streamDone } = ctx.state;
     if (!principal) return;
+    const statusOf = () => {
+      if (ctx.state.streamStalled) return STREAM_STALLED;
+      return usage.clientClosed ? CLIENT_CLOSED_REQUEST : ctx.status;
+    };
     const record = () =>
       ports.recordRequest({
         accountId: principal.account.id,
@@ -81,7 +85,7 @@ function usageRecorder(ports: HttpPorts): Koa.Middleware {
         requestId,
         endpoint: operationId ?? ctx.path,
         model: usage.model,
-        status: usage.clientClosed ? CLIENT_CLOSED_REQUEST : ctx.status,
+        status: statusOf(),
         promptTokens: usage.promptTokens,
         completionTokens: usage.completionTokens,
         credits: usage.credits,

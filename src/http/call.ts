@@ -13,6 +13,13 @@ export function requirePrincipal(call: Pick<Call, 'principal'>): Principal {
 export const CLIENT_CLOSED_REQUEST = 499;
 
 /**
+ * The status a usage row records for a stream the server cut because its client stopped reading it
+ * (http.streamWriteTimeoutMs): the client's status line said 200, and unlike 499 the server ended it.
+ * A 4xx: the client's doing, not an error of the service (the SLA counts 5xx only).
+ */
+export const STREAM_STALLED = 408;
+
+/**
  * The reason work stops when its client has gone: not a failure of the service, so it is neither
  * answered nor logged as one (the usage row records 499, nginx's "client closed request").
  */

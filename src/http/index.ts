@@ -5,7 +5,7 @@
  */
 export { createApp, openApiRequest } from './app.js';
 export { type BodyLimits, jsonBody } from './body.js';
-export { CLIENT_CLOSED_REQUEST, ClientDisconnectedError, requirePrincipal } from './call.js';
+export { CLIENT_CLOSED_REQUEST, ClientDisconnectedError, requirePrincipal, STREAM_STALLED } from './call.js';
 export {
   type ConnectionCaps,
   ConnectionLimits,

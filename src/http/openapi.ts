@@ -9,6 +9,7 @@ import type { AnyReply, OperationId, OperationRequest, Operations } from './oper
 import type { HttpPorts } from './ports.js';
 import { postSecurityHandler, refuseAmbiguousCredentials, securityHandlers, unauthorizedHandler } from './security.js';
 import type { AppContext } from './state.js';
+import { cutWhenStalled } from './stream-deadline.js';
 import { validationError } from './validation-error.js';
 
 /** openapi-backend over the contract with the server's ajv settings; the tests validate responses with it too. */
@@ -36,14 +37,24 @@ export function useIndexedRouter(api: OpenAPIBackend): void {
   if (api.validator) api.validator.router = router;
 }
 
-/** Writes a handler's reply: status, headers, and a body, a typed text or a stream. */
-function writeReply(ctx: AppContext, reply: AnyReply): void {
+/**
+ * Writes a handler's reply: status, headers, and a body, a typed text or a stream. A stream whose client
+ * stops reading for `streamWriteTimeoutMs` is cut (stream-deadline.ts), and its usage row says so.
+ */
+function writeReply(ctx: AppContext, reply: AnyReply, streamWriteTimeoutMs: number): void {
   ctx.status = reply.status;
   if (reply.headers) ctx.set(reply.headers);
   if ('stream' in reply) {
     ctx.type = reply.type;
     ctx.body = reply.stream;
     ctx.state.streamDone = reply.finished;
+    cutWhenStalled(ctx.res, streamWriteTimeoutMs, () => {
+      ctx.state.streamStalled = true;
+      ctx.state.log.warn(
+        { operation: ctx.state.operationId, stream_write_timeout_ms: streamWriteTimeoutMs },
+        'cut a stream whose client stopped reading',
+      );
+    });
   } else if ('body' in reply) {
     if (reply.type) ctx.type = reply.type;
     ctx.body = reply.body;
@@ -53,12 +64,12 @@ function writeReply(ctx: AppContext, reply: AnyReply): void {
 /** An operation as openapi-backend calls it: the validated request in, the reply written to Koa. */
 function adapt(
   operation: (request: OperationRequest<OperationId>, call: ReturnType<typeof callOf>) => unknown,
-  stopping: AbortSignal | undefined,
+  ports: Pick<HttpPorts, 'stopping' | 'streamWriteTimeoutMs'>,
 ) {
   return async (c: OpenApiContext, ctx: AppContext) => {
     const request = { body: c.request.requestBody, params: c.request.params, query: c.request.query };
-    const reply = await operation(request as OperationRequest<OperationId>, callOf(ctx, stopping));
-    writeReply(ctx, reply as AnyReply);
+    const reply = await operation(request as OperationRequest<OperationId>, callOf(ctx, ports.stopping));
+    writeReply(ctx, reply as AnyReply, ports.streamWriteTimeoutMs);
   };
 }
 
@@ -71,10 +82,7 @@ function adapt(
 export async function createOpenApi(operations: Operations, ports: HttpPorts): Promise<OpenAPIBackend> {
   const api = contractBackend();
   const handlers = Object.fromEntries(
-    Object.entries(operations).map(([id, operation]) => [
-      id,
-      adapt(operation as Parameters<typeof adapt>[0], ports.stopping),
-    ]),
+    Object.entries(operations).map(([id, operation]) => [id, adapt(operation as Parameters<typeof adapt>[0], ports)]),
   );
   api.register({
     ...handlers,

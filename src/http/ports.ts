@@ -68,6 +68,11 @@ export interface HttpPorts {
   maxJsonDepth: number;
   /** How long a request body may stop arriving before the request is answered 408 `REQUEST_TIMEOUT`. */
   bodyIdleTimeoutMs: number;
+  /**
+   * How long a streamed answer may wait with its socket's buffers full (the client reads nothing) before
+   * its connection is cut and its work aborted.
+   */
+  streamWriteTimeoutMs: number;
   /** The origins browser apps may call the API from (CORS): exact origins, or `*` for any; empty: none. */
   corsOrigins: readonly string[];
   /** Undefined: the admin API is disabled (503). */

@@ -16,6 +16,8 @@ export interface RequestState {
   body?: ReadBody;
   /** Set by streamed responses: settles when the stream has ended, with the final token counts noted. */
   streamDone?: Promise<void>;
+  /** The stream was cut because its client stopped reading (its usage row records STREAM_STALLED). */
+  streamStalled?: true;
   /** A multipart/form-data body, for operations whose contract accepts one. */
   upload?: Upload;
 }

@@ -33,7 +33,12 @@ export type MockBehaviour =
   /** Reads the request and never answers. */
   | { kind: 'hang' }
   /** Streams `afterChunks` content chunks (default 2), then destroys the socket without finishing. */
-  | { kind: 'disconnect'; afterChunks?: number };
+  | { kind: 'disconnect'; afterChunks?: number }
+  /**
+   * Streams content chunks of `chunkChars` characters (default 16,384) for as long as its client takes
+   * them, waiting for 'drain' when its buffer is full; never finishes. Not streaming: never answers.
+   */
+  | { kind: 'endless'; chunkChars?: number };
 
 export interface RecordedRequest {
   method: string;
@@ -310,6 +315,18 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
           'data: [DONE]\n\n',
         ];
         writeEvents(events, behaviour.delayMs, () => res.end());
+        return;
+      }
+      case 'endless': {
+        if (!stream) return;
+        res.writeHead(200, SSE_HEADERS);
+        const event = chunkEvent({ content: 'x'.repeat(behaviour.chunkChars ?? 16_384) });
+        const pump = (): void => {
+          while (!res.destroyed && res.write(event));
+          if (!res.destroyed) res.once('drain', pump);
+        };
+        res.write(chunkEvent({ role: 'assistant', content: '' }));
+        pump();
         return;
       }
       case 'disconnect': {

@@ -121,6 +121,7 @@ describe('http and cors settings', () => {
       maxConnections: 'auto',
       maxConnectionsPerAddress: 256,
       connectionFdReserve: 256,
+      streamWriteTimeoutMs: 60_000,
     });
     assert.deepEqual(config.cors, { origins: [] });
   });
@@ -144,6 +145,7 @@ describe('http and cors settings', () => {
       { http: { maxConnections: 0 } },
       { http: { maxConnections: 'unlimited' } },
       { http: { maxConnectionsPerAddress: -1 } },
+      { http: { streamWriteTimeoutMs: 0 } },
       { cors: { origins: ['https://app.example.com/'] } },
       { cors: { origins: ['https://App.example.com'] } },
       { cors: { origins: ['app.example.com'] } },
