@@ -16,6 +16,9 @@
 # tool_choice naming a function not in tools, a grant past the balance ceiling), and only when the request
 # really breaks that rule. Time is bounded by --max-examples per operation and a request timeout (env:
 # ST_MAX_EXAMPLES, default 50; ST_REQUEST_TIMEOUT, default 20 s).
+# ST_UNICODE=1 makes it the Unicode edge-case run: every text field of every operation is drawn as usual or with
+# edge cases put into it (NUL, controls, unpaired surrogates, zero-width and bidi characters, noncharacters, astral
+# characters, ...; scripts/contract/schemathesis_unicode.py), and the same checks apply.
 # ST_SEED (default 1) fixes the generated cases, so that a CI run fails or passes the same way every time and a
 # failure reproduces; ST_SEED=random explores new cases (run it now and then, locally).
 set -euo pipefail
@@ -107,6 +110,7 @@ seed_args=()
 if [[ "$seed" != random ]]; then seed_args=(--seed "$seed"); fi
 
 export SCHEMATHESIS_HOOKS="$root/scripts/contract/schemathesis_hooks.py"
+[[ "${ST_UNICODE:-}" == 1 ]] && SCHEMATHESIS_HOOKS="$root/scripts/contract/schemathesis_unicode.py"
 
 run_st() {
   "$st" --config-file "$config" run "$PVAI_URL/openapi.json" \
@@ -121,7 +125,7 @@ run_st() {
     "$@"
 }
 
-echo "schemathesis $("$st" --version | awk '{print $NF}') against $PVAI_URL (API key as $scheme, $max_examples examples per operation, seed $seed)"
+echo "schemathesis $("$st" --version | awk '{print $NF}') against $PVAI_URL (API key as $scheme, $max_examples examples per operation, seed $seed${ST_UNICODE:+, Unicode edge cases in every text field})"
 cd "$work"
 # Two passes over the same server: the account API first, the admin API last. The stateful phase chains
 # operations through their responses (list accounts -> change a tier, list keys -> revoke or rotate a key), so

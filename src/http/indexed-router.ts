@@ -71,9 +71,11 @@ export class IndexedOpenAPIRouter extends OpenAPIRouter {
       return parsed;
     }
     const first = this.#parsed.get(req);
-    if (!first || operation.path.includes('{') || declaresQueryParameters(operation)) {
-      return super.parseRequest(req, operation);
+    if (operation.path.includes('{')) {
+      const parsed = super.parseRequest(req, operation);
+      return { ...parsed, params: decodedParams(parsed.params) };
     }
+    if (!first || declaresQueryParameters(operation)) return super.parseRequest(req, operation);
     return { ...first, params: {} };
   }
 
@@ -117,6 +119,28 @@ export class IndexedOpenAPIRouter extends OpenAPIRouter {
     }
     this.#templates = [...templates.values()].sort((a, b) => b.specificity - a.specificity);
   }
+}
+
+/**
+ * Path parameters as their characters, not their percent-escapes (RFC 3986 §2.1): openapi-backend hands them
+ * over raw, so `mem%5F1` was not `mem_1` and a 64-character id of non-ASCII letters failed its maxLength of 64
+ * (576 escape characters). Escapes that are not UTF-8 were refused before routing (http/text.ts); a `%` not
+ * followed by two hex digits stays as sent.
+ */
+function decodedParams(params: ParsedRequest['params']): ParsedRequest['params'] {
+  const out: ParsedRequest['params'] = {};
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value !== 'string' || !value.includes('%')) {
+      out[name] = value;
+      continue;
+    }
+    try {
+      out[name] = decodeURIComponent(value);
+    } catch {
+      out[name] = value;
+    }
+  }
+  return out;
 }
 
 function declaresQueryParameters(operation: Operation): boolean {

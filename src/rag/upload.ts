@@ -2,7 +2,7 @@ import { fileTypeFromBuffer } from 'file-type';
 import { AppError } from '../errors/index.js';
 import { identifierProblem, invalidText, jsonTextProblem, type Upload } from '../http/index.js';
 import type { Extractor } from './extract/extractor.js';
-import { detectFormat } from './extract/formats.js';
+import { detectFormat, looksLikeText } from './extract/formats.js';
 import type { NewDocument } from './rag-service.js';
 
 /** The contract's DocumentUpload text fields (it allows no others). */
@@ -14,13 +14,21 @@ function field(upload: Upload, name: string, max: number, required: boolean): st
     if (!required) return undefined;
     throw new AppError('INVALID_PARAMETER', `${name} is required`, { field: name, reason: 'is required' });
   }
-  if (value.length > max) {
+  // Characters as the contract's maxLength counts them (code points, as ajv does for JSON bodies): an emoji
+  // or any other character outside the BMP is one, not two UTF-16 units.
+  if (value.length > max && codePoints(value) > max) {
     throw new AppError('INVALID_PARAMETER', `${name} is longer than ${max} characters`, {
       field: name,
       reason: `must be at most ${max} characters`,
     });
   }
   return value;
+}
+
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
 }
 
 function metadataOf(text: string | undefined): Record<string, unknown> | undefined {
@@ -83,8 +91,9 @@ export async function fileToDocument(
   given: { title?: string | undefined; metadata?: Record<string, unknown> | undefined } = {},
 ): Promise<NewDocument> {
   const file = { data, filename, contentType };
-  // file-type reads the magic numbers of ~150 binary formats (images, audio, archives, executables, …).
-  const sniffed = (await fileTypeFromBuffer(file.data))?.mime;
+  // file-type reads the magic numbers of ~150 binary formats (images, audio, archives, executables, …); text
+  // is left to the name (an XML or RTF file named .txt is text to read).
+  const sniffed = looksLikeText(file.data) ? undefined : (await fileTypeFromBuffer(file.data))?.mime;
   const format = detectFormat(file.data, file.filename, file.contentType, sniffed);
   if (!format) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Supported files are txt, md, html, pdf and docx', {

@@ -155,7 +155,11 @@ for (const backend of backends()) {
       // Well-formed escapes still mean what they say: U+FFFD is a user of its own.
       const fffd = await get('/z1/memory?user_id=iso%EF%BF%BD');
       assert.equal(fffd.status, 200, fffd.text);
-      assert.equal((fffd.body as { data: unknown[] }).data.length, 1);
+      assert.equal((fffd.body as { data: Array<{ id: string }> }).data.length, 1);
+      // ... in the path too: a path parameter is its characters, not its escapes (mem%5F... is mem_...).
+      const id = (fffd.body as { data: Array<{ id: string }> }).data[0]?.id ?? '';
+      const escaped = await get(`/z1/memory/${id.replace('_', '%5F')}/history?user_id=iso%EF%BF%BD`);
+      assert.equal(escaped.status, 200, escaped.text);
     });
 
     it('refuses multipart form fields whose bytes are not UTF-8, or that hold controls where they are identifiers', async () => {
@@ -204,6 +208,11 @@ for (const backend of backends()) {
       const ok = await upload([['user_id', Buffer.from('Zoë 😀')]]);
       assert.equal(ok.status, 201, ok.text);
       assert.equal((ok.body as { user_id: string }).user_id, 'Zoë 😀');
+      // 256 characters is the limit, counted as the contract counts them: an emoji is one (two UTF-16 units).
+      const longest = await upload([['user_id', Buffer.from('😀'.repeat(256))]]);
+      assert.equal(longest.status, 201, longest.text);
+      const over = await upload([['user_id', Buffer.from('😀'.repeat(257))]]);
+      assert.equal(over.status, 400, over.text);
     });
 
     it('stores a file whose text layer holds NUL (a UTF-16 file) with U+FFFD in its place, spans unchanged', async () => {

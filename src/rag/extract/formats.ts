@@ -63,6 +63,23 @@ export function detectFormat(
   return undefined;
 }
 
+/**
+ * Whether the bytes are text as decodeText reads it (a UTF-16 byte-order mark, or UTF-8 without NUL in the first
+ * 64 KiB): a format sniffer must not judge them, since a UTF-16LE BOM (FF FE) looks like an MP3 frame to one.
+ */
+export function looksLikeText(data: Uint8Array): boolean {
+  if ((data[0] === 0xff && data[1] === 0xfe) || (data[0] === 0xfe && data[1] === 0xff)) return true;
+  const head = data.subarray(0, 65_536);
+  if (head.includes(0)) return false;
+  try {
+    // stream: a character cut at the 64 KiB boundary is not an error.
+    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: head.length < data.length });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** UTF-8 (with or without BOM) or UTF-16 with a BOM; binary (NUL bytes) or invalid UTF-8 is refused. */
 export function decodeText(data: Uint8Array): string {
   if (data[0] === 0xff && data[1] === 0xfe) return new TextDecoder('utf-16le').decode(data.subarray(2));

@@ -1,0 +1,157 @@
+"""Schemathesis hooks for the Unicode edge-case run (`ST_UNICODE=1 scripts/contract/schemathesis.sh …`).
+
+Every text field of every operation (JSON bodies at any depth, query and path parameters, form fields) is drawn
+either as schemathesis generates it or with Unicode edge cases put into it: NUL and other C0/C1 controls, DEL,
+unpaired surrogates (JSON bodies only: a URL cannot carry them), zero-width and joiner characters, bidi
+controls, line and paragraph separators, a BOM, noncharacters, U+FFFD, combining marks without a base,
+characters outside the Basic Multilingual Plane (emoji with modifiers, tags, private use, U+10FFFF), and letters
+whose case mapping changes length. One code point replaces one, so a value keeps the length its schema allows;
+a value whose schema fixes its form (enum, const, format) is left alone; an identifier (the contract's
+identifier pattern) gets only the edge cases its pattern admits. What the server must then do is what the
+contract says: no 5xx, the documented status and body, and a 400 INVALID_TEXT only where the text earned it
+(scripts/contract/schemathesis_hooks.py, loaded here too, keeps every other refusal of a schema-valid request a
+failure).
+"""
+
+import os
+import sys
+
+import schemathesis
+from hypothesis import strategies as st
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import schemathesis_hooks  # noqa: E402,F401  (its filter_failure applies to this run too)
+
+IDENTIFIER_PATTERN = "^[^\\u0000-\\u001F\\u007F]+$"
+CONTROLS = ["\x00", "\x01", "\x08", "\x0b", "\x17", "\x1b", "\x1f", "\x7f"]
+SURROGATES = ["\ud800", "\udbff", "\udc00", "\udfff"]
+OTHERS = [
+    "\x85", "\x9f", "\xa0", "\xad", "\u0300", "\u034f", "\u061c", "\u180e", "\u200b", "\u200c", "\u200d",
+    "\u200e", "\u2028", "\u2029", "\u202e", "\u2066", "\u3000", "\ufeff", "\ufff9", "\ufffc", "\ufffd",
+    "\ufffe", "\uffff", "\U0001f600", "\U0001f3fb", "\U000e0041", "\U0010fced", "\U0010ffff", "\U0001d518",
+    "\u00df", "\u0130", "\u01c5", "\ufb03",
+]
+BODY_EDGES = CONTROLS + SURROGATES + OTHERS
+URL_EDGES = CONTROLS + OTHERS
+IDENTIFIER_EDGES = OTHERS
+FIXED_FORM = ("enum", "const", "format")
+
+
+def _resolve(root, ref):
+    node = root
+    for part in ref.lstrip("#/").split("/"):
+        node = node.get(part.replace("~1", "/").replace("~0", "~"), {}) if isinstance(node, dict) else {}
+    return node
+
+
+def _concrete(schemas, root):
+    """The schemas a value may match, with references followed and oneOf/anyOf/allOf flattened."""
+    out, stack, seen = [], list(schemas), 0
+    while stack and seen < 500:
+        seen += 1
+        schema = stack.pop()
+        if not isinstance(schema, dict):
+            continue
+        if "$ref" in schema:
+            stack.append(_resolve(root, schema["$ref"]))
+            continue
+        for key in ("oneOf", "anyOf", "allOf"):
+            stack.extend(schema.get(key, []))
+        out.append(schema)
+    return out
+
+
+def _string_edges(schemas, url):
+    """Which edge cases a string under these schemas may take, or None when its form is fixed."""
+    strings = [s for s in schemas if s.get("type") == "string" or ("type" not in s and not s.get("properties"))]
+    if any(key in s for s in strings for key in FIXED_FORM):
+        return None
+    patterns = {s["pattern"] for s in strings if "pattern" in s}
+    if patterns - {IDENTIFIER_PATTERN}:
+        return None
+    if patterns:
+        return IDENTIFIER_EDGES
+    return URL_EDGES if url else BODY_EDGES
+
+
+def _text(value, edges):
+    if not value or edges is None:
+        return st.just(value)
+    n = len(value)
+    return st.one_of(
+        st.just(value),
+        st.tuples(st.integers(0, n - 1), st.sampled_from(edges)).map(lambda p: value[: p[0]] + p[1] + value[p[0] + 1 :]),
+        st.sampled_from(edges).map(lambda edge: edge * n),
+    )
+
+
+def _children(schemas, key, root):
+    found = []
+    for schema in schemas:
+        properties = schema.get("properties") or {}
+        if key in properties:
+            found.append(properties[key])
+        elif isinstance(schema.get("additionalProperties"), dict):
+            found.append(schema["additionalProperties"])
+        elif schema.get("additionalProperties", True) is not False and not properties:
+            found.append({})
+    return _concrete(found, root)
+
+
+def _value(value, schemas, root, url=False):
+    """A strategy for `value` with edge cases in its free text, walking its schema beside it."""
+    if isinstance(value, str):
+        return _text(value, _string_edges(schemas, url))
+    if isinstance(value, dict):
+        keys = list(value)
+        parts = [_value(value[k], _children(schemas, k, root), root, url) for k in keys]
+        return st.tuples(*parts).map(lambda drawn: dict(zip(keys, drawn))) if parts else st.just(value)
+    if isinstance(value, list):
+        items = _concrete([s["items"] for s in schemas if isinstance(s.get("items"), dict)], root)
+        parts = [_value(v, items, root, url) for v in value]
+        return st.tuples(*parts).map(list) if parts else st.just(value)
+    return st.just(value)
+
+
+def _body_schemas(ctx):
+    operation = ctx.operation
+    content = ((operation.definition.raw or {}).get("requestBody") or {}).get("content") or {}
+    root = operation.schema.raw_schema
+    return [media.get("schema", {}) for media in content.values()], root
+
+
+def _parameter_schemas(ctx, where):
+    root = ctx.operation.schema.raw_schema
+    out = {}
+    for parameter in getattr(ctx.operation, where):
+        definition = getattr(parameter, "definition", {}) or {}
+        if "$ref" in definition:
+            definition = _resolve(root, definition["$ref"])
+        out[definition.get("name")] = definition.get("schema", {})
+    return out, root
+
+
+@schemathesis.hook
+def flatmap_body(ctx, body):
+    schemas, root = _body_schemas(ctx)
+    return _value(body, _concrete(schemas, root), root)
+
+
+@schemathesis.hook
+def flatmap_query(ctx, query):
+    if not isinstance(query, dict):
+        return st.just(query)
+    schemas, root = _parameter_schemas(ctx, "query")
+    keys = list(query)
+    parts = [_value(query[k], _concrete([schemas.get(k, {"type": "string"})], root), root, url=True) for k in keys]
+    return st.tuples(*parts).map(lambda drawn: dict(zip(keys, drawn))) if parts else st.just(query)
+
+
+@schemathesis.hook
+def flatmap_path_parameters(ctx, params):
+    if not isinstance(params, dict):
+        return st.just(params)
+    schemas, root = _parameter_schemas(ctx, "path_parameters")
+    keys = list(params)
+    parts = [_value(params[k], _concrete([schemas.get(k, {"type": "string"})], root), root, url=True) for k in keys]
+    return st.tuples(*parts).map(lambda drawn: dict(zip(keys, drawn))) if parts else st.just(params)
