@@ -10,10 +10,16 @@ import { ROOT } from './processes.js';
  */
 const setupDataDir = process.env.PVAI_DATA_DIR || join(ROOT, 'data');
 
-/** SmolLM2-135M-Instruct, the default chat model: for tests that check what an answer says. */
+/** SmolLM2-135M-Instruct, the default chat model, where scripts/setup put it: for tests that check what an answer says. */
 export const SMOLLM2_MODEL = defaultChatModelPath({ dataDir: setupDataDir });
-/** all-MiniLM-L6-v2 as scripts/setup converted it (checked against the reference's pinned SHA-256). */
-export const EMBEDDING_MODEL = embeddingModelPath({ dataDir: setupDataDir });
+/**
+ * all-MiniLM-L6-v2 where scripts/setup converted it (checked against the reference's pinned SHA-256): the
+ * service's own lookup, so PVAI_EMBEDDING_MODEL, when set, names where the set-up put it.
+ */
+export const EMBEDDING_MODEL = embeddingModelPath({
+  dataDir: setupDataDir,
+  embeddingModel: process.env.PVAI_EMBEDDING_MODEL || undefined,
+});
 /**
  * stories260K, the tiny real llama committed as a test fixture (test/fixtures/models/README.md): the
  * local engine's own tests, and every test server that needs a chat model but not a good answer.
