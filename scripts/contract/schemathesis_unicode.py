@@ -137,21 +137,21 @@ def flatmap_body(ctx, body):
     return _value(body, _concrete(schemas, root), root)
 
 
+def _parameters(ctx, values, where):
+    """Query or path parameters, each walked with its own schema."""
+    if not isinstance(values, dict) or not values:
+        return st.just(values)
+    schemas, root = _parameter_schemas(ctx, where)
+    keys = list(values)
+    parts = [_value(values[k], _concrete([schemas.get(k, {"type": "string"})], root), root, url=True) for k in keys]
+    return st.tuples(*parts).map(lambda drawn: dict(zip(keys, drawn)))
+
+
 @schemathesis.hook
 def flatmap_query(ctx, query):
-    if not isinstance(query, dict):
-        return st.just(query)
-    schemas, root = _parameter_schemas(ctx, "query")
-    keys = list(query)
-    parts = [_value(query[k], _concrete([schemas.get(k, {"type": "string"})], root), root, url=True) for k in keys]
-    return st.tuples(*parts).map(lambda drawn: dict(zip(keys, drawn))) if parts else st.just(query)
+    return _parameters(ctx, query, "query")
 
 
 @schemathesis.hook
 def flatmap_path_parameters(ctx, params):
-    if not isinstance(params, dict):
-        return st.just(params)
-    schemas, root = _parameter_schemas(ctx, "path_parameters")
-    keys = list(params)
-    parts = [_value(params[k], _concrete([schemas.get(k, {"type": "string"})], root), root, url=True) for k in keys]
-    return st.tuples(*parts).map(lambda drawn: dict(zip(keys, drawn))) if parts else st.just(params)
+    return _parameters(ctx, params, "path_parameters")
