@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { type AttemptCounter, addressBucket, SqlAttemptCounter } from '../limits/index.js';
+import { addressBucket } from '../kernel/index.js';
+import { type AttemptCounter, SqlAttemptCounter } from '../limits/index.js';
 import type { Db } from '../storage/index.js';
 
 /** The window sign-in attempts are counted in. */

@@ -3,6 +3,7 @@ import type { RequestListener, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { AppError } from '../errors/index.js';
+import { addressBucket } from '../kernel/index.js';
 import type { ConnectionEvents, ConnectionScope } from './ports.js';
 import { writeAndClose } from './timeouts.js';
 
@@ -72,23 +73,6 @@ export function connectionCaps(settings: ConnectionSettings, fd: { limit: number
     fdLimitKnown: fd.known,
     lowered: wanted > ceiling,
   };
-}
-
-/**
- * The key a client's connections are counted under: its address, or for IPv6 its /64, the block one
- * host or household gets (any of whose 2^64 addresses it may use). IPv4 in IPv6 (`::ffff:1.2.3.4`) stays
- * itself.
- */
-export function addressKey(address: string): string {
-  if (!address.includes(':') || address.includes('.')) return address;
-  const [head = '', tail] = address.split('::');
-  const front = head === '' ? [] : head.split(':');
-  const back = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, '').toLowerCase())
-    .join(':')}::/64`;
 }
 
 /** Told of each request's start and end (the graceful stop keeps the requests it may have to end). */
@@ -179,7 +163,7 @@ export class ConnectionLimits {
   #accept(socket: Socket): void {
     const address = socket.remoteAddress ?? '';
     const { perAddress, total } = this.caps;
-    const key = perAddress > 0 ? addressKey(address) : undefined;
+    const key = perAddress > 0 ? addressBucket(address) : undefined;
     if (key !== undefined) {
       const peer = this.#peers.get(key);
       if (peer && peer.connections.size >= perAddress && !this.#closeIdle(peer)) {

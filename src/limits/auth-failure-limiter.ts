@@ -1,5 +1,5 @@
 import type { Clock } from '../clock/index.js';
-import { addressBucket } from './address-bucket.js';
+import { addressBucket } from '../kernel/index.js';
 import type { AttemptCounter } from './attempt-counter.js';
 
 /**

@@ -9,7 +9,6 @@ import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import type { RateLimitStore } from './types.js';
 import { MINUTE_MS } from './windows.js';
 
-export { addressBucket } from './address-bucket.js';
 export type { AttemptCount, AttemptCounter } from './attempt-counter.js';
 export { AuthFailureLimiter } from './auth-failure-limiter.js';
 export { decide, RateLimiter, rateLimitError, rateLimitHeaders } from './rate-limiter.js';

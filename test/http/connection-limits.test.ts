@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { pino } from 'pino';
-import { addressKey, ConnectionLimits, connectionCaps, parseFdSoftLimit } from '../../src/http/connection-limits.js';
+import { ConnectionLimits, connectionCaps, parseFdSoftLimit } from '../../src/http/connection-limits.js';
+import { addressBucket } from '../../src/kernel/index.js';
 import { type ClientConnection, openConnection } from '../support/client-connection.js';
 import { eventually } from '../support/eventually.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
@@ -87,12 +88,12 @@ describe('connection caps: settings', () => {
   });
 
   it('count an IPv6 client by its /64 and an IPv4 client by its address', () => {
-    assert.equal(addressKey('203.0.113.7'), '203.0.113.7');
-    assert.equal(addressKey('::ffff:203.0.113.7'), '::ffff:203.0.113.7');
-    assert.equal(addressKey('2001:db8:1:2:aaaa::1'), '2001:db8:1:2::/64');
-    assert.equal(addressKey('2001:DB8:1:2:bbbb:cccc:dddd:eeee'), '2001:db8:1:2::/64');
-    assert.equal(addressKey('2001:db8::1'), '2001:db8:0:0::/64');
-    assert.equal(addressKey('::1'), '0:0:0:0::/64');
+    assert.equal(addressBucket('203.0.113.7'), '203.0.113.7');
+    assert.equal(addressBucket('::ffff:203.0.113.7'), '203.0.113.7', 'an IPv4 client on a dual-stack socket is itself');
+    assert.equal(addressBucket('2001:db8:1:2:aaaa::1'), '2001:db8:1:2::/64');
+    assert.equal(addressBucket('2001:DB8:1:2:bbbb:cccc:dddd:eeee'), '2001:db8:1:2::/64');
+    assert.equal(addressBucket('2001:db8::1'), '2001:db8:0:0::/64');
+    assert.equal(addressBucket('::1'), '0:0:0:0::/64');
   });
 });
 

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  type AttemptCounter,
-  addressBucket,
-  InProcessAttemptCounter,
-  SqlAttemptCounter,
-} from '../../src/limits/index.js';
+import { addressBucket } from '../../src/kernel/index.js';
+import { type AttemptCounter, InProcessAttemptCounter, SqlAttemptCounter } from '../../src/limits/index.js';
 import { openDb } from '../../src/storage/data-source.js';
 import type { Db } from '../../src/storage/db.js';
 import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';

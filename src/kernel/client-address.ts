@@ -3,7 +3,8 @@ import { isIPv6 } from 'node:net';
 const MAPPED_IPV4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 
 /**
- * The client a throttle counts an address as. An IPv4 address is itself (also when a dual-stack socket
+ * The client an address counts as, for every per-client bound (the connection caps, the authentication and
+ * sign-in throttles), so they all agree on who one client is. An IPv4 address is itself (also when a dual-stack socket
  * reports it as `::ffff:a.b.c.d`). An IPv6 address is its /64: one host is usually given a whole /64
  * (SLAAC, privacy addresses), so counting single addresses would let it try 2^64 times as often. Written
  * as `2001:db8:0:1::/64`, whatever the spelling it came in.
