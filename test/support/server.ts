@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Clock } from '../../src/clock/clock.js';
 import { loadConfig, type RawConfig } from '../../src/config/index.js';
