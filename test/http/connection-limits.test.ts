@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { ConnectionLimits, connectionCaps, parseFdSoftLimit } from '../../src/http/connection-limits.js';
 import { addressBucket } from '../../src/kernel/index.js';
 import { type ClientConnection, openConnection } from '../support/client-connection.js';
+import { backends } from '../support/databases.js';
 import { eventually } from '../support/eventually.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { isErrorBody, type RawResponse, requestHead } from '../support/raw-http.js';
@@ -131,184 +132,188 @@ describe('connection caps: one connection per address, on a bare Node server', (
   });
 });
 
-describe('connection caps: per address', () => {
-  const PER_ADDRESS = 4;
-  let server: TestServer;
-  let apiKey: string;
+for (const backend of backends()) {
+  describe(`connection caps: per address (${backend})`, () => {
+    const PER_ADDRESS = 4;
+    let server: TestServer;
+    let apiKey: string;
 
-  before(async () => {
-    // A headers deadline longer than the test: the flood's silent connections stay open throughout.
-    server = await startTestServer('sqlite', {
-      config: { http: { maxConnectionsPerAddress: PER_ADDRESS, headersTimeoutMs: 30_000 } },
+    before(async () => {
+      // A headers deadline longer than the test: the flood's silent connections stay open throughout.
+      server = await startTestServer(backend, {
+        config: { http: { maxConnectionsPerAddress: PER_ADDRESS, headersTimeoutMs: 30_000 } },
+      });
+      ({ apiKey } = await server.createAccount('startup'));
     });
-    ({ apiKey } = await server.createAccount('startup'));
-  });
-  after(() => server.close());
+    after(() => server.close());
 
-  it('refuses the surplus of one address with 503 TOO_MANY_CONNECTIONS, serves the others, and counts it', async () => {
-    const before = metric(await scrape(server.url), 'pvai_connections_refused_total', { reason: 'per_address' });
-    // A flood from 127.0.0.2 that never sends a request: its first 4 connections are held, the rest refused.
-    const held: ClientConnection[] = [];
-    for (let i = 0; i < PER_ADDRESS; i++) held.push(await openConnection(server.url, { from: '127.0.0.2' }));
-    const surplus: ClientConnection[] = [];
-    for (let i = 0; i < 3; i++) surplus.push(await openConnection(server.url, { from: '127.0.0.2' }));
-    try {
-      for (const connection of surplus) {
-        assert.deepEqual(await refusal(connection), { limit: 'per_address', max_connections: PER_ADDRESS });
+    it('refuses the surplus of one address with 503 TOO_MANY_CONNECTIONS, serves the others, and counts it', async () => {
+      const before = metric(await scrape(server.url), 'pvai_connections_refused_total', { reason: 'per_address' });
+      // A flood from 127.0.0.2 that never sends a request: its first 4 connections are held, the rest refused.
+      const held: ClientConnection[] = [];
+      for (let i = 0; i < PER_ADDRESS; i++) held.push(await openConnection(server.url, { from: '127.0.0.2' }));
+      const surplus: ClientConnection[] = [];
+      for (let i = 0; i < 3; i++) surplus.push(await openConnection(server.url, { from: '127.0.0.2' }));
+      try {
+        for (const connection of surplus) {
+          assert.deepEqual(await refusal(connection), { limit: 'per_address', max_connections: PER_ADDRESS });
+        }
+        assert.ok(
+          held.every((c) => !c.isClosed()),
+          'the first four stay open',
+        );
+
+        // Everyone else is served as before.
+        assert.equal((await server.request('GET', '/z1/models', { apiKey })).status, 200);
+        assert.equal((await server.request('GET', '/z1/health')).status, 200);
+
+        const text = await scrape(server.url);
+        assert.equal(metric(text, 'pvai_connections_refused_total', { reason: 'per_address' }), before + 3);
+        assert.ok(metric(text, 'pvai_connections_open') >= PER_ADDRESS, 'the gauge counts the held connections');
+
+        // The flood's address gets room again as its connections close.
+        held.pop()?.destroy();
+        const served = await eventually(
+          async () => {
+            const connection = await openConnection(server.url, { from: '127.0.0.2' });
+            connection.send(GET_HEALTH_AND_CLOSE);
+            await connection.closesWithin();
+            return connection.responses()[0]?.status;
+          },
+          (status) => status === 200,
+          5000,
+        );
+        assert.equal(served, 200);
+      } finally {
+        for (const connection of [...held, ...surplus]) connection.destroy();
       }
-      assert.ok(
-        held.every((c) => !c.isClosed()),
-        'the first four stay open',
-      );
+    });
 
-      // Everyone else is served as before.
-      assert.equal((await server.request('GET', '/z1/models', { apiKey })).status, 200);
-      assert.equal((await server.request('GET', '/z1/health')).status, 200);
+    it('makes room for an address at its cap by closing its own connection idle longest', async () => {
+      const before = metric(await scrape(server.url), 'pvai_idle_connections_closed_total', { reason: 'per_address' });
+      const idle: ClientConnection[] = [];
+      for (let i = 0; i < PER_ADDRESS; i++) idle.push(await idleConnection(server.url, '127.0.0.5'));
+      try {
+        const next = await idleConnection(server.url, '127.0.0.5');
+        idle.push(next);
+        await idle[0]?.closesWithin();
+        assert.deepEqual(
+          idle.map((c) => c.isClosed()),
+          [true, false, false, false, false],
+        );
+        const text = await scrape(server.url);
+        assert.equal(metric(text, 'pvai_idle_connections_closed_total', { reason: 'per_address' }), before + 1);
+      } finally {
+        for (const connection of idle) connection.destroy();
+      }
+    });
+  });
+}
 
-      const text = await scrape(server.url);
-      assert.equal(metric(text, 'pvai_connections_refused_total', { reason: 'per_address' }), before + 3);
-      assert.ok(metric(text, 'pvai_connections_open') >= PER_ADDRESS, 'the gauge counts the held connections');
+for (const backend of backends()) {
+  describe(`connection caps: in total (${backend})`, () => {
+    const TOTAL = 5;
+    let upstream: MockUpstream;
+    let server: TestServer;
+    let apiKey: string;
 
-      // The flood's address gets room again as its connections close.
-      held.pop()?.destroy();
-      const served = await eventually(
-        async () => {
-          const connection = await openConnection(server.url, { from: '127.0.0.2' });
-          connection.send(GET_HEALTH_AND_CLOSE);
-          await connection.closesWithin();
-          return connection.responses()[0]?.status;
+    before(async () => {
+      upstream = await startMockUpstream();
+      // No per-address cap (as behind a proxy): every connection here comes from 127.0.0.1.
+      server = await startTestServer(backend, {
+        config: {
+          http: { maxConnections: TOTAL, maxConnectionsPerAddress: 0, headersTimeoutMs: 30_000 },
+          routing: { 'PV-TURBO': [{ provider: 'openai-compatible', baseUrl: upstream.url, model: 'slow' }] },
         },
-        (status) => status === 200,
-        5000,
+      });
+      // Over a connection closed after: an idle keep-alive connection of the test's own would be evicted first.
+      const body = JSON.stringify({ email: 'caps@example.com', tier: 'startup', credits: 100 });
+      const admin = await openConnection(server.url);
+      admin.send(
+        requestHead('POST', '/admin/accounts', [
+          `Authorization: Bearer ${ADMIN_TOKEN}`,
+          'Content-Type: application/json',
+          `Content-Length: ${Buffer.byteLength(body)}`,
+          'Connection: close',
+        ]) + body,
       );
-      assert.equal(served, 200);
-    } finally {
-      for (const connection of [...held, ...surplus]) connection.destroy();
-    }
-  });
-
-  it('makes room for an address at its cap by closing its own connection idle longest', async () => {
-    const before = metric(await scrape(server.url), 'pvai_idle_connections_closed_total', { reason: 'per_address' });
-    const idle: ClientConnection[] = [];
-    for (let i = 0; i < PER_ADDRESS; i++) idle.push(await idleConnection(server.url, '127.0.0.5'));
-    try {
-      const next = await idleConnection(server.url, '127.0.0.5');
-      idle.push(next);
-      await idle[0]?.closesWithin();
-      assert.deepEqual(
-        idle.map((c) => c.isClosed()),
-        [true, false, false, false, false],
-      );
-      const text = await scrape(server.url);
-      assert.equal(metric(text, 'pvai_idle_connections_closed_total', { reason: 'per_address' }), before + 1);
-    } finally {
-      for (const connection of idle) connection.destroy();
-    }
-  });
-});
-
-describe('connection caps: in total', () => {
-  const TOTAL = 5;
-  let upstream: MockUpstream;
-  let server: TestServer;
-  let apiKey: string;
-
-  before(async () => {
-    upstream = await startMockUpstream();
-    // No per-address cap (as behind a proxy): every connection here comes from 127.0.0.1.
-    server = await startTestServer('sqlite', {
-      config: {
-        http: { maxConnections: TOTAL, maxConnectionsPerAddress: 0, headersTimeoutMs: 30_000 },
-        routing: { 'PV-TURBO': [{ provider: 'openai-compatible', baseUrl: upstream.url, model: 'slow' }] },
-      },
+      const [created] = await admin.waitForResponses(1);
+      assert.equal(created?.status, 201, created?.body);
+      apiKey = (JSON.parse(created.body) as { api_key: string }).api_key;
+      await admin.closed;
     });
-    // Over a connection closed after: an idle keep-alive connection of the test's own would be evicted first.
-    const body = JSON.stringify({ email: 'caps@example.com', tier: 'startup', credits: 100 });
-    const admin = await openConnection(server.url);
-    admin.send(
-      requestHead('POST', '/admin/accounts', [
-        `Authorization: Bearer ${ADMIN_TOKEN}`,
-        'Content-Type: application/json',
-        `Content-Length: ${Buffer.byteLength(body)}`,
-        'Connection: close',
-      ]) + body,
-    );
-    const [created] = await admin.waitForResponses(1);
-    assert.equal(created?.status, 201, created?.body);
-    apiKey = (JSON.parse(created.body) as { api_key: string }).api_key;
-    await admin.closed;
-  });
-  after(async () => {
-    await server.close();
-    await upstream.close();
-  });
-
-  /** Waits until the server counts exactly `n` open connections (its own gauge, read in process). */
-  const openCount = (n: number) =>
-    eventually(
-      async () => {
-        const gauge = server.running.runtime.metrics.registry.getSingleMetric('pvai_connections_open');
-        return (await gauge?.get())?.values[0]?.value;
-      },
-      (value) => value === n,
-    );
-
-  it('closes the idle keep-alive connections longest idle to make room, never one with a request in flight', async () => {
-    // A chat stream that lasts ~8 s holds one connection with a request in flight throughout; the
-    // connection was kept alive after an earlier answer, so it was the one idle longest before.
-    upstream.scriptModel('slow', {
-      kind: 'slow',
-      chunks: Array.from({ length: 40 }, (_, i) => `w${i} `),
-      delayMs: 200,
+    after(async () => {
+      await server.close();
+      await upstream.close();
     });
-    const body = JSON.stringify(chatBody({ stream: true, skip_cache: true }));
-    const streaming = await idleConnection(server.url, '127.0.0.1');
-    streaming.send(
-      requestHead('POST', '/z1/chat/completions', [
-        `Authorization: Bearer ${apiKey}`,
-        'Content-Type: application/json',
-        `Content-Length: ${Buffer.byteLength(body)}`,
-      ]) + body,
-    );
-    await streaming.waitForData((text) => text.includes('data: '));
-    const idle: ClientConnection[] = [];
-    for (let i = 0; i < TOTAL - 1; i++) idle.push(await idleConnection(server.url, '127.0.0.1'));
-    assert.equal(await openCount(TOTAL), TOTAL);
-    const fresh: ClientConnection[] = [];
-    try {
-      // At the cap: each new connection is served, and the connection idle longest is closed for it.
-      const served = [await idleConnection(server.url, '127.0.0.1'), await idleConnection(server.url, '127.0.0.1')];
-      await Promise.all([idle[0]?.closesWithin(), idle[1]?.closesWithin()]);
-      assert.deepEqual(
-        idle.map((c) => c.isClosed()),
-        [true, true, false, false],
+
+    /** Waits until the server counts exactly `n` open connections (its own gauge, read in process). */
+    const openCount = (n: number) =>
+      eventually(
+        async () => {
+          const gauge = server.running.runtime.metrics.registry.getSingleMetric('pvai_connections_open');
+          return (await gauge?.get())?.values[0]?.value;
+        },
+        (value) => value === n,
       );
-      // Connections that send nothing yet are not idle: four of them take the last four idle ones' place…
-      for (let i = 0; i < TOTAL - 1; i++) fresh.push(await openConnection(server.url));
-      await Promise.all([...idle, ...served].map((c) => c.closesWithin()));
+
+    it('closes the idle keep-alive connections longest idle to make room, never one with a request in flight', async () => {
+      // A chat stream that lasts ~8 s holds one connection with a request in flight throughout; the
+      // connection was kept alive after an earlier answer, so it was the one idle longest before.
+      upstream.scriptModel('slow', {
+        kind: 'slow',
+        chunks: Array.from({ length: 40 }, (_, i) => `w${i} `),
+        delayMs: 200,
+      });
+      const body = JSON.stringify(chatBody({ stream: true, skip_cache: true }));
+      const streaming = await idleConnection(server.url, '127.0.0.1');
+      streaming.send(
+        requestHead('POST', '/z1/chat/completions', [
+          `Authorization: Bearer ${apiKey}`,
+          'Content-Type: application/json',
+          `Content-Length: ${Buffer.byteLength(body)}`,
+        ]) + body,
+      );
+      await streaming.waitForData((text) => text.includes('data: '));
+      const idle: ClientConnection[] = [];
+      for (let i = 0; i < TOTAL - 1; i++) idle.push(await idleConnection(server.url, '127.0.0.1'));
       assert.equal(await openCount(TOTAL), TOTAL);
-      // …and with no idle connection left, the next one is refused.
-      const refused = await openConnection(server.url);
-      assert.deepEqual(await refusal(refused), { limit: 'total', max_connections: TOTAL });
+      const fresh: ClientConnection[] = [];
+      try {
+        // At the cap: each new connection is served, and the connection idle longest is closed for it.
+        const served = [await idleConnection(server.url, '127.0.0.1'), await idleConnection(server.url, '127.0.0.1')];
+        await Promise.all([idle[0]?.closesWithin(), idle[1]?.closesWithin()]);
+        assert.deepEqual(
+          idle.map((c) => c.isClosed()),
+          [true, true, false, false],
+        );
+        // Connections that send nothing yet are not idle: four of them take the last four idle ones' place…
+        for (let i = 0; i < TOTAL - 1; i++) fresh.push(await openConnection(server.url));
+        await Promise.all([...idle, ...served].map((c) => c.closesWithin()));
+        assert.equal(await openCount(TOTAL), TOTAL);
+        // …and with no idle connection left, the next one is refused.
+        const refused = await openConnection(server.url);
+        assert.deepEqual(await refusal(refused), { limit: 'total', max_connections: TOTAL });
 
-      // The stream was never touched: it ends with [DONE] on its own connection.
-      assert.ok(!streaming.isClosed(), 'the connection with a request in flight is open');
-      await streaming.waitForData((text) => text.includes('data: [DONE]'), 20_000);
-      assert.ok(
-        fresh.every((c) => !c.isClosed()),
-        'the silent connections were not closed either',
-      );
-      for (const connection of fresh) connection.destroy();
-      streaming.destroy();
-      assert.equal(await openCount(0), 0);
+        // The stream was never touched: it ends with [DONE] on its own connection.
+        assert.ok(!streaming.isClosed(), 'the connection with a request in flight is open');
+        await streaming.waitForData((text) => text.includes('data: [DONE]'), 20_000);
+        assert.ok(
+          fresh.every((c) => !c.isClosed()),
+          'the silent connections were not closed either',
+        );
+        for (const connection of fresh) connection.destroy();
+        streaming.destroy();
+        assert.equal(await openCount(0), 0);
 
-      const text = await scrape(server.url);
-      assert.equal(metric(text, 'pvai_connections_refused_total', { reason: 'total' }), 1);
-      assert.equal(metric(text, 'pvai_idle_connections_closed_total', { reason: 'total' }), 6);
-      assert.equal(metric(text, 'pvai_connections_refused_total', { reason: 'per_address' }), 0);
-    } finally {
-      streaming.destroy();
-      for (const connection of [...idle, ...fresh]) connection.destroy();
-    }
+        const text = await scrape(server.url);
+        assert.equal(metric(text, 'pvai_connections_refused_total', { reason: 'total' }), 1);
+        assert.equal(metric(text, 'pvai_idle_connections_closed_total', { reason: 'total' }), 6);
+        assert.equal(metric(text, 'pvai_connections_refused_total', { reason: 'per_address' }), 0);
+      } finally {
+        streaming.destroy();
+        for (const connection of [...idle, ...fresh]) connection.destroy();
+      }
+    });
   });
-});
+}
