@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eventually } from '../support/eventually.js';
+import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
 import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -100,11 +101,59 @@ for (const rag of ragBackends()) {
       assert.equal((await search(alice, 'alice', 'walrus')).body.data[0]?.document_id, docId);
     });
 
+    it('deletes the document and its chunks: search no longer finds it', async () => {
+      const del = await server.request('DELETE', `/z1/rag/documents/${docId}?user_id=alice`, { apiKey: alice });
+      assert.equal(del.status, 200);
+      assert.deepEqual((await search(alice, 'alice', 'Zephyr launch code walrus')).body.data, []);
+      const get = await server.request('GET', `/z1/rag/documents/${docId}?user_id=alice`, { apiKey: alice });
+      assert.equal(get.status, 404);
+    });
+  });
+}
+
+/**
+ * While a document is being embedded. The embedder here is a real OpenAI-wire server that answers each batch of
+ * four chunks after 400 ms, so embedding this document takes at least 2.8 s on any machine: longer than the
+ * upload's bounded wait (1.5 s). With MiniLM on an idle machine the same document was embedded in 0.9 s and the
+ * test could not see the `processing` answer it is about.
+ */
+for (const rag of ragBackends()) {
+  describe(`a document still being embedded (${rag.label})`, () => {
+    let retrieval: Retrieval;
+    let upstream: MockUpstream;
+    let server: TestServer;
+    let apiKey: string;
+
+    before(async () => {
+      retrieval = await startRetrieval(rag);
+      upstream = await startMockUpstream();
+      upstream.scriptModel('embed-slow', { kind: 'slow', chunks: [], delayMs: 400 });
+      server = await startTestServer(rag.backend, {
+        config: {
+          ...retrieval.config,
+          embeddingUpstream: { baseUrl: upstream.url, model: 'embed-slow', batchSize: 4 },
+          tiers: { business: { rpm: 10_000 } },
+        },
+      });
+      ({ apiKey } = await server.createAccount('business'));
+    });
+    after(async () => {
+      await server?.close();
+      await upstream?.close();
+      await retrieval?.stop();
+    });
+
+    const search = (key: string, userId: string, query: string) =>
+      server.request<{ data: MatchBody[] }>('POST', '/z1/rag/search', {
+        apiKey: key,
+        body: { user_id: userId, query, k: 5 },
+      });
+
     it('answers a bigger document at once as processing, searchable lexically at once, then ready', async () => {
       const content = `${filler(120, 7)}\n\nThe lighthouse keeper's cat is named Bartholomew.\n\n${filler(60, 90)}`;
       const started = performance.now();
       const res = await server.request<DocumentBody>('POST', '/z1/rag/documents', {
-        apiKey: alice,
+        apiKey,
         body: { user_id: 'carol', content },
       });
       assert.equal(res.status, 201);
@@ -113,7 +162,7 @@ for (const rag of ragBackends()) {
       assert.ok(res.body.progress >= 0.5 && res.body.progress < 1, `progress ${res.body.progress}`);
       // Among the hits, not necessarily first: while the document is half embedded, a hybrid search's
       // fusion can tie its lexical-only first with another chunk's dense first (Qdrant breaks it either way).
-      const hits = (await search(alice, 'carol', 'Bartholomew')).body.data;
+      const hits = (await search(apiKey, 'carol', 'Bartholomew')).body.data;
       assert.ok(
         hits.some((h) => h.snippet.includes('Bartholomew')),
         'lexically searchable before it is embedded',
@@ -122,7 +171,7 @@ for (const rag of ragBackends()) {
         async () =>
           (
             await server.request<DocumentBody>('GET', `/z1/rag/documents/${res.body.id}?user_id=carol`, {
-              apiKey: alice,
+              apiKey,
             })
           ).body,
         (d) => d.status === 'ready',
@@ -130,14 +179,6 @@ for (const rag of ragBackends()) {
       );
       assert.equal(done.status, 'ready');
       assert.equal(done.progress, 1);
-    });
-
-    it('deletes the document and its chunks: search no longer finds it', async () => {
-      const del = await server.request('DELETE', `/z1/rag/documents/${docId}?user_id=alice`, { apiKey: alice });
-      assert.equal(del.status, 200);
-      assert.deepEqual((await search(alice, 'alice', 'Zephyr launch code walrus')).body.data, []);
-      const get = await server.request('GET', `/z1/rag/documents/${docId}?user_id=alice`, { apiKey: alice });
-      assert.equal(get.status, 404);
     });
   });
 }

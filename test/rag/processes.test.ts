@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { pvai, type ServerProcess, startServerProcess } from '../support/processes.js';
 import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
 import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/rag.js';
@@ -20,6 +23,7 @@ for (const rag of ragBackends()) {
   describe(`ingestion survives a crash (${rag.label})`, () => {
     let database: TestDatabase;
     let retrieval: Retrieval;
+    let upstream: MockUpstream;
     let env: Record<string, string>;
     let apiKey: string;
     let server: ServerProcess | undefined;
@@ -27,11 +31,21 @@ for (const rag of ragBackends()) {
     before(async () => {
       database = await createTestDatabase(rag.backend);
       retrieval = await startRetrieval(rag);
+      // Embeddings from a real OpenAI-wire server that answers each batch of 8 chunks after 1 s: the big
+      // document (~52 chunks) takes at least 7 s to embed on any machine, and the kill lands ~2 s after its
+      // upload, while its job runs. (With MiniLM an idle machine embedded it before the test could look.)
+      upstream = await startMockUpstream();
+      upstream.scriptModel('embed-slow', { kind: 'slow', chunks: [], delayMs: 1000 });
+      const configFile = join(database.dataDir, 'pvai.config.json');
+      writeFileSync(
+        configFile,
+        JSON.stringify({ embeddingUpstream: { baseUrl: upstream.url, model: 'embed-slow', batchSize: 8 } }),
+      );
       env = {
         ...retrieval.env,
         PVAI_DATA_DIR: database.dataDir,
         PVAI_LOCAL_MODEL: TEST_MODEL,
-        PVAI_EMBEDDING_MODEL: EMBEDDING_MODEL,
+        PVAI_CONFIG: configFile,
         // Empty, not absent: the test process's own DATABASE_URL must not reach a SQLite server.
         DATABASE_URL: database.databaseUrl ?? '',
       };
@@ -43,6 +57,7 @@ for (const rag of ragBackends()) {
     });
     after(async () => {
       await server?.stop();
+      await upstream?.close();
       await retrieval?.stop();
       await database?.drop();
     });

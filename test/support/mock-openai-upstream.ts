@@ -370,6 +370,22 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
         );
       return;
     }
+    // A model scripted as slow answers each embeddings request after `delayMs`: ingestion that takes at least
+    // that long per batch however fast the machine is, for tests of what happens while a document is embedded.
+    if (scripted?.kind === 'slow') {
+      const timer = setTimeout(() => answerEmbeddings(req, res, body, inputs), scripted.delayMs);
+      res.once('close', () => clearTimeout(timer));
+      return;
+    }
+    answerEmbeddings(req, res, body, inputs);
+  }
+
+  function answerEmbeddings(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: { model?: string },
+    inputs: readonly string[],
+  ): void {
     if (record) {
       requests.push({
         method: 'POST',
