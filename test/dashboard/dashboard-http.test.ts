@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config/index.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { accountWithPassword, DashboardClient, revocableKeyIds, shownKey } from '../support/dashboard.js';
-import { backends } from '../support/databases.js';
+import { backends, postgresOnly } from '../support/databases.js';
 import { EMBEDDING_MODEL } from '../support/rag.js';
 import { ADMIN_TOKEN, manualClock, startTestServer, TEST_MODEL, type TestServer } from '../support/server.js';
 
@@ -276,7 +276,7 @@ describe('developer dashboard sessions expire', () => {
   });
 });
 
-describe('developer dashboard sessions across replicas (postgres)', { skip: !backends().includes('postgres') }, () => {
+describe('developer dashboard sessions across replicas (postgres)', { skip: postgresOnly() }, () => {
   let first: TestServer;
   let second: RunningServer;
 

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config/index.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { accountWithPassword, DashboardClient, type PageResponse } from '../support/dashboard.js';
-import { backends } from '../support/databases.js';
+import { backends, postgresOnly } from '../support/databases.js';
 import { ADMIN_TOKEN, startTestServer, TEST_MODEL, type TestServer } from '../support/server.js';
 
 /**
@@ -122,7 +122,7 @@ for (const backend of backends()) {
   });
 }
 
-describe('dashboard sign-in throttling across replicas (postgres)', { skip: !backends().includes('postgres') }, () => {
+describe('dashboard sign-in throttling across replicas (postgres)', { skip: postgresOnly() }, () => {
   let first: TestServer;
   let second: RunningServer;
 

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/index.js';
 import { type RunningServer, startServer } from '../../src/server.js';
-import { backends } from '../support/databases.js';
+import { postgresOnly } from '../support/databases.js';
 import { ADMIN_TOKEN, startTestServer, TEST_MODEL, type TestServer } from '../support/server.js';
 
 const LIMIT = 6;
@@ -18,7 +18,7 @@ async function models(url: string, apiKey: string): Promise<{ status: number; he
  * Failed API-key authentications are counted per client address across replicas: before, each process
  * counted its own, so N replicas gave a key guesser N times the attempts.
  */
-describe('failed authentications across replicas (postgres)', { skip: !backends().includes('postgres') }, () => {
+describe('failed authentications across replicas (postgres)', { skip: postgresOnly() }, () => {
   let first: TestServer;
   let second: RunningServer;
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { sqlitePath } from '../../src/storage/data-source.js';
-import { backends } from '../support/databases.js';
+import { backends, postgresOnly } from '../support/databases.js';
 import { manualClock, type Response, startTestServer, type TestServer } from '../support/server.js';
 
 for (const backend of backends()) {
@@ -103,7 +103,7 @@ for (const backend of backends()) {
   });
 }
 
-describe('resolved keys are reused for authCacheTtlMs', { skip: !backends().includes('postgres') }, () => {
+describe('resolved keys are reused for authCacheTtlMs', { skip: postgresOnly() }, () => {
   it('sees a revocation made by another replica within that time (PostgreSQL)', async () => {
     const clock = manualClock(Date.UTC(2026, 10, 21, 8, 0, 0));
     const server = await startTestServer('postgres', { clock, config: { authCacheTtlMs: 1000 } });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { createTestDatabase, postgresOnly, type TestDatabase } from '../support/databases.js';
 import { pvai, pvaiStatus, type ServerProcess, startServerProcess } from '../support/processes.js';
 import { TEST_MODEL } from '../support/server.js';
 
 /** Exactness across replicas: two server processes on one PostgreSQL share every limit. */
-describe('two server processes on one PostgreSQL', { skip: !backends().includes('postgres') }, () => {
+describe('two server processes on one PostgreSQL', { skip: postgresOnly() }, () => {
   let database: TestDatabase;
   let servers: ServerProcess[] = [];
   let env: Record<string, string>;

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
 import type { Chunk } from '../../src/rag/types.js';
 import { openDb } from '../../src/storage/index.js';
-import { backends, createTestDatabase } from '../support/databases.js';
+import { createTestDatabase, postgresOnly } from '../support/databases.js';
 
 const tenant = { accountId: 'acct_stats', userId: 'u1' };
 /** The exact-rerank read of SqlChunkIndex's dense search. */
@@ -18,7 +18,7 @@ function chunks(documentId: string, n: number): Chunk[] {
 }
 
 describe('planner statistics of the PostgreSQL document index', {
-  skip: !backends().includes('postgres') && 'PostgreSQL only (DATABASE_URL unset)',
+  skip: postgresOnly(),
 }, () => {
   it('analyses the table after a bulk write, so the rerank read takes the tenant+chunk index at once', async () => {
     const database = await createTestDatabase('postgres');

@@ -4,7 +4,7 @@ import { addressBucket } from '../../src/kernel/index.js';
 import { type AttemptCounter, InProcessAttemptCounter, SqlAttemptCounter } from '../../src/limits/index.js';
 import { openDb } from '../../src/storage/data-source.js';
 import type { Db } from '../../src/storage/db.js';
-import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { backends, createTestDatabase, postgresOnly, type TestDatabase } from '../support/databases.js';
 
 /** Shorter than SqlAttemptCounter's minute between prunes, so the upsert itself must start windows again. */
 const WINDOW_MS = 10_000;
@@ -156,7 +156,7 @@ for (const variant of variants.filter((v) => v.db)) {
   });
 }
 
-describe('two processes on one PostgreSQL database', { skip: !backends().includes('postgres') }, () => {
+describe('two processes on one PostgreSQL database', { skip: postgresOnly() }, () => {
   let database: TestDatabase;
   let first: Db;
   let second: Db;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { MIGRATIONS, openDb } from '../../src/storage/data-source.js';
-import { backends, createTestDatabase } from '../support/databases.js';
+import { createTestDatabase, postgresOnly } from '../support/databases.js';
 import { type ServerProcess, startServerProcess } from '../support/processes.js';
 
 /** Tables with their columns and types, indexes and functions: what "the schema" is for this comparison. */
@@ -33,7 +33,7 @@ async function schemaOf(databaseUrl: string): Promise<string[]> {
  * `relation "dashboard_sessions" already exists` (a hostile probe: 6 of 7 tries with two replicas).
  */
 describe('three replicas starting at once on an empty PostgreSQL database', {
-  skip: !backends().includes('postgres'),
+  skip: postgresOnly(),
 }, () => {
   it('all come up, with the whole schema and each migration recorded once', { timeout: 180_000 }, async () => {
     const raced = await createTestDatabase('postgres');

@@ -24,6 +24,16 @@ export function backends(): Backend[] {
   return ['sqlite'];
 }
 
+/**
+ * The skip of a suite that only PostgreSQL can run (replicas sharing one database, its planner), with the
+ * reason node:test prints; false where it runs. In CI `backends()` fails without DATABASE_URL, so never a skip.
+ */
+export function postgresOnly(): string | false {
+  return backends().includes('postgres')
+    ? false
+    : 'PostgreSQL only: DATABASE_URL is unset (e.g. DATABASE_URL=postgres://pvai:pvai@127.0.0.1:5432/pvai)';
+}
+
 /** `adminUrl`: the PostgreSQL server to create the database on (default DATABASE_URL). */
 export async function createTestDatabase(
   backend: Backend,
