@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
-import { loadConfig } from '../../src/config/index.js';
-import { type RunningServer, startServer } from '../../src/server.js';
+import type { RunningServer } from '../../src/server.js';
 import { accountWithPassword, DashboardClient, revocableKeyIds, shownKey } from '../support/dashboard.js';
 import { backends, postgresOnly } from '../support/databases.js';
 import { EMBEDDING_MODEL } from '../support/rag.js';
-import { ADMIN_TOKEN, manualClock, startTestServer, TEST_MODEL, type TestServer } from '../support/server.js';
+import { manualClock, startReplica, startTestServer, type TestServer } from '../support/server.js';
 
 /**
  * The developer dashboard over plain HTTP (no browser): sign-in, sessions, CSRF, throttling, and that
@@ -282,19 +280,7 @@ describe('developer dashboard sessions across replicas (postgres)', { skip: post
 
   before(async () => {
     first = await startTestServer('postgres');
-    const config = loadConfig(
-      {},
-      {
-        host: '127.0.0.1',
-        port: 0,
-        dataDir: first.dataDir,
-        databaseUrl: first.databaseUrl ?? '',
-        adminToken: ADMIN_TOKEN,
-        logLevel: 'silent',
-        localModel: TEST_MODEL,
-      },
-    );
-    second = await startServer(config, { logger: pino({ level: 'silent' }) });
+    second = await startReplica(first);
   });
   after(async () => {
     await second?.close();

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
-import { loadConfig } from '../../src/config/index.js';
-import { type RunningServer, startServer } from '../../src/server.js';
+import type { RunningServer } from '../../src/server.js';
 import { accountWithPassword, DashboardClient, type PageResponse } from '../support/dashboard.js';
 import { backends, postgresOnly } from '../support/databases.js';
-import { ADMIN_TOKEN, startTestServer, TEST_MODEL, type TestServer } from '../support/server.js';
+import { startReplica, startTestServer, type TestServer } from '../support/server.js';
 
 /**
  * Sign-in throttling that cannot lock an account's owner out (a hostile probe: five wrong passwords from
@@ -128,19 +126,7 @@ describe('dashboard sign-in throttling across replicas (postgres)', { skip: post
 
   before(async () => {
     first = await startTestServer('postgres');
-    const config = loadConfig(
-      {},
-      {
-        host: '127.0.0.1',
-        port: 0,
-        dataDir: first.dataDir,
-        databaseUrl: first.databaseUrl ?? '',
-        adminToken: ADMIN_TOKEN,
-        logLevel: 'silent',
-        localModel: TEST_MODEL,
-      },
-    );
-    second = await startServer(config, { logger: pino({ level: 'silent' }) });
+    second = await startReplica(first);
   });
   after(async () => {
     await second?.close();

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
-import { loadConfig } from '../../src/config/index.js';
-import { type RunningServer, startServer } from '../../src/server.js';
+import type { RunningServer } from '../../src/server.js';
 import { postgresOnly } from '../support/databases.js';
-import { ADMIN_TOKEN, startTestServer, TEST_MODEL, type TestServer } from '../support/server.js';
+import { startReplica, startTestServer, type TestServer } from '../support/server.js';
 
 const LIMIT = 6;
 const WRONG_KEY = `pv_sk_${'C'.repeat(40)}`;
@@ -24,20 +22,7 @@ describe('failed authentications across replicas (postgres)', { skip: postgresOn
 
   before(async () => {
     first = await startTestServer('postgres', { config: { authFailuresPerMinute: LIMIT } });
-    const config = loadConfig(
-      {},
-      {
-        host: '127.0.0.1',
-        port: 0,
-        dataDir: first.dataDir,
-        databaseUrl: first.databaseUrl ?? '',
-        adminToken: ADMIN_TOKEN,
-        logLevel: 'silent',
-        localModel: TEST_MODEL,
-        authFailuresPerMinute: LIMIT,
-      },
-    );
-    second = await startServer(config, { logger: pino({ level: 'silent' }) });
+    second = await startReplica(first, { authFailuresPerMinute: LIMIT });
   });
   after(async () => {
     await second?.close();

@@ -119,6 +119,27 @@ export async function startTestServer(backend: Backend, options: TestServerOptio
   };
 }
 
+/**
+ * Another server process's worth of pvai on the first one's database (PostgreSQL: replicas share state), in
+ * this process: its own runtime, caches and limits, nothing shared in memory. `config` as for the first.
+ */
+export async function startReplica(first: TestServer, config: RawConfig = {}): Promise<RunningServer> {
+  const settings = loadConfig(
+    {},
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: first.dataDir,
+      adminToken: ADMIN_TOKEN,
+      logLevel: 'silent',
+      localModel: TEST_MODEL,
+      ...(first.databaseUrl ? { databaseUrl: first.databaseUrl } : {}),
+      ...config,
+    },
+  );
+  return startServer(settings, { logger: pino({ level: 'silent' }) });
+}
+
 /** A clock tests move by hand. */
 export function manualClock(start: number): Clock & { set(ms: number): void; advance(ms: number): void } {
   let now = start;
