@@ -9,7 +9,7 @@
 // The generator JAR comes from Maven Central through `mvn dependency:copy` into the wrapper's storage
 // directory, where @openapitools/openapi-generator-cli finds it and makes no network call of its own.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -75,6 +75,22 @@ function generate(generator, outDir, props, extraArgs = []) {
 
 const tsProps = 'supportsES6=true,importFileExtension=.js,npmName=pvai-client,enumPropertyNaming=original';
 
+/**
+ * The TypeScript client, whose default base path is the contract's first server: `/`, the server the client
+ * came from. openapi-generator writes a relative server as `http://localhost` (port 80, wherever pvai runs);
+ * the client keeps it relative, so in a page served by pvai it calls pvai, and elsewhere it is given
+ * `basePath` as any SDK is given its server.
+ */
+function generateTypeScript(outDir) {
+  generate('typescript-fetch', outDir, tsProps);
+  const runtime = join(outDir, 'src', 'runtime.ts');
+  const text = readFileSync(runtime, 'utf8');
+  const relative = text.replace('export const BASE_PATH = "http://localhost".', 'export const BASE_PATH = "".');
+  if (relative === text)
+    throw new Error(`${runtime}: BASE_PATH is not the relative server any more; check the contract's servers`);
+  writeFileSync(runtime, relative);
+}
+
 function diffTrees(a, b) {
   try {
     execFileSync('diff', ['-r', '-x', '.openapi-generator', '-x', 'dist', a, b], { stdio: 'inherit' });
@@ -98,7 +114,7 @@ if (args[0] === '--python') {
   console.log(`Go client generated in ${out} (module pvai.local/generated/go-client)`);
 } else if (args[0] === '--check') {
   const tmp = mkdtempSync(join(tmpdir(), 'pvai-gen-'));
-  generate('typescript-fetch', join(tmp, 'typescript'), tsProps);
+  generateTypeScript(join(tmp, 'typescript'));
   generateContractTypes(join(tmp, 'schema.ts'));
   const same = diffTrees(target, join(tmp, 'typescript')) && diffTrees(contractTypes, join(tmp, 'schema.ts'));
   rmSync(tmp, { recursive: true, force: true });
@@ -109,7 +125,7 @@ if (args[0] === '--python') {
   console.log('generated/ matches openapi/openapi.yaml');
 } else {
   rmSync(target, { recursive: true, force: true });
-  generate('typescript-fetch', target, tsProps);
+  generateTypeScript(target);
   generateContractTypes(contractTypes);
   console.log(`TypeScript models and client generated in ${target}, operation types in ${contractTypes}`);
 }

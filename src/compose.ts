@@ -250,7 +250,14 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       localModel: () => supervisor.status(),
       sandbox: () => sandbox.health(),
     }),
-    ...modelOperations(tiers),
+    ...modelOperations(tiers, (model) => {
+      const { contextTokens, answerTokens } = routeBudget(
+        config.routing[model] ?? [],
+        {},
+        config.localEngine.contextSize,
+      );
+      return { contextWindow: contextTokens, maxOutputTokens: answerTokens };
+    }),
     ...usageOperations({
       clock,
       usage,

@@ -549,10 +549,25 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
             details: {
                 [key: string]: unknown;
             } | null;
+            error: components["schemas"]["OpenAIError"];
+        };
+        /**
+         * @description The same error as OpenAI's clients read it (the openai SDKs, LangChain and the AI SDK show `error.message`):
+         *     `message` as above, `code` the product's code in lower case, `param` the offending field (`details.field`)
+         *     or null, and `type` by status: 400, 404, 405, 408, 409, 413, 415 and 431 `invalid_request_error`, 401
+         *     `authentication_error`, 402 `insufficient_quota`, 403 `permission_error`, 429 `rate_limit_error`, 5xx
+         *     `server_error`.
+         */
+        OpenAIError: {
+            message: string;
+            /** @enum {string} */
+            type: "invalid_request_error" | "authentication_error" | "insufficient_quota" | "permission_error" | "rate_limit_error" | "server_error";
+            code: string;
+            param: string | null;
         };
         /**
          * @description An RFC 3339 date (`2026-11-01`, midnight UTC) or date-time (`2026-11-01T12:00:00Z`), in the years 0001 to
@@ -582,18 +597,29 @@ export interface components {
             };
         };
         /**
-         * @description One conversation turn, by `role`: `system` and `user` carry `content`; `assistant` may carry
-         *     `tool_calls` (then `content` may be null or absent); `tool` answers a tool call by `tool_call_id`;
-         *     `function` (legacy) answers a function call by `name`.
+         * @description One conversation turn, by `role`: `system`, `developer` (OpenAI's successor to `system`, treated as
+         *     `system`) and `user` carry `content`; `assistant` may carry `tool_calls` (then `content` may be null or
+         *     absent); `tool` answers a tool call by `tool_call_id`; `function` (legacy) answers a function call by
+         *     `name`. `content` is a string or an array of parts: `text` parts are joined in order; a part the models
+         *     cannot read (`image_url`, `input_audio`, `file`) is 400 `UNSUPPORTED_CONTENT` naming the part and its type.
          */
-        ChatMessage: components["schemas"]["SystemMessage"] | components["schemas"]["UserMessage"] | components["schemas"]["AssistantTurn"] | components["schemas"]["ToolMessage"] | components["schemas"]["FunctionMessage"];
+        ChatMessage: components["schemas"]["SystemMessage"] | components["schemas"]["DeveloperMessage"] | components["schemas"]["UserMessage"] | components["schemas"]["AssistantTurn"] | components["schemas"]["ToolMessage"] | components["schemas"]["FunctionMessage"];
         SystemMessage: {
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             role: "system";
-            content: string;
+            content: components["schemas"]["MessageContent"];
+            name?: string;
+        };
+        DeveloperMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            role: "developer";
+            content: components["schemas"]["MessageContent"];
             name?: string;
         };
         UserMessage: {
@@ -602,8 +628,23 @@ export interface components {
              * @enum {string}
              */
             role: "user";
-            content: string;
+            content: components["schemas"]["MessageContent"];
             name?: string;
+        };
+        /** @description A string, or an array of parts whose `text` parts are joined in order (the whole at most 1,000,000 characters). */
+        MessageContent: string | components["schemas"]["ContentPart"][];
+        /** @description A `text` part (`{type: text, text}`), or a part of a kind the models cannot read (`image_url`, `input_audio`, `file`), which is refused with 400 `UNSUPPORTED_CONTENT`. A `text` part without `text` is 400 `INVALID_PARAMETER`. */
+        ContentPart: {
+            /** @enum {string} */
+            type: "text" | "image_url" | "input_audio" | "file";
+            text?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        TextPart: {
+            /** @enum {string} */
+            type: "text";
+            text: string;
         };
         AssistantTurn: {
             /**
@@ -611,7 +652,7 @@ export interface components {
              * @enum {string}
              */
             role: "assistant";
-            content?: string | null;
+            content?: (string | null) | components["schemas"]["TextPart"][];
             name?: string;
             tool_calls?: components["schemas"]["ToolCall"][];
         };
@@ -621,7 +662,7 @@ export interface components {
              * @enum {string}
              */
             role: "tool";
-            content: string;
+            content: components["schemas"]["MessageContent"];
             tool_call_id: string;
         };
         FunctionMessage: {
@@ -659,11 +700,19 @@ export interface components {
                 name: string;
             };
         };
+        /**
+         * @description OpenAI's chat request, as today's clients send it. `user_id` names the end user whose memory and documents
+         *     are used; when it is absent, OpenAI's own `user` does (same isolation, same memory); with neither the request
+         *     is 400 `INVALID_PARAMETER` naming `user_id`. OpenAI fields that clients send by default and pvai has no use
+         *     for are accepted: `top_p`, `stop`, `seed`, `presence_penalty` and `frequency_penalty` are honoured by the
+         *     local engine and passed to an upstream; `logit_bias`, `store`, `metadata`, `service_tier`,
+         *     `parallel_tool_calls` and `logprobs: false` are accepted and ignored (`docs/decisions.md`).
+         */
         ChatCompletionRequest: {
             model: components["schemas"]["ModelId"];
             messages: components["schemas"]["ChatMessage"][];
-            /** @description The end user; memory and documents are isolated per user. */
-            user_id: string;
+            /** @description The end user; memory and documents are isolated per user. Required unless `user` is given. */
+            user_id?: string;
             /** @default 0.7 */
             temperature?: number;
             /**
@@ -671,6 +720,11 @@ export interface components {
              * @description Default: the model's answer budget. On the default local engine PV-TURBO 256, PV-STANDARD 512, PV-CODEX 1024, PV-ADVANCED 1536; each route may set its own (`maxTokens`), and a route that sets none answers with up to 2000.
              */
             max_tokens?: number;
+            /**
+             * Format: int32
+             * @description OpenAI's current name for `max_tokens`, with the same meaning and bounds (LangChain 1.x and the newer SDKs send this one). Both given: the smaller holds.
+             */
+            max_completion_tokens?: number;
             /** @default false */
             stream?: boolean;
             /** @default false */
@@ -710,16 +764,34 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /** @description With `include_usage: true`, a stream ends (before `[DONE]`) with one chunk whose `choices` is empty and that carries `usage`, as OpenAI sends it; without it there is no such chunk, and `memory_context` and `citations` ride on the chunk with the `finish_reason`. */
             stream_options?: {
                 include_usage?: boolean;
             };
             /**
              * Format: int32
-             * @description Only 1 is supported.
+             * @description Only 1: one choice per request.
              */
             n?: number;
-            /** @description Accepted for OpenAI compatibility; `user_id` is what isolates data. */
+            /** @description OpenAI's end-user field. Names the end user when `user_id` is absent (`user_id` wins when both are given). */
             user?: string;
+            /** @description Accepted and ignored. */
+            logit_bias?: {
+                [key: string]: number;
+            };
+            /**
+             * @description Token log-probabilities are not returned: only `false` is accepted.
+             * @enum {boolean}
+             */
+            logprobs?: false;
+            /** @description Accepted and ignored (pvai keeps no completions for later retrieval). */
+            store?: boolean;
+            /** @description Accepted and ignored. */
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @description Accepted and ignored (the account's tier decides). */
+            service_tier?: string;
         };
         AssistantMessage: {
             /** @enum {string} */
@@ -815,6 +887,23 @@ export interface components {
         };
         Model: {
             id: components["schemas"]["ModelId"];
+            /**
+             * @description What the model does: chat completions, or embeddings (`POST /z1/embeddings`).
+             * @enum {string}
+             */
+            kind: "chat" | "embedding";
+            /**
+             * Format: int32
+             * @description Tokens a request may hold, prompt and answer together, on the route the model takes (the smallest window among its targets, so a fallback fits the same prompt).
+             */
+            context_window: number;
+            /**
+             * Format: int32
+             * @description The longest answer it gives: the default answer budget of its route, and what `max_tokens` may ask for at most there (4096).
+             */
+            max_output_tokens: number;
+            /** @description What a request may use: `streaming`, `tools` (function calling), `structured_output` (`response_format` json_object and json_schema), `embeddings`. */
+            capabilities: ("streaming" | "tools" | "structured_output" | "embeddings")[];
             /** @enum {string} */
             object: "model";
             /**
@@ -1193,6 +1282,12 @@ export interface components {
                  *       "details": {
                  *         "field": "model",
                  *         "reason": "must be equal to one of the allowed values"
+                 *       },
+                 *       "error": {
+                 *         "message": "model must be one of PV-TURBO, PV-STANDARD, PV-ADVANCED, PV-CODEX",
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_model",
+                 *         "param": "model"
                  *       }
                  *     }
                  */
@@ -1202,7 +1297,9 @@ export interface components {
         /**
          * @description Invalid parameters. `code` names the problem and `details.field` the offending field, as for every 400
          *     (`INVALID_JSON`, `INVALID_ENCODING` and `NESTING_TOO_DEEP` for the body, `AMBIGUOUS_CREDENTIALS` for two
-         *     different keys), with two refusals that concern the request as a whole rather than one field's schema:
+         *     different keys; `UNSUPPORTED_CONTENT` for a content part the models cannot read, `details.field` naming it
+         *     and `details.part_type` its type; `INVALID_PARAMETER` on `user_id` when neither `user_id` nor `user` names
+         *     the end user), with two refusals that concern the request as a whole rather than one field's schema:
          *     - a `tool_choice` naming a function that is not in `tools`: `INVALID_PARAMETER`, `details.field`
          *       `tool_choice.function.name`;
          *     - a prompt longer than the context of the model the request is routed to (the messages, tools and system
@@ -1235,7 +1332,13 @@ export interface components {
                  *       "status": "error",
                  *       "message": "Invalid or missing API key",
                  *       "code": "UNAUTHORIZED",
-                 *       "details": null
+                 *       "details": null,
+                 *       "error": {
+                 *         "message": "Invalid or missing API key",
+                 *         "type": "authentication_error",
+                 *         "code": "unauthorized",
+                 *         "param": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1259,6 +1362,12 @@ export interface components {
                  *       "details": {
                  *         "field": "tier",
                  *         "reason": "must be one of free, startup, business, enterprise"
+                 *       },
+                 *       "error": {
+                 *         "message": "tier must be one of free, startup, business, enterprise",
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_parameter",
+                 *         "param": "tier"
                  *       }
                  *     }
                  */
@@ -1276,7 +1385,13 @@ export interface components {
                  *       "status": "error",
                  *       "message": "Invalid or missing admin token",
                  *       "code": "UNAUTHORIZED",
-                 *       "details": null
+                 *       "details": null,
+                 *       "error": {
+                 *         "message": "Invalid or missing admin token",
+                 *         "type": "authentication_error",
+                 *         "code": "unauthorized",
+                 *         "param": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1293,7 +1408,13 @@ export interface components {
                  *       "status": "error",
                  *       "message": "The admin API is disabled; set PVAI_ADMIN_TOKEN",
                  *       "code": "SERVICE_UNAVAILABLE",
-                 *       "details": null
+                 *       "details": null,
+                 *       "error": {
+                 *         "message": "The admin API is disabled; set PVAI_ADMIN_TOKEN",
+                 *         "type": "server_error",
+                 *         "code": "service_unavailable",
+                 *         "param": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1317,6 +1438,12 @@ export interface components {
                  *       "details": {
                  *         "required": 5,
                  *         "balance": 2
+                 *       },
+                 *       "error": {
+                 *         "message": "Not enough credits",
+                 *         "type": "insufficient_quota",
+                 *         "code": "insufficient_credits",
+                 *         "param": null
                  *       }
                  *     }
                  */
@@ -1341,6 +1468,12 @@ export interface components {
                  *       "details": {
                  *         "model": "PV-ADVANCED",
                  *         "tier": "free"
+                 *       },
+                 *       "error": {
+                 *         "message": "The free tier cannot use PV-ADVANCED",
+                 *         "type": "permission_error",
+                 *         "code": "model_not_allowed",
+                 *         "param": null
                  *       }
                  *     }
                  */
@@ -1359,7 +1492,13 @@ export interface components {
                  *       "status": "error",
                  *       "message": "Not found",
                  *       "code": "NOT_FOUND",
-                 *       "details": null
+                 *       "details": null,
+                 *       "error": {
+                 *         "message": "Not found",
+                 *         "type": "invalid_request_error",
+                 *         "code": "not_found",
+                 *         "param": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1378,6 +1517,12 @@ export interface components {
                  *       "code": "CONFLICT",
                  *       "details": {
                  *         "field": "email"
+                 *       },
+                 *       "error": {
+                 *         "message": "An account with this email exists",
+                 *         "type": "invalid_request_error",
+                 *         "code": "conflict",
+                 *         "param": "email"
                  *       }
                  *     }
                  */
@@ -1405,6 +1550,12 @@ export interface components {
                  *       "details": {
                  *         "timeout": 5,
                  *         "output": "started\n"
+                 *       },
+                 *       "error": {
+                 *         "message": "Execution timed out after 5 s",
+                 *         "type": "invalid_request_error",
+                 *         "code": "execution_timeout",
+                 *         "param": null
                  *       }
                  *     }
                  */
@@ -1428,6 +1579,12 @@ export interface components {
                  *       "details": {
                  *         "timeout_ms": 5000,
                  *         "received_bytes": 120
+                 *       },
+                 *       "error": {
+                 *         "message": "The body stopped arriving for 5000 ms",
+                 *         "type": "invalid_request_error",
+                 *         "code": "request_timeout",
+                 *         "param": null
                  *       }
                  *     }
                  */
@@ -1447,6 +1604,12 @@ export interface components {
                  *       "code": "PAYLOAD_TOO_LARGE",
                  *       "details": {
                  *         "limit_bytes": 1048576
+                 *       },
+                 *       "error": {
+                 *         "message": "Request body too large",
+                 *         "type": "invalid_request_error",
+                 *         "code": "payload_too_large",
+                 *         "param": null
                  *       }
                  *     }
                  */
@@ -1464,7 +1627,13 @@ export interface components {
                  *       "status": "error",
                  *       "message": "Content-Type must be application/json",
                  *       "code": "UNSUPPORTED_MEDIA_TYPE",
-                 *       "details": null
+                 *       "details": null,
+                 *       "error": {
+                 *         "message": "Content-Type must be application/json",
+                 *         "type": "invalid_request_error",
+                 *         "code": "unsupported_media_type",
+                 *         "param": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1489,6 +1658,12 @@ export interface components {
                  *         "window": "minute",
                  *         "limit": 10,
                  *         "reset": 1795000060
+                 *       },
+                 *       "error": {
+                 *         "message": "Rate limit exceeded (minute)",
+                 *         "type": "rate_limit_error",
+                 *         "code": "rate_limit_exceeded",
+                 *         "param": null
                  *       }
                  *     }
                  */
@@ -1506,7 +1681,13 @@ export interface components {
                  *       "status": "error",
                  *       "message": "Internal error",
                  *       "code": "INTERNAL_ERROR",
-                 *       "details": null
+                 *       "details": null,
+                 *       "error": {
+                 *         "message": "Internal error",
+                 *         "type": "server_error",
+                 *         "code": "internal_error",
+                 *         "param": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1523,7 +1704,13 @@ export interface components {
                  *       "status": "error",
                  *       "message": "The model is unavailable",
                  *       "code": "UPSTREAM_ERROR",
-                 *       "details": null
+                 *       "details": null,
+                 *       "error": {
+                 *         "message": "The model is unavailable",
+                 *         "type": "server_error",
+                 *         "code": "upstream_error",
+                 *         "param": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1540,7 +1727,13 @@ export interface components {
                  *       "status": "error",
                  *       "message": "The model did not answer in time",
                  *       "code": "UPSTREAM_TIMEOUT",
-                 *       "details": null
+                 *       "details": null,
+                 *       "error": {
+                 *         "message": "The model did not answer in time",
+                 *         "type": "server_error",
+                 *         "code": "upstream_timeout",
+                 *         "param": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1557,7 +1750,13 @@ export interface components {
                  *       "status": "error",
                  *       "message": "This capability is not available on this server yet",
                  *       "code": "SERVICE_UNAVAILABLE",
-                 *       "details": null
+                 *       "details": null,
+                 *       "error": {
+                 *         "message": "This capability is not available on this server yet",
+                 *         "type": "server_error",
+                 *         "code": "service_unavailable",
+                 *         "param": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1769,6 +1968,12 @@ export interface operations {
                      *         "queued": 8,
                      *         "max_running": 2,
                      *         "max_queued": 8
+                     *       },
+                     *       "error": {
+                     *         "message": "Your account's share of code execution is full: 2 of your executions are running (at most 2 at once) and 8 are waiting (at most 8); retry when one of them has finished",
+                     *         "type": "server_error",
+                     *         "code": "account_busy",
+                     *         "param": null
                      *       }
                      *     }
                      */
@@ -1809,7 +2014,15 @@ export interface operations {
                      *           "quality": "good",
                      *           "credits_per_request": 1,
                      *           "intended_use": "chat, quick answers, real-time",
-                     *           "available": true
+                     *           "available": true,
+                     *           "kind": "chat",
+                     *           "context_window": 2048,
+                     *           "max_output_tokens": 256,
+                     *           "capabilities": [
+                     *             "streaming",
+                     *             "tools",
+                     *             "structured_output"
+                     *           ]
                      *         }
                      *       ]
                      *     }
@@ -1855,7 +2068,15 @@ export interface operations {
                      *       "quality": "better",
                      *       "credits_per_request": 2,
                      *       "intended_use": "general tasks, balanced",
-                     *       "available": true
+                     *       "available": true,
+                     *       "kind": "chat",
+                     *       "context_window": 2048,
+                     *       "max_output_tokens": 512,
+                     *       "capabilities": [
+                     *         "streaming",
+                     *         "tools",
+                     *         "structured_output"
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["Model"];

@@ -1,8 +1,11 @@
 // The chat completion stream's documented shape (decisions.md), checked for Dredd, which has no
 // validator for text/event-stream bodies.
 
-/** The documented shape of a chat completion stream; returns what is wrong, or null. */
-function checkChatStream(body) {
+/**
+ * The documented shape of a chat completion stream; returns what is wrong, or null. `includeUsage`: the request's
+ * `stream_options.include_usage`, which alone asks for the last chunk with empty `choices` and `usage`.
+ */
+function checkChatStream(body, { includeUsage = false } = {}) {
   const events = body
     .split(/\n\n/)
     .map((e) => e.trim())
@@ -26,9 +29,16 @@ function checkChatStream(body) {
   }
   if (chunks[0].choices?.[0]?.delta?.role !== 'assistant') return 'the first delta does not carry the role';
   const last = chunks.at(-1);
+  if (!last.memory_context) return 'the last chunk has no memory_context';
+  if (!includeUsage) {
+    // As OpenAI streams without include_usage: every chunk has its choice, the last one the finish reason.
+    if (chunks.some((c) => !Array.isArray(c.choices) || c.choices.length !== 1)) return 'a chunk has no choice';
+    if (!last.choices[0].finish_reason) return 'the last chunk has no finish_reason';
+    if (chunks.some((c) => c.usage)) return 'a chunk carries usage that include_usage did not ask for';
+    return null;
+  }
   if (!Array.isArray(last.choices) || last.choices.length !== 0) return 'the last chunk has choices';
   if (!last.usage || typeof last.usage.total_tokens !== 'number') return 'the last chunk has no usage';
-  if (!last.memory_context) return 'the last chunk has no memory_context';
   return null;
 }
 

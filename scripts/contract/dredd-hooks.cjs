@@ -266,7 +266,13 @@ hooks.beforeEach((t) => {
     // {model, tier}) and Dredd requires the example's keys, so /z1/sla's FEATURE_NOT_ALLOWED ({feature, tier})
     // would fail on the example's details alone. Require the Error schema's keys; the `code` is checked in
     // beforeEachValidation against what this transaction provokes.
-    t.expected.body = JSON.stringify({ status: 'error', message: '', code: '', details: null });
+    t.expected.body = JSON.stringify({
+      status: 'error',
+      message: '',
+      code: '',
+      details: null,
+      error: { message: '', type: '', code: '', param: null },
+    });
   }
 
   if (status >= 200 && status < 300) {
@@ -386,7 +392,8 @@ hooks.beforeEachValidation((t) => {
 
   if (t.origin.exampleName.endsWith('text/event-stream') && Number(t.real.statusCode) === 200) {
     // Dredd has no validator for text/event-stream: check the stream here and leave the rest to Dredd.
-    const problem = checkChatStream(t.real.body);
+    const sent = JSON.parse(t.request.body || '{}');
+    const problem = checkChatStream(t.real.body, { includeUsage: sent.stream_options?.include_usage === true });
     if (problem) t.fail = `text/event-stream body: ${problem}`;
     t.expected.body = t.real.body;
     delete t.expected.bodySchema;

@@ -7,10 +7,11 @@ positive_data_acceptance (ST202) reports both as "schema-valid request rejected"
 reports: only when the response is that documented refusal *and* the request really breaks that rule. Any other
 400 to a schema-valid request, on these operations or elsewhere, still fails the run.
 
-Two more rules the contract states in words for every operation (http/text.ts): a string holding U+0000 or an
-unpaired surrogate is refused with 400 INVALID_TEXT, and a document whose content is only whitespace with 400
-EMPTY_DOCUMENT. Those refusals are dropped too, only when the field the answer names really holds such text;
-refused otherwise, the failure stands.
+More rules the contract states in words: a string holding U+0000 or an unpaired surrogate is refused with 400
+INVALID_TEXT (every operation, http/text.ts), a document whose content is only whitespace with 400 EMPTY_DOCUMENT,
+a chat content part the models cannot read (image_url, input_audio, file) with 400 UNSUPPORTED_CONTENT, and a chat
+request naming no end user (neither user_id nor user) with 400 on user_id. Those refusals are dropped too, only
+when the request really breaks the rule; refused otherwise, the failure stands.
 
 A document upload's `file` is any bytes by its schema; what they turn out to be (not one of the five formats,
 empty, binary, corrupt, encrypted) is refused with the documented 415 or 400 codes. Those are dropped too,
@@ -19,6 +20,7 @@ except a 400 for a file that is readable UTF-8 text, which the server must accep
 """
 
 import json
+import re
 import urllib.parse
 
 import schemathesis
@@ -131,6 +133,15 @@ def _documented_text_refusal(case, response):
         if "control characters" in details.get("reason", ""):
             return any(any(ord(c) < 0x20 or ord(c) == 0x7F for c in s) for s in strings)
         return any(_refused_text(s) for s in strings)
+    if body.get("code") == "UNSUPPORTED_CONTENT" and (case.method.upper(), case.operation.path) == CHAT:
+        # A content part the models cannot read (image_url, input_audio, file) is refused, as documented.
+        parts = [
+            part
+            for message in (case.body.get("messages") or [] if isinstance(case.body, dict) else [])
+            if isinstance(message, dict) and isinstance(message.get("content"), list)
+            for part in message["content"]
+        ]
+        return any(isinstance(p, dict) and p.get("type") in ("image_url", "input_audio", "file") for p in parts)
     if body.get("code") == "EMPTY_DOCUMENT" and (case.method.upper(), case.operation.path) == UPLOAD:
         content = case.body.get("content") if isinstance(case.body, dict) else None
         return isinstance(content, str) and all(c in _JS_WHITESPACE for c in content)
@@ -167,6 +178,17 @@ def filter_failure(context, failure, case, response):
     if body is None:
         return True
     operation = (case.method.upper(), case.operation.path)
+    if operation == CHAT and details.get("field") == "user_id" and details.get("reason") == "is required":
+        # The end user is `user_id` or, when it is absent, OpenAI's `user` (documented): neither is a 400.
+        return "user_id" in case.body or "user" in case.body
+    if operation == CHAT and re.fullmatch(r"messages\[\d+\]\.content\[\d+\]\.text", details.get("field", "")):
+        # A text part must carry its text: the one rule of a content part the schema cannot say (OpenAPI 3.0).
+        return not any(
+            isinstance(part, dict) and part.get("type") == "text" and not isinstance(part.get("text"), str)
+            for message in case.body.get("messages") or []
+            if isinstance(message, dict) and isinstance(message.get("content"), list)
+            for part in message["content"]
+        )
     if operation == CHAT and details.get("field") == "tool_choice.function.name":
         return not _names_an_absent_tool(case.body)
     if operation == ADD_CREDITS and details.get("field") == "amount" and "max_balance" in details:

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { type Call, type Operations, type Reply, requirePrincipal } from '../http/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import type { Answer, ChatService, StreamedAnswer } from './chat-service.js';
-import { checkToolChoice } from './request.js';
+import { checkToolChoice, normalizeChatRequest } from './request.js';
 import { pipeAsSse } from './sse.js';
 import { completionBody } from './wire.js';
 
@@ -23,17 +23,19 @@ function noteTokens(
   call.usage.completionTokens = usage.completionTokens;
 }
 
-function streamReply(answer: StreamedAnswer, call: Call): Reply<'createChatCompletion'> {
+function streamReply(answer: StreamedAnswer, call: Call, includeUsage: boolean): Reply<'createChatCompletion'> {
   const out = new PassThrough();
   const firstPart = () => {
     call.usage.firstTokenAt = performance.now();
   };
-  const finished = pipeAsSse(answer.parts, answer.meta, out, firstPart).then((outcome) => {
-    if (outcome.clientClosed) call.usage.clientClosed = true;
-    if (outcome.error) call.usage.failedStatus = outcome.error.status;
-    if (outcome.usage) noteTokens(call, answer, outcome.usage);
-    if (outcome.error) call.log.warn({ code: outcome.error.code }, 'stream ended with an error');
-  });
+  const finished = pipeAsSse(answer.parts, answer.meta, out, { includeUsage, onFirstPart: firstPart }).then(
+    (outcome) => {
+      if (outcome.clientClosed) call.usage.clientClosed = true;
+      if (outcome.error) call.usage.failedStatus = outcome.error.status;
+      if (outcome.usage) noteTokens(call, answer, outcome.usage);
+      if (outcome.error) call.log.warn({ code: outcome.error.code }, 'stream ended with an error');
+    },
+  );
   return {
     status: 200,
     type: 'text/event-stream',
@@ -46,14 +48,18 @@ function streamReply(answer: StreamedAnswer, call: Call): Reply<'createChatCompl
 /** POST /z1/chat/completions: the tier's rules, then the chat service; this only renders JSON or SSE. */
 export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): Operations<'createChatCompletion'> {
   return {
-    createChatCompletion: async ({ body: request }, call) => {
+    createChatCompletion: async ({ body }, call) => {
       const { account } = requirePrincipal(call);
+      const request = normalizeChatRequest(body);
       checkToolChoice(request);
       deps.tiers.checkModel(account, request.model);
       deps.tiers.checkRagK(account, request.rag_k);
       call.usage.model = request.model;
       const principal = requirePrincipal(call);
-      if (request.stream) return streamReply(await deps.chat.stream(principal, request, call.disconnectSignal()), call);
+      if (request.stream) {
+        const answer = await deps.chat.stream(principal, request, call.disconnectSignal());
+        return streamReply(answer, call, request.stream_options?.include_usage === true);
+      }
       const answer = await deps.chat.complete(principal, request, call.disconnectSignal());
       // Without a stream the first token reaches the client with the whole answer.
       call.usage.firstTokenAt = performance.now();

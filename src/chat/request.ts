@@ -3,22 +3,97 @@ import type { RequestBody } from '../http/index.js';
 import type { ChatMessage, RoutedRequest, ToolChoice, ToolDefinition } from '../providers/index.js';
 
 /** The body of POST /z1/chat/completions, as the contract's schema admits it (generated). */
-export type ChatCompletionRequest = RequestBody<'createChatCompletion'>;
+export type ChatCompletionBody = RequestBody<'createChatCompletion'>;
+
+/**
+ * The request as the chat pipeline (cache key, context sources, routing) sees it, whatever shape a client
+ * sent: the end user named, every message's content as text, `developer` turns as `system`, one answer
+ * limit in `max_tokens`.
+ */
+export type ChatCompletionRequest = Omit<
+  ChatCompletionBody,
+  'user_id' | 'user' | 'messages' | 'max_completion_tokens'
+> & {
+  user_id: string;
+  messages: ChatMessage[];
+};
 
 /** The contract's default sampling temperature. */
 export const DEFAULT_TEMPERATURE = 0.7;
+
+type BodyMessage = ChatCompletionBody['messages'][number];
+type Content = BodyMessage['content'];
+
+/**
+ * A message's content as text: a string as is, an array's `text` parts joined in order (OpenAI's own
+ * rendering of parts into a prompt), a part of any other kind refused with the part and its type named.
+ */
+function contentText(content: Content | undefined, field: string): string | null {
+  if (content === undefined || content === null) return null;
+  if (typeof content === 'string') return content;
+  let text = '';
+  for (const [i, part] of content.entries()) {
+    if (part.type !== 'text') {
+      throw new AppError(
+        'UNSUPPORTED_CONTENT',
+        `${field}[${i}] is a part of type ${part.type}: the models here read text only (text parts or a string)`,
+        { field: `${field}[${i}]`, part_type: part.type },
+      );
+    }
+    if (typeof part.text !== 'string') {
+      throw new AppError('INVALID_PARAMETER', `${field}[${i}].text is required in a text part`, {
+        field: `${field}[${i}].text`,
+        reason: 'is required',
+      });
+    }
+    text += part.text;
+  }
+  return text;
+}
+
+function messageOf(message: BodyMessage, index: number): ChatMessage {
+  const content = contentText(message.content, `messages[${index}].content`);
+  // OpenAI's successor to `system` (o-series models and newer SDKs send it): a system turn to every engine,
+  // so an upstream that predates the role is not refused.
+  const role = message.role === 'developer' ? 'system' : message.role;
+  return { ...(message as Omit<ChatMessage, 'role' | 'content'>), role, content };
+}
+
+/**
+ * The contract's chat body → the pipeline's request. Refusals: no end user (neither `user_id` nor OpenAI's
+ * `user`: 400 naming `user_id`, as before `user` was read), a content part the models cannot read (400
+ * UNSUPPORTED_CONTENT). Both answer limits given: the smaller holds.
+ */
+export function normalizeChatRequest(body: ChatCompletionBody): ChatCompletionRequest {
+  const { user, user_id, max_completion_tokens, messages, ...rest } = body;
+  const endUser = user_id ?? user;
+  if (endUser === undefined) {
+    throw new AppError('INVALID_PARAMETER', "user_id is required (or OpenAI's user field naming the end user)", {
+      field: 'user_id',
+      reason: 'is required',
+    });
+  }
+  const limits = [rest.max_tokens, max_completion_tokens].filter((n): n is number => n !== undefined);
+  return {
+    ...rest,
+    user_id: endUser,
+    messages: messages.map(messageOf),
+    ...(limits.length > 0 ? { max_tokens: Math.min(...limits) } : {}),
+  };
+}
 
 /** What the providers need: sampling settings mapped, history passed through turn by turn. */
 export function toRoutedRequest(request: ChatCompletionRequest, extraSystem: readonly string[]): RoutedRequest {
   const stop = request.stop === undefined ? undefined : Array.isArray(request.stop) ? request.stop : [request.stop];
   const system: ChatMessage[] = extraSystem.map((content) => ({ role: 'system', content }));
   return {
-    // The contract's message schemas are the providers' ChatMessage shapes, written as a oneOf.
-    messages: [...system, ...(request.messages as ChatMessage[])],
+    messages: [...system, ...request.messages],
     temperature: request.temperature ?? DEFAULT_TEMPERATURE,
     ...(request.max_tokens !== undefined ? { maxTokens: request.max_tokens } : {}),
     ...(request.top_p !== undefined ? { topP: request.top_p } : {}),
     ...(request.seed !== undefined ? { seed: request.seed } : {}),
+    ...(request.presence_penalty !== undefined ? { presencePenalty: request.presence_penalty } : {}),
+    ...(request.frequency_penalty !== undefined ? { frequencyPenalty: request.frequency_penalty } : {}),
     ...(stop ? { stop } : {}),
     ...(request.tools && request.tools.length > 0 ? { tools: request.tools as ToolDefinition[] } : {}),
     ...(request.tool_choice !== undefined ? { toolChoice: request.tool_choice as ToolChoice } : {}),

@@ -25,10 +25,15 @@ export async function pipeAsSse(
   parts: AsyncGenerator<AnswerPart, void, undefined>,
   meta: ResponseMeta,
   out: PassThrough,
-  /** Called once, when the first part that carries the answer is written (time to first token). */
-  onFirstPart: () => void = () => undefined,
+  options: {
+    /** `stream_options.include_usage`: end with the usage chunk (empty `choices`), as OpenAI does only then. */
+    includeUsage?: boolean;
+    /** Called once, when the first part that carries the answer is written (time to first token). */
+    onFirstPart?: () => void;
+  } = {},
 ): Promise<StreamOutcome> {
-  const encoder = new ChunkEncoder(meta);
+  const encoder = new ChunkEncoder(meta, { includeUsage: options.includeUsage === true });
+  const onFirstPart = options.onFirstPart ?? (() => undefined);
   let started = false;
   const write = async (payload: string) => {
     if (out.destroyed) throw new ClientDisconnectedError();

@@ -62,16 +62,20 @@ function chunk(meta: ResponseMeta, delta: Delta, finishReason: FinishReason | nu
 }
 
 /**
- * Turns stream parts into OpenAI `chat.completion.chunk` objects: role first, content and
- * tool-call deltas as they come, a chunk with the finish reason, then one with empty `choices`
- * carrying usage, memory_context and (when asked) citations.
+ * Turns stream parts into OpenAI `chat.completion.chunk` objects: role first, content and tool-call deltas as
+ * they come, a chunk with the finish reason; then, only with `include_usage` (as OpenAI sends it), one with
+ * empty `choices` carrying `usage`. pvai's own `memory_context` and `citations` ride on the last chunk: the
+ * usage chunk when there is one, else the finish chunk, so a client's `chunk.choices[0]` never meets an empty
+ * list it did not ask for.
  */
 export class ChunkEncoder {
   readonly #meta: ResponseMeta;
+  readonly #includeUsage: boolean;
   #started = false;
 
-  constructor(meta: ResponseMeta) {
+  constructor(meta: ResponseMeta, options: { includeUsage: boolean } = { includeUsage: true }) {
     this.#meta = meta;
+    this.#includeUsage = options.includeUsage;
   }
 
   /** The chunks one part becomes (the first part is preceded by the role chunk). */
@@ -90,6 +94,14 @@ export class ChunkEncoder {
       call.function = { ...(part.name ? { name: part.name } : {}), arguments: part.argumentsDelta };
       out.push(chunk(this.#meta, { tool_calls: [call] }));
     } else {
+      const extras = {
+        ...(this.#meta.citations ? { citations: this.#meta.citations } : {}),
+        memory_context: this.#meta.memoryContext,
+      };
+      if (!this.#includeUsage) {
+        out.push({ ...chunk(this.#meta, {}, part.finishReason), ...extras });
+        return out;
+      }
       out.push(chunk(this.#meta, {}, part.finishReason));
       out.push({
         id: this.#meta.id,
@@ -98,8 +110,7 @@ export class ChunkEncoder {
         model: this.#meta.model,
         choices: [],
         usage: usageBody(part.usage),
-        ...(this.#meta.citations ? { citations: this.#meta.citations } : {}),
-        memory_context: this.#meta.memoryContext,
+        ...extras,
       });
     }
     return out;

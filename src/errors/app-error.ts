@@ -22,14 +22,57 @@ export class AppError extends Error {
   }
 }
 
-/** The error body of the interface: `{status: "error", message, code, details}`. */
+/** OpenAI's error `type`, which its clients group errors by. */
+export type OpenAIErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'insufficient_quota'
+  | 'permission_error'
+  | 'rate_limit_error'
+  | 'server_error';
+
+/**
+ * The error body of the interface, `{status: "error", message, code, details}`, with the same error beside it
+ * as OpenAI's clients read it (`error: {message, type, code, param}`): the openai SDKs, LangChain and the AI
+ * SDK show `error.message`, and without it showed only "Bad Request".
+ */
 export interface ErrorBody {
   status: 'error';
   message: string;
   code: ErrorCode;
   details: ErrorDetails;
+  error: { message: string; type: OpenAIErrorType; code: string; param: string | null };
 }
 
+function openAIType(status: number): OpenAIErrorType {
+  if (status >= 500) return 'server_error';
+  switch (status) {
+    case 401:
+      return 'authentication_error';
+    case 402:
+      return 'insufficient_quota';
+    case 403:
+      return 'permission_error';
+    case 429:
+      return 'rate_limit_error';
+    default:
+      return 'invalid_request_error';
+  }
+}
+
+/** The one builder of error bodies: every error path (JSON, raw socket answers, SSE error events) uses it. */
 export function errorBody(err: AppError): ErrorBody {
-  return { status: 'error', message: err.message, code: err.code, details: err.details };
+  const field = err.details?.field;
+  return {
+    status: 'error',
+    message: err.message,
+    code: err.code,
+    details: err.details,
+    error: {
+      message: err.message,
+      type: openAIType(err.status),
+      code: err.code.toLowerCase(),
+      param: typeof field === 'string' ? field : null,
+    },
+  };
 }

@@ -49,7 +49,18 @@ export function creditsPerRequest(model: string): number {
   return (MODELS as Partial<Record<string, ModelInfo>>)[model]?.creditsPerRequest ?? 0;
 }
 
-export function modelResource(model: ModelInfo, available: boolean): Schema<'Model'> {
+/** A chat model's limits on the route it takes now (routing decides them, not the catalogue). */
+export interface RouteLimits {
+  /** Tokens a request may hold, prompt and answer: the smallest window among the route's targets. */
+  contextWindow: number;
+  /** The answer budget of the route when a request sets none. */
+  maxOutputTokens: number;
+}
+
+/** What every chat route serves (the local engine and an OpenAI-compatible upstream alike). */
+const CHAT_CAPABILITIES: Schema<'Model'>['capabilities'] = ['streaming', 'tools', 'structured_output'];
+
+export function modelResource(model: ModelInfo, available: boolean, limits: RouteLimits): Schema<'Model'> {
   return {
     id: model.id,
     object: 'model',
@@ -60,5 +71,9 @@ export function modelResource(model: ModelInfo, available: boolean): Schema<'Mod
     credits_per_request: model.creditsPerRequest,
     intended_use: model.intendedUse,
     available,
+    kind: 'chat',
+    context_window: limits.contextWindow,
+    max_output_tokens: limits.maxOutputTokens,
+    capabilities: [...CHAT_CAPABILITIES],
   };
 }

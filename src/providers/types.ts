@@ -36,6 +36,9 @@ export interface GenerationRequest {
   temperature: number;
   topP?: number;
   seed?: number;
+  /** OpenAI's penalties (-2 to 2) on tokens the answer has used: once each (presence), per use (frequency). */
+  presencePenalty?: number;
+  frequencyPenalty?: number;
   stop?: string[];
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;

@@ -87,7 +87,11 @@ for (const backend of backends()) {
     it('replays a cached answer as a stream', async () => {
       const cached = await alice.client.chat.completions.create(request());
       const { data: stream, response } = await alice.client.chat.completions
-        .create({ ...request(), stream: true } as PvParams<OpenAI.ChatCompletionCreateParamsStreaming>)
+        .create({
+          ...request(),
+          stream: true,
+          stream_options: { include_usage: true },
+        } as PvParams<OpenAI.ChatCompletionCreateParamsStreaming>)
         .withResponse();
       assert.equal(response.headers.get('x-cache'), 'HIT');
       assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);

@@ -113,11 +113,12 @@ describe('chat completions on the local engine, through the official openai SDK'
     assert.equal(data.usage?.completion_tokens, 5);
   });
 
-  it('streams chunks with one id, role first, and a final usage chunk', async () => {
+  it('streams chunks with one id, role first, and a final usage chunk when include_usage asks for it', async () => {
     const stream = await client.chat.completions.create({
       model: 'PV-TURBO',
       user_id: 'u1',
       stream: true,
+      stream_options: { include_usage: true },
       skip_cache: true,
       max_tokens: 20,
       messages: [{ role: 'user', content: 'Lily went to the park' }],
@@ -133,6 +134,52 @@ describe('chat completions on the local engine, through the official openai SDK'
     const { text, finishReasons } = assemble(chunks);
     assert.ok(text.length > 0);
     assert.deepEqual(finishReasons, ['length']);
+  });
+
+  it('streams no usage chunk without include_usage: every chunk has a choice (the common loop reads choices[0])', async () => {
+    const stream = await client.chat.completions.create({
+      model: 'PV-TURBO',
+      user_id: 'u1',
+      stream: true,
+      skip_cache: true,
+      max_tokens: 20,
+      messages: [{ role: 'user', content: 'Lily went to the park' }],
+    } as StreamParams);
+    const chunks = await collect(stream);
+    let text = '';
+    for (const chunk of chunks) text += chunk.choices[0]?.delta.content ?? '';
+    assert.ok(
+      chunks.every((c) => c.choices.length === 1),
+      'no chunk with empty choices',
+    );
+    assert.ok(
+      chunks.every((c) => c.usage === undefined || c.usage === null),
+      'no usage',
+    );
+    assert.ok(text.length > 0);
+    const last = chunks.at(-1);
+    assert.equal(last?.choices[0]?.finish_reason, 'length');
+    assert.deepEqual(last?.memory_context, { items_retrieved: 0, retrieval_time_ms: 0 }, "pvai's extras ride on it");
+  });
+
+  it('honours frequency and presence penalties: the greedy answer changes, and still has its length', async () => {
+    const ask = async (extra: Record<string, number>) => {
+      const data = await client.chat.completions.create({
+        model: 'PV-TURBO',
+        user_id: 'u1',
+        skip_cache: true,
+        temperature: 0,
+        max_tokens: 60,
+        messages: [{ role: 'user', content: 'Once upon a time there was a little girl' }],
+        ...extra,
+      } as Params);
+      assert.equal(data.usage?.completion_tokens, 60);
+      return data.choices[0]?.message.content ?? '';
+    };
+    const plain = await ask({});
+    assert.equal(await ask({}), plain, 'temperature 0 is repeatable');
+    assert.notEqual(await ask({ frequency_penalty: 2 }), plain);
+    assert.notEqual(await ask({ presence_penalty: 2 }), plain);
   });
 
   it('calls a tool under a JSON-schema grammar when tool_choice requires it', async () => {

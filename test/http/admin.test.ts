@@ -212,6 +212,12 @@ for (const backend of backends()) {
           message: `An account with the email ${again.toLowerCase()} exists`,
           code: 'CONFLICT',
           details: { field: 'email' },
+          error: {
+            message: `An account with the email ${again.toLowerCase()} exists`,
+            type: 'invalid_request_error',
+            code: 'conflict',
+            param: 'email',
+          },
         });
       }
     });

@@ -41,6 +41,13 @@ for (const backend of backends()) {
           message: 'Invalid or missing API key',
           code: 'UNAUTHORIZED',
           details: null,
+          // As OpenAI's clients read it (they show error.message).
+          error: {
+            message: 'Invalid or missing API key',
+            type: 'authentication_error',
+            code: 'unauthorized',
+            param: null,
+          },
         });
         assert.equal(res.headers.get('x-ratelimit-limit'), null, 'no account, so no account limits');
       }

@@ -38,6 +38,20 @@ describe('unauthenticated endpoints', () => {
     assert.ok('/z1/chat/completions' in json.body.paths);
   });
 
+  it("names as its server the one it is served from, so 'Try it out' and clients reach this server", async () => {
+    const json = await server.request<{
+      servers: Array<{ url: string; variables?: Record<string, { default: string }> }>;
+    }>('GET', '/openapi.json');
+    const [self, alternate] = json.body.servers;
+    assert.equal(self?.url, '/');
+    // Swagger UI and schemathesis resolve a relative server against the document's own address.
+    const base = new URL(self?.url ?? '', `${server.url}/openapi.json`);
+    assert.equal(base.origin, new URL(server.url).origin);
+    assert.equal((await fetch(new URL('z1/health', base))).status, 200);
+    assert.equal(alternate?.url, '{alt_base_url}', 'the second production address stays a documented variable');
+    assert.ok(alternate?.variables?.alt_base_url?.default);
+  });
+
   it('serves a reference page and its assets without any CDN', async () => {
     const page = await server.request('GET', '/docs');
     assert.equal(page.status, 200);

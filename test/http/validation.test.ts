@@ -101,6 +101,12 @@ describe('request validation against the contract', () => {
         message: 'tool_choice names the function get_time, which is not in tools',
         code: 'INVALID_PARAMETER',
         details: { field: 'tool_choice.function.name', reason: 'must name one of the functions in tools' },
+        error: {
+          message: 'tool_choice names the function get_time, which is not in tools',
+          type: 'invalid_request_error',
+          code: 'invalid_parameter',
+          param: 'tool_choice.function.name',
+        },
       });
     }
     const account = await server.request('GET', `/admin/accounts/${accountId}`, { admin: true });

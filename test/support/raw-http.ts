@@ -164,16 +164,28 @@ export function requestHead(method: string, path: string, headers: ReadonlyArray
   return `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n`;
 }
 
-/** Whether `body` is the error body of the interface: `{status: "error", message, code, details}`. */
+/**
+ * Whether `body` is the error body of the interface, `{status: "error", message, code, details}`, with OpenAI's
+ * `error: {message, type, code, param}` beside it saying the same (message, code in lower case, param the field).
+ */
 export function isErrorBody(body: string): boolean {
   try {
     const parsed = JSON.parse(body) as Record<string, unknown>;
+    const details = parsed.details as Record<string, unknown> | null;
+    const openai = parsed.error as Record<string, unknown> | undefined;
     return (
       parsed.status === 'error' &&
       typeof parsed.message === 'string' &&
       typeof parsed.code === 'string' &&
-      (parsed.details === null || (typeof parsed.details === 'object' && !Array.isArray(parsed.details))) &&
-      Object.keys(parsed).length === 4
+      (details === null || (typeof details === 'object' && !Array.isArray(details))) &&
+      typeof openai === 'object' &&
+      openai !== null &&
+      openai.message === parsed.message &&
+      openai.code === parsed.code.toLowerCase() &&
+      typeof openai.type === 'string' &&
+      openai.param === (typeof details?.field === 'string' ? details.field : null) &&
+      Object.keys(openai).length === 4 &&
+      Object.keys(parsed).length === 5
     );
   } catch {
     return false;

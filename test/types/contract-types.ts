@@ -34,6 +34,10 @@ export const unknownModel: Reply<'getModel'> = {
     credits_per_request: 1,
     intended_use: 'chat',
     available: true,
+    kind: 'chat',
+    context_window: 2048,
+    max_output_tokens: 256,
+    capabilities: ['streaming'],
   },
 };
 
@@ -50,6 +54,10 @@ export const errorAsReply: Reply<'getModel'> = {
     credits_per_request: 1,
     intended_use: 'chat',
     available: true,
+    kind: 'chat',
+    context_window: 2048,
+    max_output_tokens: 256,
+    capabilities: ['streaming'],
   },
 };
 

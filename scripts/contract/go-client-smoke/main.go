@@ -117,9 +117,11 @@ func main() {
 	ok("GetModel (X-API-Key): PV-STANDARD, %d credits", model.GetCreditsPerRequest())
 
 	// 3. a chat completion
+	hello := "Say hello."
 	request := pvai.NewChatCompletionRequest(pvai.PV_TURBO, []pvai.ChatMessage{
-		pvai.UserMessageAsChatMessage(pvai.NewUserMessage("user", "Say hello.")),
-	}, "go-smoke")
+		pvai.UserMessageAsChatMessage(pvai.NewUserMessage("user", pvai.StringAsMessageContent(&hello))),
+	})
+	request.SetUserId("go-smoke")
 	request.SetMaxTokens(16)
 	request.SetSkipCache(true)
 	completion, res, err := api.ChatAPI.CreateChatCompletion(asKey).ChatCompletionRequest(*request).Execute()
@@ -156,7 +158,8 @@ func main() {
 	if err != nil {
 		fail("AdminCreateAccount (free): %v", err)
 	}
-	advanced := pvai.NewChatCompletionRequest(pvai.PV_ADVANCED, request.GetMessages(), "go-smoke")
+	advanced := pvai.NewChatCompletionRequest(pvai.PV_ADVANCED, request.GetMessages())
+	advanced.SetUserId("go-smoke")
 	_, res, err = api.ChatAPI.CreateChatCompletion(bearer(free.GetApiKey())).ChatCompletionRequest(*advanced).Execute()
 	expectError("CreateChatCompletion PV-ADVANCED on the free tier", err, 403, statusCode(res), "MODEL_NOT_ALLOWED")
 	_, res, err = api.ModelsAPI.ListModels(bearer("pv_sk_" + strings.Repeat("0", 40))).Execute()

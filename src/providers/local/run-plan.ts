@@ -30,6 +30,8 @@ function samplingOf(req: GenerationRequest): SamplingSettings {
     temperature: req.temperature,
     ...(req.topP !== undefined ? { topP: req.topP } : {}),
     ...(req.seed !== undefined ? { seed: req.seed } : {}),
+    ...(req.presencePenalty !== undefined ? { presencePenalty: req.presencePenalty } : {}),
+    ...(req.frequencyPenalty !== undefined ? { frequencyPenalty: req.frequencyPenalty } : {}),
   };
 }
 

@@ -11,7 +11,15 @@ export interface SamplingSettings {
   temperature: number;
   topP?: number;
   seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
 }
+
+/**
+ * How many of the answer's latest tokens OpenAI's penalties look back over here: llama.cpp keeps them in a
+ * buffer of this size (its default is 64); 256 tokens is a long paragraph.
+ */
+const PENALISED_TOKENS = 256;
 
 export interface SampleTokensOptions {
   sequence: LlamaContextSequence;
@@ -44,11 +52,14 @@ export async function* sampleTokens(options: SampleTokensOptions): AsyncGenerato
   if (signal.aborted) throw abortReason(signal);
   const toEvaluate = contextTokens.slice(sequence.nextTokenIndex);
 
+  // The answer's own tokens, for the penalties (llama.cpp reads the latest PENALISED_TOKENS of them).
+  const sampledTokens: Token[] = [];
   const evaluateOptions: SequenceEvaluateOptions = {
     temperature: sampling.temperature,
     yieldEogToken: true,
     ...(sampling.topP !== undefined ? { topP: sampling.topP } : {}),
     ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+    ...penaltiesOf(sampling, sampledTokens),
     ...(grammar ? { grammarEvaluationState: new LlamaGrammarEvaluationState({ model: sequence.model, grammar }) } : {}),
   };
 
@@ -59,6 +70,29 @@ export async function* sampleTokens(options: SampleTokensOptions): AsyncGenerato
     if (model.isEogToken(token) || stopTokens?.has(token)) return;
     yield token;
     sampled++;
+    if (sampledTokens.length === PENALISED_TOKENS) sampledTokens.shift();
+    sampledTokens.push(token);
     if (sampled >= maxTokens) return;
   }
+}
+
+/**
+ * OpenAI's presence and frequency penalties as llama.cpp's repeat penalty over the answer's latest tokens
+ * (its multiplicative `penalty` left at 1, off). Nothing when the request sets neither.
+ */
+function penaltiesOf(
+  sampling: SamplingSettings,
+  answer: Token[],
+): Pick<SequenceEvaluateOptions, 'repeatPenalty'> | Record<string, never> {
+  const { presencePenalty, frequencyPenalty } = sampling;
+  if (!presencePenalty && !frequencyPenalty) return {};
+  return {
+    repeatPenalty: {
+      punishTokens: () => answer,
+      maxPunishTokens: PENALISED_TOKENS,
+      penalty: 1,
+      ...(presencePenalty ? { presencePenalty } : {}),
+      ...(frequencyPenalty ? { frequencyPenalty } : {}),
+    },
+  };
 }

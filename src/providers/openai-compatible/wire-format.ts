@@ -11,6 +11,8 @@ export function buildRequestBody(req: GenerationRequest, model: string, stream: 
     temperature: req.temperature,
     ...(req.topP !== undefined ? { top_p: req.topP } : {}),
     ...(req.seed !== undefined ? { seed: req.seed } : {}),
+    ...(req.presencePenalty !== undefined ? { presence_penalty: req.presencePenalty } : {}),
+    ...(req.frequencyPenalty !== undefined ? { frequency_penalty: req.frequencyPenalty } : {}),
     ...(req.stop !== undefined && req.stop.length > 0 ? { stop: req.stop } : {}),
     ...(req.tools !== undefined && req.tools.length > 0 ? { tools: req.tools } : {}),
     ...(req.toolChoice !== undefined && req.tools !== undefined && req.tools.length > 0

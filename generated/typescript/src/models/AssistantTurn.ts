@@ -20,6 +20,13 @@ import {
     ToolCallToJSON,
     ToolCallToJSONTyped,
 } from './ToolCall.js';
+import type { AssistantTurnContent } from './AssistantTurnContent.js';
+import {
+    AssistantTurnContentFromJSON,
+    AssistantTurnContentFromJSONTyped,
+    AssistantTurnContentToJSON,
+    AssistantTurnContentToJSONTyped,
+} from './AssistantTurnContent.js';
 
 /**
  * 
@@ -34,7 +41,7 @@ export interface AssistantTurn {
     /**
      * 
      */
-    content?: string | null;
+    content?: AssistantTurnContent;
     /**
      * 
      */
@@ -76,7 +83,7 @@ export function AssistantTurnFromJSONTyped(json: any, ignoreDiscriminator: boole
     return {
         
         'role': json['role'],
-        'content': json['content'] === undefined ? undefined : json['content'] === null ? null : json['content'],
+        'content': json['content'] == null ? undefined : AssistantTurnContentFromJSON(json['content']),
         'name': json['name'] == null ? undefined : json['name'],
         'toolCalls': json['tool_calls'] == null ? undefined : ((json['tool_calls'] as Array<any>).map(ToolCallFromJSON)),
     };
@@ -94,7 +101,7 @@ export function AssistantTurnToJSONTyped(value?: AssistantTurn | null, ignoreDis
     return {
         
         'role': value['role'],
-        'content': value['content'],
+        'content': AssistantTurnContentToJSON(value['content']),
         'name': value['name'],
         'tool_calls': value['toolCalls'] == null ? undefined : ((value['toolCalls'] as Array<any>).map(ToolCallToJSON)),
     };

@@ -64,6 +64,12 @@ import {
 } from './Tool.js';
 
 /**
+ * OpenAI's chat request, as today's clients send it. `user_id` names the end user whose memory and documents
+ * are used; when it is absent, OpenAI's own `user` does (same isolation, same memory); with neither the request
+ * is 400 `INVALID_PARAMETER` naming `user_id`. OpenAI fields that clients send by default and pvai has no use
+ * for are accepted: `top_p`, `stop`, `seed`, `presence_penalty` and `frequency_penalty` are honoured by the
+ * local engine and passed to an upstream; `logit_bias`, `store`, `metadata`, `service_tier`,
+ * `parallel_tool_calls` and `logprobs: false` are accepted and ignored (`docs/decisions.md`).
  * 
  * @export
  * @interface ChatCompletionRequest
@@ -78,9 +84,9 @@ export interface ChatCompletionRequest {
      */
     messages: Array<ChatMessage>;
     /**
-     * The end user; memory and documents are isolated per user.
+     * The end user; memory and documents are isolated per user. Required unless `user` is given.
      */
-    userId: string;
+    userId?: string;
     /**
      * 
      */
@@ -89,6 +95,10 @@ export interface ChatCompletionRequest {
      * Default: the model's answer budget. On the default local engine PV-TURBO 256, PV-STANDARD 512, PV-CODEX 1024, PV-ADVANCED 1536; each route may set its own (`maxTokens`), and a route that sets none answers with up to 2000.
      */
     maxTokens?: number;
+    /**
+     * OpenAI's current name for `max_tokens`, with the same meaning and bounds (LangChain 1.x and the newer SDKs send this one). Both given: the smaller holds.
+     */
+    maxCompletionTokens?: number;
     /**
      * 
      */
@@ -154,13 +164,33 @@ export interface ChatCompletionRequest {
      */
     streamOptions?: ChatCompletionRequestStreamOptions;
     /**
-     * Only 1 is supported.
+     * Only 1: one choice per request.
      */
     n?: number;
     /**
-     * Accepted for OpenAI compatibility; `user_id` is what isolates data.
+     * OpenAI's end-user field. Names the end user when `user_id` is absent (`user_id` wins when both are given).
      */
     user?: string;
+    /**
+     * Accepted and ignored.
+     */
+    logitBias?: { [key: string]: number; };
+    /**
+     * Token log-probabilities are not returned: only `false` is accepted.
+     */
+    logprobs?: boolean;
+    /**
+     * Accepted and ignored (pvai keeps no completions for later retrieval).
+     */
+    store?: boolean;
+    /**
+     * Accepted and ignored.
+     */
+    metadata?: { [key: string]: string; };
+    /**
+     * Accepted and ignored (the account's tier decides).
+     */
+    serviceTier?: string;
 }
 
 
@@ -171,7 +201,6 @@ export interface ChatCompletionRequest {
 export function instanceOfChatCompletionRequest(value: object): value is ChatCompletionRequest {
     if (!('model' in value) || value['model'] === undefined) return false;
     if (!('messages' in value) || value['messages'] === undefined) return false;
-    if ((!('userId' in (value as Record<string, any>)) && !('user_id' in (value as Record<string, any>))) || ((value as Record<string, any>)['userId'] === undefined && (value as Record<string, any>)['user_id'] === undefined)) return false;
     return true;
 }
 
@@ -187,9 +216,10 @@ export function ChatCompletionRequestFromJSONTyped(json: any, ignoreDiscriminato
         
         'model': ModelIdFromJSON(json['model']),
         'messages': ((json['messages'] as Array<any>).map(ChatMessageFromJSON)),
-        'userId': json['user_id'],
+        'userId': json['user_id'] == null ? undefined : json['user_id'],
         'temperature': json['temperature'] == null ? undefined : json['temperature'],
         'maxTokens': json['max_tokens'] == null ? undefined : json['max_tokens'],
+        'maxCompletionTokens': json['max_completion_tokens'] == null ? undefined : json['max_completion_tokens'],
         'stream': json['stream'] == null ? undefined : json['stream'],
         'useRag': json['use_rag'] == null ? undefined : json['use_rag'],
         'ragK': json['rag_k'] == null ? undefined : json['rag_k'],
@@ -208,6 +238,11 @@ export function ChatCompletionRequestFromJSONTyped(json: any, ignoreDiscriminato
         'streamOptions': json['stream_options'] == null ? undefined : ChatCompletionRequestStreamOptionsFromJSON(json['stream_options']),
         'n': json['n'] == null ? undefined : json['n'],
         'user': json['user'] == null ? undefined : json['user'],
+        'logitBias': json['logit_bias'] == null ? undefined : json['logit_bias'],
+        'logprobs': json['logprobs'] == null ? undefined : json['logprobs'],
+        'store': json['store'] == null ? undefined : json['store'],
+        'metadata': json['metadata'] == null ? undefined : json['metadata'],
+        'serviceTier': json['service_tier'] == null ? undefined : json['service_tier'],
     };
 }
 
@@ -227,6 +262,7 @@ export function ChatCompletionRequestToJSONTyped(value?: ChatCompletionRequest |
         'user_id': value['userId'],
         'temperature': value['temperature'],
         'max_tokens': value['maxTokens'],
+        'max_completion_tokens': value['maxCompletionTokens'],
         'stream': value['stream'],
         'use_rag': value['useRag'],
         'rag_k': value['ragK'],
@@ -245,6 +281,11 @@ export function ChatCompletionRequestToJSONTyped(value?: ChatCompletionRequest |
         'stream_options': ChatCompletionRequestStreamOptionsToJSON(value['streamOptions']),
         'n': value['n'],
         'user': value['user'],
+        'logit_bias': value['logitBias'],
+        'logprobs': value['logprobs'],
+        'store': value['store'],
+        'metadata': value['metadata'],
+        'service_tier': value['serviceTier'],
     };
 }
 

@@ -14,7 +14,7 @@
 
 import { mapValues } from '../runtime.js';
 /**
- * 
+ * With `include_usage: true`, a stream ends (before `[DONE]`) with one chunk whose `choices` is empty and that carries `usage`, as OpenAI sends it; without it there is no such chunk, and `memory_context` and `citations` ride on the chunk with the `finish_reason`.
  * @export
  * @interface ChatCompletionRequestStreamOptions
  */

@@ -20,6 +20,13 @@ import {
     AssistantTurnFromJSONTyped,
     AssistantTurnToJSON,
 } from './AssistantTurn.js';
+import type { DeveloperMessage } from './DeveloperMessage.js';
+import {
+    instanceOfDeveloperMessage,
+    DeveloperMessageFromJSON,
+    DeveloperMessageFromJSONTyped,
+    DeveloperMessageToJSON,
+} from './DeveloperMessage.js';
 import type { FunctionMessage } from './FunctionMessage.js';
 import {
     instanceOfFunctionMessage,
@@ -51,13 +58,15 @@ import {
 
 /**
  * @type ChatMessage
- * One conversation turn, by `role`: `system` and `user` carry `content`; `assistant` may carry
- * `tool_calls` (then `content` may be null or absent); `tool` answers a tool call by `tool_call_id`;
- * `function` (legacy) answers a function call by `name`.
+ * One conversation turn, by `role`: `system`, `developer` (OpenAI's successor to `system`, treated as
+ * `system`) and `user` carry `content`; `assistant` may carry `tool_calls` (then `content` may be null or
+ * absent); `tool` answers a tool call by `tool_call_id`; `function` (legacy) answers a function call by
+ * `name`. `content` is a string or an array of parts: `text` parts are joined in order; a part the models
+ * cannot read (`image_url`, `input_audio`, `file`) is 400 `UNSUPPORTED_CONTENT` naming the part and its type.
  * 
  * @export
  */
-export type ChatMessage = { role: 'assistant' } & AssistantTurn | { role: 'function' } & FunctionMessage | { role: 'system' } & SystemMessage | { role: 'tool' } & ToolMessage | { role: 'user' } & UserMessage;
+export type ChatMessage = { role: 'assistant' } & AssistantTurn | { role: 'developer' } & DeveloperMessage | { role: 'function' } & FunctionMessage | { role: 'system' } & SystemMessage | { role: 'tool' } & ToolMessage | { role: 'user' } & UserMessage;
 
 export function ChatMessageFromJSON(json: any): ChatMessage {
     return ChatMessageFromJSONTyped(json, false);
@@ -70,6 +79,8 @@ export function ChatMessageFromJSONTyped(json: any, ignoreDiscriminator: boolean
     switch (json['role']) {
         case 'assistant':
             return Object.assign({}, AssistantTurnFromJSONTyped(json, true), { role: 'assistant' } as const);
+        case 'developer':
+            return Object.assign({}, DeveloperMessageFromJSONTyped(json, true), { role: 'developer' } as const);
         case 'function':
             return Object.assign({}, FunctionMessageFromJSONTyped(json, true), { role: 'function' } as const);
         case 'system':
@@ -94,6 +105,8 @@ export function ChatMessageToJSONTyped(value?: ChatMessage | null, ignoreDiscrim
     switch (value['role']) {
         case 'assistant':
             return Object.assign({}, AssistantTurnToJSON(value), { 'role': 'assistant' } as const);
+        case 'developer':
+            return Object.assign({}, DeveloperMessageToJSON(value), { 'role': 'developer' } as const);
         case 'function':
             return Object.assign({}, FunctionMessageToJSON(value), { 'role': 'function' } as const);
         case 'system':

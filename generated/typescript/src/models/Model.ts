@@ -32,6 +32,22 @@ export interface Model {
      */
     id: ModelId;
     /**
+     * What the model does: chat completions, or embeddings (`POST /z1/embeddings`).
+     */
+    kind: ModelKindEnum;
+    /**
+     * Tokens a request may hold, prompt and answer together, on the route the model takes (the smallest window among its targets, so a fallback fits the same prompt).
+     */
+    contextWindow: number;
+    /**
+     * The longest answer it gives: the default answer budget of its route, and what `max_tokens` may ask for at most there (4096).
+     */
+    maxOutputTokens: number;
+    /**
+     * What a request may use: `streaming`, `tools` (function calling), `structured_output` (`response_format` json_object and json_schema), `embeddings`.
+     */
+    capabilities: Array<ModelCapabilitiesEnum>;
+    /**
      * 
      */
     object: ModelObjectEnum;
@@ -69,6 +85,26 @@ export interface Model {
 /**
  * @export
  */
+export const ModelKindEnum = {
+    chat: 'chat',
+    embedding: 'embedding',
+} as const;
+export type ModelKindEnum = typeof ModelKindEnum[keyof typeof ModelKindEnum];
+
+/**
+ * @export
+ */
+export const ModelCapabilitiesEnum = {
+    streaming: 'streaming',
+    tools: 'tools',
+    structured_output: 'structured_output',
+    embeddings: 'embeddings',
+} as const;
+export type ModelCapabilitiesEnum = typeof ModelCapabilitiesEnum[keyof typeof ModelCapabilitiesEnum];
+
+/**
+ * @export
+ */
 export const ModelObjectEnum = {
     model: 'model',
 } as const;
@@ -80,6 +116,10 @@ export type ModelObjectEnum = typeof ModelObjectEnum[keyof typeof ModelObjectEnu
  */
 export function instanceOfModel(value: object): value is Model {
     if (!('id' in value) || value['id'] === undefined) return false;
+    if (!('kind' in value) || value['kind'] === undefined) return false;
+    if ((!('contextWindow' in (value as Record<string, any>)) && !('context_window' in (value as Record<string, any>))) || ((value as Record<string, any>)['contextWindow'] === undefined && (value as Record<string, any>)['context_window'] === undefined)) return false;
+    if ((!('maxOutputTokens' in (value as Record<string, any>)) && !('max_output_tokens' in (value as Record<string, any>))) || ((value as Record<string, any>)['maxOutputTokens'] === undefined && (value as Record<string, any>)['max_output_tokens'] === undefined)) return false;
+    if (!('capabilities' in value) || value['capabilities'] === undefined) return false;
     if (!('object' in value) || value['object'] === undefined) return false;
     if (value['object'] !== 'model') return false;
     
@@ -104,6 +144,10 @@ export function ModelFromJSONTyped(json: any, ignoreDiscriminator: boolean): Mod
     return {
         
         'id': ModelIdFromJSON(json['id']),
+        'kind': json['kind'],
+        'contextWindow': json['context_window'],
+        'maxOutputTokens': json['max_output_tokens'],
+        'capabilities': json['capabilities'],
         'object': json['object'],
         'created': json['created'],
         'ownedBy': json['owned_by'],
@@ -127,6 +171,10 @@ export function ModelToJSONTyped(value?: Model | null, ignoreDiscriminator: bool
     return {
         
         'id': ModelIdToJSON(value['id']),
+        'kind': value['kind'],
+        'context_window': value['contextWindow'],
+        'max_output_tokens': value['maxOutputTokens'],
+        'capabilities': value['capabilities'],
         'object': value['object'],
         'created': value['created'],
         'owned_by': value['ownedBy'],

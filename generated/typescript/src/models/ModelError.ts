@@ -13,6 +13,14 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { OpenAIError } from './OpenAIError.js';
+import {
+    OpenAIErrorFromJSON,
+    OpenAIErrorFromJSONTyped,
+    OpenAIErrorToJSON,
+    OpenAIErrorToJSONTyped,
+} from './OpenAIError.js';
+
 /**
  * 
  * @export
@@ -35,6 +43,10 @@ export interface ModelError {
      * 
      */
     details: { [key: string]: any; } | null;
+    /**
+     * 
+     */
+    error: OpenAIError;
 }
 
 
@@ -57,6 +69,7 @@ export const ModelErrorCodeEnum = {
     MALFORMED_REQUEST: 'MALFORMED_REQUEST',
     INVALID_PARAMETER: 'INVALID_PARAMETER',
     INVALID_TEXT: 'INVALID_TEXT',
+    UNSUPPORTED_CONTENT: 'UNSUPPORTED_CONTENT',
     INVALID_MODEL: 'INVALID_MODEL',
     RAG_K_EXCEEDS_TIER: 'RAG_K_EXCEEDS_TIER',
     TIMEOUT_EXCEEDS_TIER: 'TIMEOUT_EXCEEDS_TIER',
@@ -99,6 +112,7 @@ export function instanceOfModelError(value: object): value is ModelError {
     if (!('message' in value) || value['message'] === undefined) return false;
     if (!('code' in value) || value['code'] === undefined) return false;
     if (!('details' in value) || value['details'] === undefined) return false;
+    if (!('error' in value) || value['error'] === undefined) return false;
     return true;
 }
 
@@ -116,6 +130,7 @@ export function ModelErrorFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         'message': json['message'],
         'code': json['code'],
         'details': json['details'],
+        'error': OpenAIErrorFromJSON(json['error']),
     };
 }
 
@@ -134,6 +149,7 @@ export function ModelErrorToJSONTyped(value?: ModelError | null, ignoreDiscrimin
         'message': value['message'],
         'code': value['code'],
         'details': value['details'],
+        'error': OpenAIErrorToJSON(value['error']),
     };
 }
 

@@ -13,6 +13,14 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { MessageContent } from './MessageContent.js';
+import {
+    MessageContentFromJSON,
+    MessageContentFromJSONTyped,
+    MessageContentToJSON,
+    MessageContentToJSONTyped,
+} from './MessageContent.js';
+
 /**
  * 
  * @export
@@ -26,7 +34,7 @@ export interface ToolMessage {
     /**
      * 
      */
-    content: string;
+    content: MessageContent;
     /**
      * 
      */
@@ -66,7 +74,7 @@ export function ToolMessageFromJSONTyped(json: any, ignoreDiscriminator: boolean
     return {
         
         'role': json['role'],
-        'content': json['content'],
+        'content': MessageContentFromJSON(json['content']),
         'toolCallId': json['tool_call_id'],
     };
 }
@@ -83,7 +91,7 @@ export function ToolMessageToJSONTyped(value?: ToolMessage | null, ignoreDiscrim
     return {
         
         'role': value['role'],
-        'content': value['content'],
+        'content': MessageContentToJSON(value['content']),
         'tool_call_id': value['toolCallId'],
     };
 }

@@ -13,6 +13,14 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { MessageContent } from './MessageContent.js';
+import {
+    MessageContentFromJSON,
+    MessageContentFromJSONTyped,
+    MessageContentToJSON,
+    MessageContentToJSONTyped,
+} from './MessageContent.js';
+
 /**
  * 
  * @export
@@ -26,7 +34,7 @@ export interface UserMessage {
     /**
      * 
      */
-    content: string;
+    content: MessageContent;
     /**
      * 
      */
@@ -65,7 +73,7 @@ export function UserMessageFromJSONTyped(json: any, ignoreDiscriminator: boolean
     return {
         
         'role': json['role'],
-        'content': json['content'],
+        'content': MessageContentFromJSON(json['content']),
         'name': json['name'] == null ? undefined : json['name'],
     };
 }
@@ -82,7 +90,7 @@ export function UserMessageToJSONTyped(value?: UserMessage | null, ignoreDiscrim
     return {
         
         'role': value['role'],
-        'content': value['content'],
+        'content': MessageContentToJSON(value['content']),
         'name': value['name'],
     };
 }
