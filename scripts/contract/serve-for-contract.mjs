@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Starts a throw-away pvai server for the contract tools (dredd, schemathesis, the Python client smoke test).
 //
-//   node scripts/contract/serve-for-contract.mjs [--backend sqlite|postgres] [--upstream mock|none] [--log FILE]
-//                                                [-- COMMAND ARGS...]
+//   node scripts/contract/serve-for-contract.mjs [--backend sqlite|postgres] [--upstream mock|none] [--models setup]
+//                                                [--log FILE] [-- COMMAND ARGS...]
 //
 // - storage: a fresh temp data dir (sqlite, the default) or a fresh PostgreSQL database created on the server
 //   named by DATABASE_URL and dropped afterwards (postgres);
@@ -13,14 +13,17 @@
 // - with `--upstream mock` (the default) all four PV models route to a stand-in OpenAI-compatible upstream that
 //   this script serves on loopback (a fixed answer, JSON or SSE), so chat completions answer 200 with no model
 //   weights on the machine; with `--upstream none` the routing is the server's default (the local engine), and
-//   chat completions answer 503 where no GGUF model is installed.
+//   chat completions answer 503 where no GGUF model is installed;
+// - with `--models setup` the server gets the models scripts/setup fetched (its data dir: PVAI_DATA_DIR or ./data):
+//   the chat model as the local engine's (so `--upstream none` answers with SmolLM2) and the embedding model
+//   (PVAI_EMBEDDING_MODEL or models/embedding/), for embeddings, retrieval and memory; a missing one fails the start.
 //
 // With a COMMAND it runs it with PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN, PVAI_ACCOUNT_ID and PVAI_BACKEND in
 // its environment, stops the server and exits with the command's status (or 1 when the server died meanwhile).
 // Without one it prints those variables as `export` lines and serves until SIGINT/SIGTERM.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,12 +34,15 @@ const cli = join(root, 'src/cli/pvai.ts');
 
 function usage(message) {
   if (message) console.error(`serve-for-contract: ${message}`);
-  console.error('usage: serve-for-contract.mjs [--backend sqlite|postgres] [--log FILE] [-- COMMAND ARGS...]');
+  console.error(
+    'usage: serve-for-contract.mjs [--backend sqlite|postgres] [--upstream mock|none] [--models setup] [--log FILE] [-- COMMAND ARGS...]',
+  );
   process.exit(2);
 }
 
 let backend = 'sqlite';
 let upstream = 'mock';
+let models;
 let logFile;
 let command = [];
 const argv = process.argv.slice(2);
@@ -44,6 +50,7 @@ for (let i = 0; i < argv.length; i++) {
   const arg = argv[i];
   if (arg === '--backend') backend = argv[++i];
   else if (arg === '--upstream') upstream = argv[++i];
+  else if (arg === '--models') models = argv[++i];
   else if (arg === '--log') logFile = argv[++i];
   else if (arg === '--') {
     command = argv.slice(i + 1);
@@ -56,6 +63,7 @@ for (let i = 0; i < argv.length; i++) {
 }
 if (backend !== 'sqlite' && backend !== 'postgres') usage(`--backend must be sqlite or postgres, got ${backend}`);
 if (upstream !== 'mock' && upstream !== 'none') usage(`--upstream must be mock or none, got ${upstream}`);
+if (models !== undefined && models !== 'setup') usage(`--models must be setup, got ${models}`);
 
 const say = (msg) => console.error(`serve-for-contract: ${msg}`);
 const tmp = mkdtempSync(join(tmpdir(), 'pvai-contract-'));
@@ -152,6 +160,31 @@ function startMockSearch() {
   });
 }
 
+/**
+ * The models scripts/setup put into its data dir (PVAI_DATA_DIR as the set-up saw it, else ./data): the chat model
+ * is the first *.gguf of models/ (the service's own rule), the embedding model PVAI_EMBEDDING_MODEL or the one
+ * *.gguf of models/embedding/.
+ */
+function setUpModels() {
+  const dir = join(resolve(process.env.PVAI_DATA_DIR || join(root, 'data')), 'models');
+  const gguf = (d) =>
+    existsSync(d)
+      ? readdirSync(d)
+          .filter((f) => f.endsWith('.gguf'))
+          .sort()
+      : [];
+  const chat = gguf(dir)[0];
+  const embedding =
+    process.env.PVAI_EMBEDDING_MODEL || gguf(join(dir, 'embedding')).map((f) => join(dir, 'embedding', f))[0];
+  if (!chat || !embedding || !existsSync(embedding)) {
+    throw new Error(
+      `--models setup: no chat model in ${dir} or no embedding model in ${join(dir, 'embedding')}: run scripts/setup`,
+    );
+  }
+  say(`models: ${join(dir, chat)}, ${embedding}`);
+  return { localModel: join(dir, chat), embeddingModel: resolve(embedding) };
+}
+
 async function writeConfig() {
   const config = {
     tiers: { enterprise: { rpm: 1000000, rpd: 1000000, monthly: 100000000 } },
@@ -163,6 +196,7 @@ async function writeConfig() {
     config.routing = Object.fromEntries(PV_MODELS.map((m) => [m, [target]]));
     say(`mock upstream at ${mock.url}`);
   }
+  if (models === 'setup') Object.assign(config, setUpModels());
   const search = await startMockSearch();
   config.web = { searchProvider: 'searxng', searchUrl: search.url, fetchAllow: [search.url] };
   say(`mock SearXNG at ${search.url}`);
