@@ -7,8 +7,9 @@ import { type Clock, systemClock } from './clock/index.js';
 import { codeOperations } from './code/index.js';
 import type { Config, TargetConfig } from './config/index.js';
 import { DASHBOARD_PATH, dashboardRoutes, SessionStore, storedSignInThrottle } from './dashboard/index.js';
+import { EmbeddingService, embeddingOperations } from './embeddings/index.js';
 import type { HttpPorts, Operations } from './http/index.js';
-import { MODEL_IDS } from './kernel/index.js';
+import { EMBEDDING_MODEL_ID, MODEL_IDS } from './kernel/index.js';
 import {
   createAuthFailureLimiter,
   createRateLimitStore,
@@ -27,7 +28,7 @@ import {
   SqlMemoryStore,
 } from './memory/index.js';
 import { Metrics, metricsOperations } from './metrics/index.js';
-import { creditsPerRequest, modelOperations } from './models/index.js';
+import { creditsPerRequest, embeddingCredits, modelOperations } from './models/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
 import {
   chunkIndexFor,
@@ -90,6 +91,9 @@ export interface Runtime {
   ports: HttpPorts;
   close(): Promise<void>;
 }
+
+/** The window `/z1/models` reports for an embedding upstream that states none: OpenAI's embedding models' (8191). */
+const DEFAULT_UPSTREAM_EMBEDDING_CONTEXT = 8191;
 
 /** Config targets → router targets; `apiKeyEnv` reads the upstream key from the environment. */
 function toTarget(target: TargetConfig, env: NodeJS.ProcessEnv): Target {
@@ -203,6 +207,16 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     budget: (request) => routeBudget(config.routing[request.model] ?? [], request, config.localEngine.contextSize),
     unavailableReason: (model) => supervisor.unavailableReason(model),
   });
+  // POST /z1/embeddings on the same embedder as documents and memory: one model, the same vector for a text.
+  const embeddings = new EmbeddingService({
+    embedder,
+    credits: {
+      charge: (accountId, amount) => accounts.chargeCredits(accountId, amount),
+      refund: (accountId, amount) => accounts.refundCredits(accountId, amount),
+    },
+    price: embeddingCredits,
+    upstreamContextTokens: config.embeddingUpstream?.contextTokens ?? DEFAULT_UPSTREAM_EMBEDDING_CONTEXT,
+  });
   const sla = new SlaService({
     store: new SqlSlaStore(db),
     clock,
@@ -215,7 +229,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
   let openConnections = () => 0;
   const metrics = new Metrics({
     isEndpoint: (name) => operations !== undefined && Object.hasOwn(operations, name),
-    models: MODEL_IDS,
+    models: [...MODEL_IDS, EMBEDDING_MODEL_ID],
     latencyBoundsMs: LATENCY_BOUNDS_MS,
     sources: {
       sandbox: () => sandboxRunner.queueState(),
@@ -250,14 +264,24 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       localModel: () => supervisor.status(),
       sandbox: () => sandbox.health(),
     }),
-    ...modelOperations(tiers, (model) => {
-      const { contextTokens, answerTokens } = routeBudget(
-        config.routing[model] ?? [],
-        {},
-        config.localEngine.contextSize,
-      );
-      return { contextWindow: contextTokens, maxOutputTokens: answerTokens };
-    }),
+    ...modelOperations(
+      tiers,
+      (model) => {
+        const { contextTokens, answerTokens } = routeBudget(
+          config.routing[model] ?? [],
+          {},
+          config.localEngine.contextSize,
+        );
+        return { contextWindow: contextTokens, maxOutputTokens: answerTokens };
+      },
+      // An embedding upstream away when it is first asked its dimension leaves PV-EMBED out of the listing
+      // rather than failing it.
+      () =>
+        embeddings.limits().catch((err: unknown) => {
+          logger.warn({ err }, 'the embedding model did not say its limits');
+          return undefined;
+        }),
+    ),
     ...usageOperations({
       clock,
       usage,
@@ -265,6 +289,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       rateLimits: (account) => limiter.peek(account.id, tiers.rulesFor(account)),
     }),
     ...chatOperations({ chat, tiers }),
+    ...embeddingOperations({ embeddings }),
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),
     ...ragOperations(rag, tiers),

@@ -28,6 +28,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/z1/embeddings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create embeddings
+         * @description OpenAI-compatible: the official `openai` SDKs, LangChain's `OpenAIEmbeddings`, LlamaIndex and the AI SDK's
+         *     `embed`/`embedMany` call it unmodified (with `model: PV-EMBED`). Each text of `input` becomes one unit-length
+         *     vector of the service's embedding model (all-MiniLM-L6-v2, 384 dimensions, by default; the same model and
+         *     vectors as retrieval and memory), in input order. `encoding_format: base64` sends each vector as its
+         *     little-endian float32 bytes in base64, as OpenAI does (the openai SDKs ask for it by default and decode it).
+         *
+         *     **Bounds**: at most 2,048 texts, each 1 to 32,768 characters; **body limit: 8 MiB** on this route (2,048 texts
+         *     of ~4,000 characters). With the local model a text may be at most 509 tokens (its 512-token window less its
+         *     own start and end tokens and one the engine keeps free): a longer one is 400 `INVALID_PARAMETER` naming it
+         *     (`details.field` `input[3]`, or `input` for a single string) with `details.tokens` and `details.max_tokens`;
+         *     nothing is cut silently. An embedding upstream (`embeddingUpstream`) applies its own window. A text the model
+         *     reads nothing of (only whitespace, zero-width or control characters) gets the model's vector for the empty
+         *     text (its start and end tokens alone), as sentence-transformers gives it.
+         *
+         *     **Refused with 400** before anything is charged: token ids instead of text (`input` as integers or arrays of
+         *     integers, which LangChain sends when `check_embedding_ctx_length` is true) with `UNSUPPORTED_CONTENT`
+         *     (`details.field` `input`): ids of another tokenizer (tiktoken's) mean nothing to this model, so send the
+         *     text (LangChain: `check_embedding_ctx_length=False`); `dimensions` other than the model's own (its vectors
+         *     cannot be shortened) with `INVALID_PARAMETER`; a model other than `PV-EMBED` with `INVALID_MODEL`.
+         *
+         *     **Credits**: 1 credit per started 10,000 input tokens, at least 1 a request (a query or a batch of short
+         *     texts costs 1), taken before the work and given back if it fails; not enough: 402 `INSUFFICIENT_CREDITS`.
+         *     With an upstream, whose tokenizer pvai does not have, the tokens are estimated at one per 4 characters for
+         *     the price; `usage` then reports the upstream's own count. `X-Credits-Charged` says what the request cost.
+         *     Every tier may embed. Without an embedding model on the server: 503 `SERVICE_UNAVAILABLE`.
+         */
+        post: operations["createEmbedding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/z1/code/execute": {
         parameters: {
             query?: never;
@@ -577,6 +621,65 @@ export interface components {
         Instant: string;
         /** @enum {string} */
         ModelId: "PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX";
+        /**
+         * @description The service's embedding model (all-MiniLM-L6-v2 by default, or the configured embedding upstream's model).
+         * @enum {string}
+         */
+        EmbeddingModelId: "PV-EMBED";
+        /**
+         * @description Every model of `/z1/models`, the four chat models (`ModelId`) and the embedding model (`EmbeddingModelId`).
+         * @enum {string}
+         */
+        CatalogModelId: "PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX" | "PV-EMBED";
+        /**
+         * @description OpenAI's embeddings request. `input` is a text or a list of texts; token ids (OpenAI's other two shapes) are
+         *     accepted by this schema only to be refused with a message that says what to send instead (400
+         *     `UNSUPPORTED_CONTENT`).
+         */
+        EmbeddingRequest: {
+            model: components["schemas"]["EmbeddingModelId"];
+            input: string | string[] | number[] | number[][];
+            /**
+             * @description `base64`: each vector as its little-endian float32 bytes, in base64.
+             * @default float
+             * @enum {string}
+             */
+            encoding_format?: "float" | "base64";
+            /**
+             * Format: int32
+             * @description Must be the model's own dimension (384 for all-MiniLM-L6-v2) when given: its vectors cannot be shortened.
+             */
+            dimensions?: number;
+            /** @description OpenAI's end-user field: accepted, with the same rules as in chat, and ignored (an embedding is no end user's data). */
+            user?: string;
+        };
+        Embedding: {
+            /** @enum {string} */
+            object: "embedding";
+            /**
+             * Format: int32
+             * @description The text's place in `input`.
+             */
+            index: number;
+            /** @description The unit-length vector: its numbers (`encoding_format: float`), or its little-endian float32 bytes in base64. */
+            embedding: number[] | string;
+        };
+        EmbeddingUsage: {
+            /**
+             * Format: int64
+             * @description Tokens of the texts, as the model's tokenizer counts them (its start and end tokens not counted), or as the upstream reports them.
+             */
+            prompt_tokens: number;
+            /** Format: int64 */
+            total_tokens: number;
+        };
+        EmbeddingList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["Embedding"][];
+            model: components["schemas"]["EmbeddingModelId"];
+            usage: components["schemas"]["EmbeddingUsage"];
+        };
         /** @enum {string} */
         Tier: "free" | "startup" | "business" | "enterprise";
         /**
@@ -885,8 +988,12 @@ export interface components {
             /** Format: int32 */
             execution_time_ms: number;
         };
+        /**
+         * @description A chat model (`kind: chat`, one of the four `ModelId`s) or the embedding model (`kind: embedding`, `PV-EMBED`,
+         *     listed when the server has an embedding model: the local one or an embedding upstream).
+         */
         Model: {
-            id: components["schemas"]["ModelId"];
+            id: components["schemas"]["CatalogModelId"];
             /**
              * @description What the model does: chat completions, or embeddings (`POST /z1/embeddings`).
              * @enum {string}
@@ -894,14 +1001,19 @@ export interface components {
             kind: "chat" | "embedding";
             /**
              * Format: int32
-             * @description Tokens a request may hold, prompt and answer together, on the route the model takes (the smallest window among its targets, so a fallback fits the same prompt).
+             * @description Chat: tokens a request may hold, prompt and answer together, on the route the model takes (the smallest window among its targets, so a fallback fits the same prompt). Embedding: the model's window, which holds one text and the model's own start and end tokens (512 for all-MiniLM-L6-v2; with an upstream, `embeddingUpstream.contextTokens`).
              */
             context_window: number;
             /**
              * Format: int32
-             * @description The longest answer it gives: the default answer budget of its route, and what `max_tokens` may ask for at most there (4096).
+             * @description Chat: the longest answer it gives, the default answer budget of its route, and what `max_tokens` may ask for at most there (4096). Embedding: 0, it answers with vectors, never tokens.
              */
             max_output_tokens: number;
+            /**
+             * Format: int32
+             * @description Embedding model only: the length of each vector (384 for all-MiniLM-L6-v2).
+             */
+            dimensions?: number;
             /** @description What a request may use: `streaming`, `tools` (function calling), `structured_output` (`response_format` json_object and json_schema), `embeddings`. */
             capabilities: ("streaming" | "tools" | "structured_output" | "embeddings")[];
             /** @enum {string} */
@@ -914,10 +1026,13 @@ export interface components {
             owned_by: string;
             speed_class: string;
             quality: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Chat: what a request costs. Embedding: what a request of up to 10,000 input tokens costs; each further started 10,000 tokens costs as much again.
+             */
             credits_per_request: number;
             intended_use: string;
-            /** @description Whether the caller's tier may use it. */
+            /** @description Whether the caller's tier may use it (every tier may use the embedding model). */
             available: boolean;
         };
         ModelList: {
@@ -1309,6 +1424,29 @@ export interface components {
          *       `prompt is N tokens; the local model's context holds M`). The request costs no credits.
          */
         ChatBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Invalid parameters. `code` names the problem and `details.field` the offending field, as for every 400
+         *     (`INVALID_JSON`, `INVALID_ENCODING` and `NESTING_TOO_DEEP` for the body, `INVALID_TEXT` for text that is not
+         *     well-formed Unicode or holds a NUL, `AMBIGUOUS_CREDENTIALS` for two different keys; `INVALID_MODEL` for a model
+         *     other than `PV-EMBED`), with three refusals a schema cannot say:
+         *     - token ids instead of text: `UNSUPPORTED_CONTENT`, `details.field` `input`: send the text;
+         *     - a text longer than the local model's window: `INVALID_PARAMETER`, `details: {field, reason, tokens,
+         *       max_tokens}` with `field` naming the text (`input[3]`);
+         *     - `dimensions` other than the model's: `INVALID_PARAMETER`, `details: {field: dimensions, reason,
+         *       dimensions}` with the model's own.
+         */
+        EmbeddingBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
@@ -1898,6 +2036,75 @@ export interface operations {
             504: components["responses"]["UpstreamTimeout"];
         };
     };
+    createEmbedding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "model": "PV-EMBED",
+                 *       "input": [
+                 *         "The cat sits on the mat.",
+                 *         "A feline rests on a rug."
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmbeddingRequest"];
+            };
+        };
+        responses: {
+            /** @description One vector per text of `input`, in its order. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Credits-Charged": components["headers"]["XCreditsCharged"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "object": "embedding",
+                     *           "index": 0,
+                     *           "embedding": [
+                     *             0.019,
+                     *             -0.0634,
+                     *             0.0217
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "model": "PV-EMBED",
+                     *       "usage": {
+                     *         "prompt_tokens": 7,
+                     *         "total_tokens": 7
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmbeddingList"];
+                };
+            };
+            400: components["responses"]["EmbeddingBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["InsufficientCredits"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["UpstreamError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     executeCode: {
         parameters: {
             query?: never;
@@ -1991,7 +2198,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The four PV models. */
+            /** @description The four PV chat models, and the embedding model when the server has one. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -2022,6 +2229,24 @@ export interface operations {
                      *             "streaming",
                      *             "tools",
                      *             "structured_output"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": "PV-EMBED",
+                     *           "object": "model",
+                     *           "created": 1767225600,
+                     *           "owned_by": "pvai",
+                     *           "speed_class": "fastest, milliseconds a text",
+                     *           "quality": "good for retrieval and similarity",
+                     *           "credits_per_request": 1,
+                     *           "intended_use": "embeddings for search, retrieval and clustering",
+                     *           "available": true,
+                     *           "kind": "embedding",
+                     *           "context_window": 512,
+                     *           "max_output_tokens": 0,
+                     *           "dimensions": 384,
+                     *           "capabilities": [
+                     *             "embeddings"
                      *           ]
                      *         }
                      *       ]

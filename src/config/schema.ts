@@ -86,6 +86,11 @@ export const configSchema = z
         /** Environment variable holding the upstream's API key. */
         apiKeyEnv: z.string().min(1).optional(),
         batchSize: z.number().int().min(1).max(2048).optional(),
+        /**
+         * The upstream model's window in tokens, as `/z1/models` reports it for PV-EMBED (default 8191, OpenAI's
+         * embedding models'). pvai has not the upstream's tokenizer: the upstream enforces its own window.
+         */
+        contextTokens: z.number().int().min(1).max(1_000_000).optional(),
       })
       .strict()
       .optional(),

@@ -18,7 +18,10 @@ export const ERROR_STATUS = {
    * that holds U+0000, anywhere in a request; or a control character in an identifier (`user_id`, ids).
    */
   INVALID_TEXT: 400,
-  /** A chat content part the models cannot read (`image_url`, `input_audio`, `file`): the models read text. */
+  /**
+   * Input the models cannot read: a chat content part (`image_url`, `input_audio`, `file`), or token ids sent to
+   * the embeddings endpoint (another tokenizer's ids). The models read text.
+   */
   UNSUPPORTED_CONTENT: 400,
   INVALID_MODEL: 400,
   RAG_K_EXCEEDS_TIER: 400,

@@ -39,12 +39,20 @@ function reasonOf(error: ErrorObject): string {
   return error.message ?? 'is invalid';
 }
 
-/** Picks the most useful of ajv's errors: an unknown field or a wrong model beats a nested union mismatch. */
+/**
+ * Picks the most useful of ajv's errors: an unknown field or a wrong model beats a nested union mismatch, and
+ * within a union a branch of the value's own type beats "must be <another type>" at the same place or above it
+ * (an empty list where a string or a non-empty list is allowed: "must NOT have fewer than 1 items", not "must be
+ * string"; a list with one text too long: that text's "must NOT have more than … characters").
+ */
 function primary(errors: readonly ErrorObject[]): ErrorObject | undefined {
+  const specific = errors.filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'anyOf' && e.keyword !== 'if');
+  const within = (o: ErrorObject, e: ErrorObject) =>
+    o.instancePath === e.instancePath || o.instancePath.startsWith(`${e.instancePath}/`);
+  const ofItsType = (e: ErrorObject) =>
+    e.keyword !== 'type' || !specific.some((o) => o.keyword !== 'type' && within(o, e));
   return (
-    errors.find((e) => e.keyword === 'additionalProperties') ??
-    errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'anyOf' && e.keyword !== 'if') ??
-    errors[0]
+    errors.find((e) => e.keyword === 'additionalProperties') ?? specific.find(ofItsType) ?? specific[0] ?? errors[0]
   );
 }
 

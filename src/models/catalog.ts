@@ -1,5 +1,5 @@
 import type { Schema } from '../http/index.js';
-import type { ModelId } from '../kernel/index.js';
+import { EMBEDDING_MODEL_ID, type ModelId } from '../kernel/index.js';
 
 export interface ModelInfo {
   id: ModelId;
@@ -75,5 +75,50 @@ export function modelResource(model: ModelInfo, available: boolean, limits: Rout
     context_window: limits.contextWindow,
     max_output_tokens: limits.maxOutputTokens,
     capabilities: [...CHAT_CAPABILITIES],
+  };
+}
+
+/**
+ * Embeddings cost 1 credit per started 10,000 input tokens, at least 1 a request: a credit buys about the machine
+ * time a chat credit does. Measured on the 2-core machine (one thread each): all-MiniLM-L6-v2 read 2,500–3,700
+ * tokens/s (10,000 tokens: 2.7–4 s); a 1-credit PV-TURBO answer is SmolLM2-135M writing up to 256 tokens at
+ * ~145 tokens/s (1.75 s) after its prompt (1,000 prompt tokens: 4 s). So a query or a batch of short texts costs
+ * what the cheapest chat answer does, and the largest request (2,048 texts of 509 tokens) 105 credits.
+ */
+export const EMBEDDING_TOKENS_PER_CREDIT = 10_000;
+
+/** What an embeddings request of `tokens` input tokens costs. */
+export function embeddingCredits(tokens: number): number {
+  return Math.max(1, Math.ceil(tokens / EMBEDDING_TOKENS_PER_CREDIT));
+}
+
+/** The embedding model's window and vector length, from the engine that serves it. */
+export interface EmbeddingLimits {
+  /** The model's window (one text with the model's own start and end tokens). */
+  contextWindow: number;
+  dimensions: number;
+}
+
+/**
+ * PV-EMBED as `/z1/models` lists it. Every tier may embed (RAG embeds on every tier already; rate limits and
+ * credits bound the volume), so it is available to all.
+ */
+export function embeddingModelResource(limits: EmbeddingLimits): Schema<'Model'> {
+  return {
+    id: EMBEDDING_MODEL_ID,
+    object: 'model',
+    created: CATALOG_CREATED,
+    owned_by: 'pvai',
+    speed_class: 'fastest, milliseconds a text',
+    quality: 'good for retrieval and similarity',
+    credits_per_request: embeddingCredits(0),
+    intended_use: 'embeddings for search, retrieval and clustering',
+    available: true,
+    kind: 'embedding',
+    context_window: limits.contextWindow,
+    // It answers with vectors, never tokens.
+    max_output_tokens: 0,
+    dimensions: limits.dimensions,
+    capabilities: ['embeddings'],
   };
 }

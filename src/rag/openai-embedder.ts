@@ -14,6 +14,7 @@ export interface OpenAIEmbedderOptions {
 
 interface EmbeddingsResponse {
   data?: Array<{ index: number; embedding: number[] }>;
+  usage?: { prompt_tokens?: number };
 }
 
 /**
@@ -38,14 +39,24 @@ export class OpenAIEmbedder implements Embedder {
     return this.#dimension;
   }
 
-  async embed(texts: readonly string[], signal?: AbortSignal): Promise<Array<Float32Array | undefined>> {
+  async embed(
+    texts: readonly string[],
+    signal?: AbortSignal,
+    onTokens?: (tokens: number) => void,
+  ): Promise<Array<Float32Array | undefined>> {
     const size = this.#options.batchSize ?? 64;
     const out: Array<Float32Array | undefined> = [];
-    for (let i = 0; i < texts.length; i += size) out.push(...(await this.#batch(texts.slice(i, i + size), signal)));
+    for (let i = 0; i < texts.length; i += size) {
+      out.push(...(await this.#batch(texts.slice(i, i + size), signal, onTokens)));
+    }
     return out;
   }
 
-  async #batch(input: readonly string[], signal?: AbortSignal): Promise<Array<Float32Array | undefined>> {
+  async #batch(
+    input: readonly string[],
+    signal: AbortSignal | undefined,
+    onTokens: ((tokens: number) => void) | undefined,
+  ): Promise<Array<Float32Array | undefined>> {
     const { baseUrl, model, apiKey, timeoutMs = 30_000 } = this.#options;
     const timeout = AbortSignal.timeout(timeoutMs);
     let res: Response;
@@ -68,6 +79,8 @@ export class OpenAIEmbedder implements Embedder {
     if (data.length !== input.length) {
       throw new Error(`embeddings upstream returned ${data.length} vectors for ${input.length} texts`);
     }
+    const tokens = body.usage?.prompt_tokens;
+    if (typeof tokens === 'number' && Number.isSafeInteger(tokens) && tokens >= 0) onTokens?.(tokens);
     // An upstream that gives an empty vector for a text with no tokens: no vector, as the port says.
     return [...data]
       .sort((a, b) => a.index - b.index)

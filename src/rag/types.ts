@@ -58,8 +58,34 @@ export interface ChunkMatch extends Chunk {
 export interface Embedder {
   readonly id: string;
   dimension(): Promise<number>;
-  embed(texts: readonly string[], signal?: AbortSignal): Promise<Array<Float32Array | undefined>>;
+  /**
+   * `onTokens`, when given, is told the tokens each batch cost, as the model's tokenizer counts them (local) or as
+   * the upstream's `usage` reports them (an upstream that reports none never calls it).
+   */
+  embed(
+    texts: readonly string[],
+    signal?: AbortSignal,
+    onTokens?: (tokens: number) => void,
+  ): Promise<Array<Float32Array | undefined>>;
+  /**
+   * The model's own tokenizer, when the adapter runs the model in this process. An upstream counts, bounds and
+   * embeds texts its own way, so an adapter for one has none.
+   */
+  readonly tokenizer?: EmbeddingTokenizer;
   close(): Promise<void>;
+}
+
+/** What the embeddings endpoint needs to know of a text before the model reads it (to bound and price it). */
+export interface EmbeddingTokenizer {
+  /** Each text's tokens as the model reads them, its own start and end tokens not counted (OpenAI counts so too). */
+  count(texts: readonly string[]): Promise<number[]>;
+  /** The model's window, and the most tokens of one text it holds (`embed` cuts a longer text there). */
+  limits(): Promise<{ contextTokens: number; maxTokensPerText: number }>;
+  /**
+   * The model's vector for a text it reads nothing of (where `embed` gives none): the empty text, its start and
+   * end tokens alone, as sentence-transformers embeds such a text.
+   */
+  emptyText(): Promise<Float32Array>;
 }
 
 /**

@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * pvai — unified AI service
- * One API key for chat completions on four model tiers (OpenAI-compatible, with Server-Sent-Events streaming and function-calling tools), retrieval over each end user\'s documents, per-user memory, a response cache, web grounding and sandboxed Python execution.  This document is the contract: the server routes and validates every request against it, and the TypeScript types and clients in `generated/` are generated from it.  **Errors** always have the body `{status: \"error\", message, code, details}`. A JSON body with a `__proto__` key is refused with 400 `INVALID_JSON` (protection against prototype poisoning). **Rate limits** are per account (sliding minute, UTC day, UTC month); every authenticated response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window with the fewest requests remaining.  **Request bodies** are JSON (`Content-Type: application/json`, UTF-8), optionally compressed with `Content-Encoding: gzip`, `deflate` or `br`. Each bound is checked while the body arrives, before authentication: another media type or content coding is 415 `UNSUPPORTED_MEDIA_TYPE`; compressed data that does not decode is 400 `INVALID_ENCODING`; a body over the size limit (`bodyLimitBytes`, 1 MiB by default), as sent or once decompressed, is 413 `PAYLOAD_TOO_LARGE`; arrays and objects nested deeper than `http.maxJsonDepth` (64 by default) are 400 `NESTING_TOO_DEEP` with `details.field` naming where; bytes that are not UTF-8 or text that is not a JSON object or array are 400 `INVALID_JSON`. A body that stops arriving for `http.bodyIdleTimeoutMs` (5 s by default) is 408 `REQUEST_TIMEOUT`, and the connection is closed. When any other refusal comes before the whole body has arrived, the server reads and drops the rest (for at most `http.requestTimeoutMs`) so that a client still sending can read the answer.  **Text**: every string of a request (JSON values and keys at any depth, query and path parameters, form fields) must be well-formed Unicode and must not contain U+0000 (NUL); a JSON `\\ud800` escape without its partner, percent-encoded bytes that are not UTF-8, or a NUL is refused with 400 `INVALID_TEXT` naming the field (`details.field`, `details.reason`) before anything is stored. Identifiers (`user_id`, resource ids) must also hold no control character (U+0001 to U+001F, U+007F), as their `pattern` says; they are then compared exactly as sent, with no normalisation. Other text (messages, contents, queries) may hold any other character.  **Slow or malformed HTTP** is answered by the server before any operation, with the error body and `Connection: close`: 408 `REQUEST_TIMEOUT` when the headers take longer than `http.headersTimeoutMs` (10 s) or the whole request longer than `http.requestTimeoutMs` (30 s), 431 `HEADERS_TOO_LARGE` for a header section over 16 KiB, 400 `MALFORMED_REQUEST` for anything that does not parse as HTTP/1.1 (framing, header syntax, a connection closed in the middle of a request).  **Connections**: a client address (an IPv6 client: its /64) may hold `http.maxConnectionsPerAddress` (256) open connections, and the server `http.maxConnections` in all (under its open-files limit). Past a cap the kept-alive connection idle longest is closed to make room; a connection that still finds none is answered 503 `TOO_MANY_CONNECTIONS` before its request is read (`details.limit`: `per_address` or `total`, `details.max_connections`), with `Retry-After` and `Connection: close`. A streamed answer whose client reads nothing for `http.streamWriteTimeoutMs` (60 s) is cut: its connection is reset without a final event.  **Credentials**: one API key per request, as `Authorization: Bearer` or as `X-API-Key`. A request carrying two different credentials (both headers with different values, or one of them repeated with different values) is refused with 400 `AMBIGUOUS_CREDENTIALS` before either is checked; the same key in both headers is accepted.  **HEAD and OPTIONS**: every GET operation also answers HEAD with the same status and headers and no body. OPTIONS on any path of this document answers 204 with `Allow` (the path\'s methods, HEAD beside GET, and OPTIONS), without authentication. **CORS**: with `cors.origins` configured (none by default), a request whose `Origin` is listed (or any origin, for `*`) gets `Access-Control-Allow-Origin` on every answer, errors included, and `Access-Control-Expose-Headers` naming the headers of this document; a preflight (OPTIONS with `Access-Control-Request-Method`) also gets `Access-Control-Allow-Methods`, `Access-Control-Allow-Headers` (Authorization, Content-Type, Content-Encoding, X-API-Key, X-Request-Id) and `Access-Control-Max-Age: 600`. Keys travel in headers, never cookies: credentials mode is not used. 
+ * One API key for chat completions on four model tiers (OpenAI-compatible, with Server-Sent-Events streaming and function-calling tools), OpenAI-compatible embeddings, retrieval over each end user\'s documents, per-user memory, a response cache, web grounding and sandboxed Python execution.  This document is the contract: the server routes and validates every request against it, and the TypeScript types and clients in `generated/` are generated from it.  **Errors** always have the body `{status: \"error\", message, code, details}`. A JSON body with a `__proto__` key is refused with 400 `INVALID_JSON` (protection against prototype poisoning). **Rate limits** are per account (sliding minute, UTC day, UTC month); every authenticated response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window with the fewest requests remaining.  **Request bodies** are JSON (`Content-Type: application/json`, UTF-8), optionally compressed with `Content-Encoding: gzip`, `deflate` or `br`. Each bound is checked while the body arrives, before authentication: another media type or content coding is 415 `UNSUPPORTED_MEDIA_TYPE`; compressed data that does not decode is 400 `INVALID_ENCODING`; a body over the size limit (`bodyLimitBytes`, 1 MiB by default), as sent or once decompressed, is 413 `PAYLOAD_TOO_LARGE`; arrays and objects nested deeper than `http.maxJsonDepth` (64 by default) are 400 `NESTING_TOO_DEEP` with `details.field` naming where; bytes that are not UTF-8 or text that is not a JSON object or array are 400 `INVALID_JSON`. A body that stops arriving for `http.bodyIdleTimeoutMs` (5 s by default) is 408 `REQUEST_TIMEOUT`, and the connection is closed. When any other refusal comes before the whole body has arrived, the server reads and drops the rest (for at most `http.requestTimeoutMs`) so that a client still sending can read the answer.  **Text**: every string of a request (JSON values and keys at any depth, query and path parameters, form fields) must be well-formed Unicode and must not contain U+0000 (NUL); a JSON `\\ud800` escape without its partner, percent-encoded bytes that are not UTF-8, or a NUL is refused with 400 `INVALID_TEXT` naming the field (`details.field`, `details.reason`) before anything is stored. Identifiers (`user_id`, resource ids) must also hold no control character (U+0001 to U+001F, U+007F), as their `pattern` says; they are then compared exactly as sent, with no normalisation. Other text (messages, contents, queries) may hold any other character.  **Slow or malformed HTTP** is answered by the server before any operation, with the error body and `Connection: close`: 408 `REQUEST_TIMEOUT` when the headers take longer than `http.headersTimeoutMs` (10 s) or the whole request longer than `http.requestTimeoutMs` (30 s), 431 `HEADERS_TOO_LARGE` for a header section over 16 KiB, 400 `MALFORMED_REQUEST` for anything that does not parse as HTTP/1.1 (framing, header syntax, a connection closed in the middle of a request).  **Connections**: a client address (an IPv6 client: its /64) may hold `http.maxConnectionsPerAddress` (256) open connections, and the server `http.maxConnections` in all (under its open-files limit). Past a cap the kept-alive connection idle longest is closed to make room; a connection that still finds none is answered 503 `TOO_MANY_CONNECTIONS` before its request is read (`details.limit`: `per_address` or `total`, `details.max_connections`), with `Retry-After` and `Connection: close`. A streamed answer whose client reads nothing for `http.streamWriteTimeoutMs` (60 s) is cut: its connection is reset without a final event.  **Credentials**: one API key per request, as `Authorization: Bearer` or as `X-API-Key`. A request carrying two different credentials (both headers with different values, or one of them repeated with different values) is refused with 400 `AMBIGUOUS_CREDENTIALS` before either is checked; the same key in both headers is accepted.  **HEAD and OPTIONS**: every GET operation also answers HEAD with the same status and headers and no body. OPTIONS on any path of this document answers 204 with `Allow` (the path\'s methods, HEAD beside GET, and OPTIONS), without authentication. **CORS**: with `cors.origins` configured (none by default), a request whose `Origin` is listed (or any origin, for `*`) gets `Access-Control-Allow-Origin` on every answer, errors included, and `Access-Control-Expose-Headers` naming the headers of this document; a preflight (OPTIONS with `Access-Control-Request-Method`) also gets `Access-Control-Allow-Methods`, `Access-Control-Allow-Headers` (Authorization, Content-Type, Content-Encoding, X-API-Key, X-Request-Id) and `Access-Control-Max-Age: 600`. Keys travel in headers, never cookies: credentials mode is not used. 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
@@ -13,15 +13,17 @@
  */
 
 import { mapValues } from '../runtime.js';
-import type { ModelId } from './ModelId.js';
+import type { CatalogModelId } from './CatalogModelId.js';
 import {
-    ModelIdFromJSON,
-    ModelIdFromJSONTyped,
-    ModelIdToJSON,
-    ModelIdToJSONTyped,
-} from './ModelId.js';
+    CatalogModelIdFromJSON,
+    CatalogModelIdFromJSONTyped,
+    CatalogModelIdToJSON,
+    CatalogModelIdToJSONTyped,
+} from './CatalogModelId.js';
 
 /**
+ * A chat model (`kind: chat`, one of the four `ModelId`s) or the embedding model (`kind: embedding`, `PV-EMBED`,
+ * listed when the server has an embedding model: the local one or an embedding upstream).
  * 
  * @export
  * @interface Model
@@ -30,19 +32,23 @@ export interface Model {
     /**
      * 
      */
-    id: ModelId;
+    id: CatalogModelId;
     /**
      * What the model does: chat completions, or embeddings (`POST /z1/embeddings`).
      */
     kind: ModelKindEnum;
     /**
-     * Tokens a request may hold, prompt and answer together, on the route the model takes (the smallest window among its targets, so a fallback fits the same prompt).
+     * Chat: tokens a request may hold, prompt and answer together, on the route the model takes (the smallest window among its targets, so a fallback fits the same prompt). Embedding: the model's window, which holds one text and the model's own start and end tokens (512 for all-MiniLM-L6-v2; with an upstream, `embeddingUpstream.contextTokens`).
      */
     contextWindow: number;
     /**
-     * The longest answer it gives: the default answer budget of its route, and what `max_tokens` may ask for at most there (4096).
+     * Chat: the longest answer it gives, the default answer budget of its route, and what `max_tokens` may ask for at most there (4096). Embedding: 0, it answers with vectors, never tokens.
      */
     maxOutputTokens: number;
+    /**
+     * Embedding model only: the length of each vector (384 for all-MiniLM-L6-v2).
+     */
+    dimensions?: number;
     /**
      * What a request may use: `streaming`, `tools` (function calling), `structured_output` (`response_format` json_object and json_schema), `embeddings`.
      */
@@ -68,7 +74,7 @@ export interface Model {
      */
     quality: string;
     /**
-     * 
+     * Chat: what a request costs. Embedding: what a request of up to 10,000 input tokens costs; each further started 10,000 tokens costs as much again.
      */
     creditsPerRequest: number;
     /**
@@ -76,7 +82,7 @@ export interface Model {
      */
     intendedUse: string;
     /**
-     * Whether the caller's tier may use it.
+     * Whether the caller's tier may use it (every tier may use the embedding model).
      */
     available: boolean;
 }
@@ -143,10 +149,11 @@ export function ModelFromJSONTyped(json: any, ignoreDiscriminator: boolean): Mod
     }
     return {
         
-        'id': ModelIdFromJSON(json['id']),
+        'id': CatalogModelIdFromJSON(json['id']),
         'kind': json['kind'],
         'contextWindow': json['context_window'],
         'maxOutputTokens': json['max_output_tokens'],
+        'dimensions': json['dimensions'] == null ? undefined : json['dimensions'],
         'capabilities': json['capabilities'],
         'object': json['object'],
         'created': json['created'],
@@ -170,10 +177,11 @@ export function ModelToJSONTyped(value?: Model | null, ignoreDiscriminator: bool
 
     return {
         
-        'id': ModelIdToJSON(value['id']),
+        'id': CatalogModelIdToJSON(value['id']),
         'kind': value['kind'],
         'context_window': value['contextWindow'],
         'max_output_tokens': value['maxOutputTokens'],
+        'dimensions': value['dimensions'],
         'capabilities': value['capabilities'],
         'object': value['object'],
         'created': value['created'],

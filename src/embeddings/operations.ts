@@ -1,0 +1,30 @@
+import { type Operations, requirePrincipal } from '../http/index.js';
+import { EMBEDDING_MODEL_ID } from '../kernel/index.js';
+import type { EmbeddingService } from './embedding-service.js';
+import { embeddingListBody, readInput } from './wire.js';
+
+/**
+ * POST /z1/embeddings: OpenAI's request read into texts, the service (bounds, credits, the model), and OpenAI's
+ * answer. Every tier may embed (docs/decisions.md), so no tier rule is asked; `user` is accepted and ignored.
+ */
+export function embeddingOperations(deps: { embeddings: EmbeddingService }): Operations<'createEmbedding'> {
+  return {
+    createEmbedding: async ({ body }, call) => {
+      const principal = requirePrincipal(call);
+      call.usage.model = EMBEDDING_MODEL_ID;
+      const input = readInput(body.input);
+      const result = await deps.embeddings.embed(
+        principal,
+        { ...input, dimensions: body.dimensions },
+        call.disconnectSignal(),
+      );
+      call.usage.promptTokens = result.tokens;
+      call.usage.credits = result.credits;
+      return {
+        status: 200,
+        headers: { 'X-Credits-Charged': String(result.credits) },
+        body: embeddingListBody(result, body.encoding_format ?? 'float'),
+      };
+    },
+  };
+}
