@@ -5,8 +5,14 @@ import { assertConformsToContract } from './contract.js';
  * The official OpenAI SDK pointed at pvai's /z1, unmodified, with a fetch that also checks every
  * JSON response against the contract (streams are checked chunk by chunk by the tests).
  */
-export function openaiClient(baseUrl: string, apiKey: string, options: { maxRetries?: number } = {}): OpenAI {
+export function openaiClient(
+  baseUrl: string,
+  apiKey: string,
+  options: { maxRetries?: number; onRequest?: (body: unknown) => void } = {},
+): OpenAI {
   const checkingFetch: typeof fetch = async (input, init) => {
+    // What the SDK put on the wire (e.g. the encoding_format it asks for when the caller gives none).
+    if (options.onRequest && typeof init?.body === 'string') options.onRequest(JSON.parse(init.body));
     const res = await fetch(input, init);
     const type = res.headers.get('content-type') ?? '';
     if (type.startsWith('application/json')) {
