@@ -1,17 +1,19 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { APICallError, generateText, isStepCount, streamText, tool } from 'ai';
+import { APICallError, cosineSimilarity, embed, embedMany, generateText, isStepCount, streamText, tool } from 'ai';
 import { z } from 'zod';
 import { backends } from '../support/databases.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
+import { EMBEDDING_MODEL } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
  * The AI SDK (`ai` with `@ai-sdk/openai-compatible`, the pinned devDependencies) against pvai over real HTTP,
  * used as its documentation shows: no custom fetch, no request rewriting. PV-TURBO answers from a real
  * OpenAI-wire upstream on loopback, so every answer is known and what pvai forwarded can be read; the client's
- * request building and its parsing of pvai's JSON, SSE and error bodies are what is under test.
+ * request building and its parsing of pvai's JSON, SSE and error bodies are what is under test. PV-EMBED embeds
+ * with the real all-MiniLM-L6-v2 where scripts/setup put it.
  */
 
 const ANSWER = 'Paris is the capital of France.';
@@ -49,7 +51,11 @@ for (const backend of backends()) {
       upstream = await startMockUpstream({ defaultText: ANSWER });
       const target = { provider: 'openai-compatible' as const, baseUrl: upstream.url, model: 'up', maxRetries: 0 };
       server = await startTestServer(backend, {
-        config: { tiers: { business: { rpm: 10_000 } }, routing: { 'PV-TURBO': [target] } },
+        config: {
+          embeddingModel: EMBEDDING_MODEL,
+          tiers: { business: { rpm: 10_000 } },
+          routing: { 'PV-TURBO': [target] },
+        },
       });
       ({ apiKey } = await server.createAccount('business', 10_000));
       pvai = createOpenAICompatible({ name: 'pvai', baseURL: `${server.url}/z1`, apiKey, includeUsage: true });
@@ -172,7 +178,29 @@ for (const backend of backends()) {
       );
     });
 
-    it("an unknown model: the thrown error's message is pvai's message", async () => {
+    it('embedMany and embed: one vector per value, in order; similar texts closer than an unrelated one', async () => {
+      const model = pvai.embeddingModel('PV-EMBED');
+      const values = [
+        'The cat sat on the mat.',
+        'A kitten is resting on the rug.',
+        'Taxes are due at the end of March.',
+      ];
+      const { embeddings, usage } = await embedMany({ model, values, maxRetries: 0 });
+      assert.equal(embeddings.length, 3);
+      for (const vector of embeddings) assert.equal(vector.length, 384);
+      const [cat, kitten, taxes] = embeddings as [number[], number[], number[]];
+      const similar = cosineSimilarity(cat, kitten);
+      assert.ok(
+        similar > cosineSimilarity(cat, taxes),
+        `similar ${similar}, unrelated ${cosineSimilarity(cat, taxes)}`,
+      );
+      assert.ok(similar > cosineSimilarity(kitten, taxes));
+      assert.ok(usage.tokens > 0);
+      const { embedding } = await embed({ model, value: values[1] as string, maxRetries: 0 });
+      assert.ok(cosineSimilarity(embedding, kitten) > 0.9999);
+    });
+
+    it("an unknown model (chat and embeddings): the thrown error's message is pvai's message", async () => {
       const expected = await pvaiError({
         model: 'PV-NOPE',
         user: 'user-1',
@@ -193,6 +221,23 @@ for (const backend of backends()) {
       assert.equal(error.statusCode, 400);
       assert.equal(error.message, expected.body.message);
       assert.equal(upstream.requests.length, 0);
+
+      // The same for embeddings: a chat model is not an embedding model.
+      const raw = await server.request<ErrorBody>('POST', '/z1/embeddings', {
+        apiKey,
+        body: { model: 'PV-TURBO', input: ['hi'] },
+      });
+      assert.equal(raw.status, 400);
+      const embedError = await embedMany({
+        model: pvai.embeddingModel('PV-TURBO'),
+        values: ['hi'],
+        maxRetries: 0,
+      }).then(
+        () => assert.fail('embedMany succeeded with a chat model'),
+        (err: unknown) => err,
+      );
+      assert.ok(APICallError.isInstance(embedError), String(embedError));
+      assert.equal(embedError.message, raw.body.message);
     });
 
     it("no credits left (402): streamText's error part carries pvai's message", async () => {
