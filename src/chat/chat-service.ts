@@ -210,7 +210,7 @@ export class ChatService {
       if (!charge.ok) {
         throw new AppError(
           'INSUFFICIENT_CREDITS',
-          `${request.model} costs ${price} credits; the balance is ${charge.balance}`,
+          `${request.model} costs ${price} credit${price === 1 ? '' : 's'}; the balance is ${charge.balance}`,
           { required: price, balance: charge.balance },
         );
       }
