@@ -622,22 +622,16 @@ export interface components {
         /** @enum {string} */
         ModelId: "PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX";
         /**
-         * @description The service's embedding model (all-MiniLM-L6-v2 by default, or the configured embedding upstream's model).
-         * @enum {string}
-         */
-        EmbeddingModelId: "PV-EMBED";
-        /**
-         * @description Every model of `/z1/models`, the four chat models (`ModelId`) and the embedding model (`EmbeddingModelId`).
-         * @enum {string}
-         */
-        CatalogModelId: "PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX" | "PV-EMBED";
-        /**
          * @description OpenAI's embeddings request. `input` is a text or a list of texts; token ids (OpenAI's other two shapes) are
          *     accepted by this schema only to be refused with a message that says what to send instead (400
          *     `UNSUPPORTED_CONTENT`).
          */
         EmbeddingRequest: {
-            model: components["schemas"]["EmbeddingModelId"];
+            /**
+             * @description The service's embedding model (all-MiniLM-L6-v2 by default, or the configured embedding upstream's).
+             * @enum {string}
+             */
+            model: "PV-EMBED";
             input: string | string[] | number[] | number[][];
             /**
              * @description `base64`: each vector as its little-endian float32 bytes, in base64.
@@ -677,7 +671,8 @@ export interface components {
             /** @enum {string} */
             object: "list";
             data: components["schemas"]["Embedding"][];
-            model: components["schemas"]["EmbeddingModelId"];
+            /** @enum {string} */
+            model: "PV-EMBED";
             usage: components["schemas"]["EmbeddingUsage"];
         };
         /** @enum {string} */
@@ -993,7 +988,11 @@ export interface components {
          *     listed when the server has an embedding model: the local one or an embedding upstream).
          */
         Model: {
-            id: components["schemas"]["CatalogModelId"];
+            /**
+             * @description A chat model (one of the four of `ModelId`) or the embedding model.
+             * @enum {string}
+             */
+            id: "PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX" | "PV-EMBED";
             /**
              * @description What the model does: chat completions, or embeddings (`POST /z1/embeddings`).
              * @enum {string}
@@ -2229,24 +2228,6 @@ export interface operations {
                      *             "streaming",
                      *             "tools",
                      *             "structured_output"
-                     *           ]
-                     *         },
-                     *         {
-                     *           "id": "PV-EMBED",
-                     *           "object": "model",
-                     *           "created": 1767225600,
-                     *           "owned_by": "pvai",
-                     *           "speed_class": "fastest, milliseconds a text",
-                     *           "quality": "good for retrieval and similarity",
-                     *           "credits_per_request": 1,
-                     *           "intended_use": "embeddings for search, retrieval and clustering",
-                     *           "available": true,
-                     *           "kind": "embedding",
-                     *           "context_window": 512,
-                     *           "max_output_tokens": 0,
-                     *           "dimensions": 384,
-                     *           "capabilities": [
-                     *             "embeddings"
                      *           ]
                      *         }
                      *       ]

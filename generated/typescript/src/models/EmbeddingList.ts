@@ -20,13 +20,6 @@ import {
     EmbeddingUsageToJSON,
     EmbeddingUsageToJSONTyped,
 } from './EmbeddingUsage.js';
-import type { EmbeddingModelId } from './EmbeddingModelId.js';
-import {
-    EmbeddingModelIdFromJSON,
-    EmbeddingModelIdFromJSONTyped,
-    EmbeddingModelIdToJSON,
-    EmbeddingModelIdToJSONTyped,
-} from './EmbeddingModelId.js';
 import type { Embedding } from './Embedding.js';
 import {
     EmbeddingFromJSON,
@@ -52,7 +45,7 @@ export interface EmbeddingList {
     /**
      * 
      */
-    model: EmbeddingModelId;
+    model: EmbeddingListModelEnum;
     /**
      * 
      */
@@ -68,6 +61,14 @@ export const EmbeddingListObjectEnum = {
 } as const;
 export type EmbeddingListObjectEnum = typeof EmbeddingListObjectEnum[keyof typeof EmbeddingListObjectEnum];
 
+/**
+ * @export
+ */
+export const EmbeddingListModelEnum = {
+    PV_EMBED: 'PV-EMBED',
+} as const;
+export type EmbeddingListModelEnum = typeof EmbeddingListModelEnum[keyof typeof EmbeddingListModelEnum];
+
 
 /**
  * Check if a given object implements the EmbeddingList interface.
@@ -78,6 +79,8 @@ export function instanceOfEmbeddingList(value: object): value is EmbeddingList {
     
     if (!('data' in value) || value['data'] === undefined) return false;
     if (!('model' in value) || value['model'] === undefined) return false;
+    if (value['model'] !== 'PV-EMBED') return false;
+    
     if (!('usage' in value) || value['usage'] === undefined) return false;
     return true;
 }
@@ -94,7 +97,7 @@ export function EmbeddingListFromJSONTyped(json: any, ignoreDiscriminator: boole
         
         'object': json['object'],
         'data': ((json['data'] as Array<any>).map(EmbeddingFromJSON)),
-        'model': EmbeddingModelIdFromJSON(json['model']),
+        'model': json['model'],
         'usage': EmbeddingUsageFromJSON(json['usage']),
     };
 }
@@ -112,7 +115,7 @@ export function EmbeddingListToJSONTyped(value?: EmbeddingList | null, ignoreDis
         
         'object': value['object'],
         'data': ((value['data'] as Array<any>).map(EmbeddingToJSON)),
-        'model': EmbeddingModelIdToJSON(value['model']),
+        'model': value['model'],
         'usage': EmbeddingUsageToJSON(value['usage']),
     };
 }

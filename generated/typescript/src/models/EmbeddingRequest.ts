@@ -20,13 +20,6 @@ import {
     EmbeddingRequestInputToJSON,
     EmbeddingRequestInputToJSONTyped,
 } from './EmbeddingRequestInput.js';
-import type { EmbeddingModelId } from './EmbeddingModelId.js';
-import {
-    EmbeddingModelIdFromJSON,
-    EmbeddingModelIdFromJSONTyped,
-    EmbeddingModelIdToJSON,
-    EmbeddingModelIdToJSONTyped,
-} from './EmbeddingModelId.js';
 
 /**
  * OpenAI's embeddings request. `input` is a text or a list of texts; token ids (OpenAI's other two shapes) are
@@ -38,9 +31,9 @@ import {
  */
 export interface EmbeddingRequest {
     /**
-     * 
+     * The service's embedding model (all-MiniLM-L6-v2 by default, or the configured embedding upstream's).
      */
-    model: EmbeddingModelId;
+    model: EmbeddingRequestModelEnum;
     /**
      * 
      */
@@ -63,6 +56,14 @@ export interface EmbeddingRequest {
 /**
  * @export
  */
+export const EmbeddingRequestModelEnum = {
+    PV_EMBED: 'PV-EMBED',
+} as const;
+export type EmbeddingRequestModelEnum = typeof EmbeddingRequestModelEnum[keyof typeof EmbeddingRequestModelEnum];
+
+/**
+ * @export
+ */
 export const EmbeddingRequestEncodingFormatEnum = {
     float: 'float',
     base64: 'base64',
@@ -75,6 +76,8 @@ export type EmbeddingRequestEncodingFormatEnum = typeof EmbeddingRequestEncoding
  */
 export function instanceOfEmbeddingRequest(value: object): value is EmbeddingRequest {
     if (!('model' in value) || value['model'] === undefined) return false;
+    if (value['model'] !== 'PV-EMBED') return false;
+    
     if (!('input' in value) || value['input'] === undefined) return false;
     return true;
 }
@@ -89,7 +92,7 @@ export function EmbeddingRequestFromJSONTyped(json: any, ignoreDiscriminator: bo
     }
     return {
         
-        'model': EmbeddingModelIdFromJSON(json['model']),
+        'model': json['model'],
         'input': EmbeddingRequestInputFromJSON(json['input']),
         'encodingFormat': json['encoding_format'] == null ? undefined : json['encoding_format'],
         'dimensions': json['dimensions'] == null ? undefined : json['dimensions'],
@@ -108,7 +111,7 @@ export function EmbeddingRequestToJSONTyped(value?: EmbeddingRequest | null, ign
 
     return {
         
-        'model': EmbeddingModelIdToJSON(value['model']),
+        'model': value['model'],
         'input': EmbeddingRequestInputToJSON(value['input']),
         'encoding_format': value['encodingFormat'],
         'dimensions': value['dimensions'],

@@ -13,14 +13,6 @@
  */
 
 import { mapValues } from '../runtime.js';
-import type { CatalogModelId } from './CatalogModelId.js';
-import {
-    CatalogModelIdFromJSON,
-    CatalogModelIdFromJSONTyped,
-    CatalogModelIdToJSON,
-    CatalogModelIdToJSONTyped,
-} from './CatalogModelId.js';
-
 /**
  * A chat model (`kind: chat`, one of the four `ModelId`s) or the embedding model (`kind: embedding`, `PV-EMBED`,
  * listed when the server has an embedding model: the local one or an embedding upstream).
@@ -30,9 +22,9 @@ import {
  */
 export interface Model {
     /**
-     * 
+     * A chat model (one of the four of `ModelId`) or the embedding model.
      */
-    id: CatalogModelId;
+    id: ModelIdEnum;
     /**
      * What the model does: chat completions, or embeddings (`POST /z1/embeddings`).
      */
@@ -87,6 +79,18 @@ export interface Model {
     available: boolean;
 }
 
+
+/**
+ * @export
+ */
+export const ModelIdEnum = {
+    PV_TURBO: 'PV-TURBO',
+    PV_STANDARD: 'PV-STANDARD',
+    PV_ADVANCED: 'PV-ADVANCED',
+    PV_CODEX: 'PV-CODEX',
+    PV_EMBED: 'PV-EMBED',
+} as const;
+export type ModelIdEnum = typeof ModelIdEnum[keyof typeof ModelIdEnum];
 
 /**
  * @export
@@ -149,7 +153,7 @@ export function ModelFromJSONTyped(json: any, ignoreDiscriminator: boolean): Mod
     }
     return {
         
-        'id': CatalogModelIdFromJSON(json['id']),
+        'id': json['id'],
         'kind': json['kind'],
         'contextWindow': json['context_window'],
         'maxOutputTokens': json['max_output_tokens'],
@@ -177,7 +181,7 @@ export function ModelToJSONTyped(value?: Model | null, ignoreDiscriminator: bool
 
     return {
         
-        'id': CatalogModelIdToJSON(value['id']),
+        'id': value['id'],
         'kind': value['kind'],
         'context_window': value['contextWindow'],
         'max_output_tokens': value['maxOutputTokens'],
