@@ -68,6 +68,7 @@ function capabilityOf(path) {
   if (path === '/metrics') return 'metrics';
   if (path === '/z1/code/execute') return 'code';
   if (path === '/z1/chat/completions') return 'chat';
+  if (path === '/z1/embeddings') return 'embeddings';
   return null;
 }
 const available = {}; // capability → true, or the 503 body that says it is not available
@@ -131,6 +132,8 @@ hooks.beforeAll((transactions, done) => {
       messages: [{ role: 'user', content: 'probe' }],
       max_tokens: 8,
     });
+    // No embedding model on the server (the contract server's default data dir has none): 503, documented.
+    await probe('embeddings', 'POST', '/z1/embeddings', { model: 'PV-EMBED', input: 'probe' });
 
     // The account the admin transactions work on (a fresh one, so changing its tier harms nothing).
     const fixture = await must(201, 'POST', '/admin/accounts', {
@@ -195,7 +198,7 @@ function replaceId(t, kind, id) {
 }
 
 /** Routes whose operation states its own body limit (x-body-limit-bytes in openapi/openapi.yaml). */
-const ROUTE_BODY_LIMITS = { '/z1/rag/documents': 24 * 1024 * 1024 };
+const ROUTE_BODY_LIMITS = { '/z1/rag/documents': 24 * 1024 * 1024, '/z1/embeddings': 8 * 1024 * 1024 };
 
 function jsonBody(t) {
   return t.request.body ? JSON.parse(t.request.body) : {};
@@ -293,7 +296,7 @@ hooks.beforeEach((t) => {
   t.expectedCode = EXPECTED_CODE[status];
   switch (status) {
     case 400:
-      if (resource === '/z1/chat/completions') {
+      if (resource === '/z1/chat/completions' || resource === '/z1/embeddings') {
         setBody(t, { ...jsonBody(t), model: 'PV-NONEXISTENT' });
         t.expectedCode = 'INVALID_MODEL';
       } else if (hasBody)
@@ -316,9 +319,10 @@ hooks.beforeEach((t) => {
       else delete headers.Authorization;
       return;
     case 402:
-      // A free account with a balance of 0 asks for a model its tier includes.
+      // A free account with a balance of 0 asks for a model its tier includes (embeddings: every tier).
+      if (unavailable) return skip(t, `402: ${capability} is not available on this server (it answers 503 first)`);
       headers.Authorization = `Bearer ${ids.freeKey}`;
-      setBody(t, { ...jsonBody(t), model: 'PV-TURBO' });
+      if (resource !== '/z1/embeddings') setBody(t, { ...jsonBody(t), model: 'PV-TURBO' });
       return;
     case 403:
       headers.Authorization = `Bearer ${ids.freeKey}`;

@@ -5,19 +5,24 @@
     python scripts/contract/python-client-smoke.py     # with PVAI_URL, PVAI_API_KEY and PVAI_ADMIN_TOKEN set
 
 (serve-for-contract.mjs sets those.) Checks, through the generated client only:
-  1. list_models with the key as `Authorization: Bearer`: 200 and the four PV models;
+  1. list_models with the key as `Authorization: Bearer`: 200 and the four PV models (and PV-EMBED, kind
+     embedding, when the server has an embedding model: serve-for-contract.mjs --models setup);
   2. get_model with the key as `X-API-Key`: 200 (the other security scheme);
   3. a chat completion with an unknown model: 400 with body code INVALID_MODEL (the client validates the
      model enum itself, so the request object is built with pydantic's model_construct to send it anyway);
   4. list_models with a wrong key: 401 with body code UNAUTHORIZED;
   5. an account created through the admin API with 3,000,000,000 credits (past 2^31) reads that balance
-     from get_usage.
+     from get_usage;
+  6. with PV-EMBED listed, create_embedding: a vector of the model's dimensions per text, and base64 (little-endian
+     float32) the same values as float.
 Exits 1 on the first failed check.
 """
 
+import base64
 import json
 import os
 import secrets
+import struct
 import sys
 import warnings
 
@@ -67,10 +72,14 @@ with client(access_token=KEY) as api:
     models = pvai_client.ModelsApi(api).list_models_with_http_info()
     if models.status_code != 200:
         fail(f"list_models: status {models.status_code}")
-    ids = {m.id.value if hasattr(m.id, "value") else m.id for m in models.data.data}
-    if len(models.data.data) != 4 or ids != EXPECTED_MODELS:
-        fail(f"list_models: expected the four PV models, got {sorted(ids)}")
-    ok(f"list_models (Bearer): 200, {sorted(ids)}")
+    kinds = {(m.id.value if hasattr(m.id, "value") else m.id): m.kind for m in models.data.data}
+    embedding = kinds.pop("PV-EMBED", None)
+    if len(models.data.data) != len(kinds) + (embedding is not None) or set(kinds) != EXPECTED_MODELS:
+        fail(f"list_models: expected the four PV models (and PV-EMBED), got {sorted(kinds)}")
+    if set(kinds.values()) != {"chat"} or embedding not in (None, "embedding"):
+        fail(f"list_models: expected kind chat for the four and embedding for PV-EMBED, got {kinds} and {embedding}")
+    dimensions = next((m.dimensions for m in models.data.data if m.kind == "embedding"), None)
+    ok(f"list_models (Bearer): 200, {sorted(kinds)}" + (" and PV-EMBED" if embedding else ""))
 
 # 2. one model, X-API-Key
 with client(api_key={"ApiKeyHeader": KEY}) as api:
@@ -112,5 +121,30 @@ with client(access_token=created.api_key) as api:
     if usage.credits.balance != BIG_BALANCE:
         fail(f"get_usage: expected a balance of {BIG_BALANCE}, got {usage.credits.balance}")
     ok(f"get_usage: balance {usage.credits.balance} (past 2^31)")
+
+# 6. embeddings, when the server has an embedding model
+if embedding is None:
+    ok("create_embedding: skipped, no embedding model on this server (serve-for-contract.mjs --models setup)")
+else:
+    texts = ["The cat sits on the mat.", "A feline rests on a rug."]
+    with client(access_token=KEY) as api:
+        embeddings = pvai_client.EmbeddingsApi(api)
+        as_float = embeddings.create_embedding(
+            pvai_client.EmbeddingRequest(model="PV-EMBED", input=pvai_client.EmbeddingRequestInput(texts))
+        )
+        as_base64 = embeddings.create_embedding(
+            pvai_client.EmbeddingRequest(
+                model="PV-EMBED", input=pvai_client.EmbeddingRequestInput(texts), encoding_format="base64"
+            )
+        )
+    floats = [item.embedding.actual_instance for item in as_float.data]
+    encoded = [item.embedding.actual_instance for item in as_base64.data]
+    if [len(v) for v in floats] != [dimensions] * len(texts):
+        fail(f"create_embedding: expected {len(texts)} vectors of {dimensions}, got {[len(v) for v in floats]}")
+    decoded = [list(struct.unpack(f"<{dimensions}f", base64.b64decode(text))) for text in encoded]
+    as_float32 = [list(struct.unpack(f"<{dimensions}f", struct.pack(f"<{dimensions}f", *v))) for v in floats]
+    if decoded != as_float32:
+        fail("create_embedding: the base64 vectors are not the float ones")
+    ok(f"create_embedding: {len(floats)} vectors of {dimensions}, base64 = float, {as_float.usage.prompt_tokens} tokens")
 
 print("python client smoke test passed")

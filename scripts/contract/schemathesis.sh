@@ -12,9 +12,9 @@
 # The API key goes in the way the first argument says (Authorization: Bearer, or X-API-Key), the admin token
 # as the AdminToken scheme of the /admin operations: schemathesis applies each security scheme where the
 # contract declares it. Nothing is excluded; scripts/contract/schemathesis_hooks.py drops one kind of report only,
-# "schema-valid request rejected" for the two documented 400s whose rule spans more than a schema can say (a
-# tool_choice naming a function not in tools, a grant past the balance ceiling), and only when the request
-# really breaks that rule. Time is bounded by --max-examples per operation and a request timeout (env:
+# "schema-valid request rejected" for the documented 400s whose rule spans more than a schema can say (a
+# tool_choice naming a function not in tools, a grant past the balance ceiling, embeddings' token ids, dimensions
+# and window, and the others its text lists), and only when the request really breaks that rule. Time is bounded by --max-examples per operation and a request timeout (env:
 # ST_MAX_EXAMPLES, default 50; ST_REQUEST_TIMEOUT, default 20 s).
 # ST_UNICODE=1 makes it the Unicode edge-case run: every text field of every operation is drawn as usual or with
 # edge cases put into it (NUL, controls, unpaired surrogates, zero-width and bidi characters, noncharacters, astral
@@ -70,9 +70,11 @@ TOML
 #  - GET /z1/health/ready reports whether each dependency works and answers 503 `not_ready` when one does not;
 #    what it says is checked (schema, status); whether the contract server is ready is dredd's business (it
 #    expects 200 there).
-#  - an operation whose engine is not on this server yet answers 503 SERVICE_UNAVAILABLE ("... is not available
-#    on this server yet", documented as such). Each such capability is probed here; only those that really
-#    answer that placeholder get 503 accepted, by tag, and the run says so. Every other check still applies.
+#  - an operation whose engine is not on this server answers 503 SERVICE_UNAVAILABLE ("... not available on
+#    this server ...", documented as such: a placeholder not built yet, or embeddings on a server without an
+#    embedding model, as the contract server is unless started with --models setup). Each such capability is
+#    probed here; only those that really answer so get 503 accepted, by tag, and the run says so. Every other
+#    check still applies.
 cat >>"$config" <<'TOML'
 
 [[operations]]
@@ -84,15 +86,21 @@ import json, os, sys, urllib.error, urllib.request
 
 config = sys.argv[1]
 base, key = os.environ["PVAI_URL"], os.environ["PVAI_API_KEY"]
-probes = [  # capability, how to select its operations, a request that reaches its engine
-    ("memory", 'include-tag = "Memory"', "/z1/memory?user_id=schemathesis-probe", True),
-    ("rag", 'include-tag = "RAG"', "/z1/rag/documents?user_id=schemathesis-probe", True),
-    ("sla", 'include-tag = "SLA"', "/z1/sla", True),
-    ("metrics", 'include-operation-id = "getMetrics"', "/metrics", False),
+probes = [  # capability, how to select its operations, a request that reaches its engine (a JSON body: POST)
+    ("memory", 'include-tag = "Memory"', "/z1/memory?user_id=schemathesis-probe", True, None),
+    ("rag", 'include-tag = "RAG"', "/z1/rag/documents?user_id=schemathesis-probe", True, None),
+    ("sla", 'include-tag = "SLA"', "/z1/sla", True, None),
+    ("metrics", 'include-operation-id = "getMetrics"', "/metrics", False, None),
+    ("embeddings", 'include-tag = "Embeddings"', "/z1/embeddings", True, {"model": "PV-EMBED", "input": "probe"}),
 ]
 with open(config, "a") as out:
-    for name, selector, path, auth in probes:
-        req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {key}"} if auth else {})
+    for name, selector, path, auth, payload in probes:
+        headers = {"Authorization": f"Bearer {key}"} if auth else {}
+        data = None
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+            data = json.dumps(payload).encode()
+        req = urllib.request.Request(base + path, data=data, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=10) as res:
                 status, body = res.status, res.read().decode()
@@ -100,11 +108,11 @@ with open(config, "a") as out:
             status, body = err.code, err.read().decode()
         try:
             placeholder = status == 503 and json.loads(body).get("code") == "SERVICE_UNAVAILABLE" \
-                and "not available on this server yet" in json.loads(body).get("message", "")
+                and "not available on this server" in json.loads(body).get("message", "")
         except ValueError:
             placeholder = False
         if placeholder:
-            print(f"NOTE: {name} is not available on this server yet (503 SERVICE_UNAVAILABLE): "
+            print(f"NOTE: {name} is not available on this server (503 SERVICE_UNAVAILABLE): "
                   f"its 503 is accepted by not_a_server_error")
             out.write(f'\n[[operations]]\n{selector}\n'
                       f'checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "503"]\n')

@@ -5,22 +5,28 @@
 //	./smoke        # with PVAI_URL, PVAI_API_KEY and PVAI_ADMIN_TOKEN set (serve-for-contract.mjs sets them)
 //
 // Checks, through the generated client only (its models decode strictly: an undocumented field fails):
-//  1. ListModels with the key as `Authorization: Bearer`: the four PV models;
+//  1. ListModels with the key as `Authorization: Bearer`: the four PV models (and PV-EMBED, kind embedding, when
+//     the server has an embedding model: serve-for-contract.mjs --models setup);
 //  2. GetModel with the key as `X-API-Key` (the other security scheme);
 //  3. a chat completion: 200, one choice with text, usage that adds up;
 //  4. ExecuteCode: the sandbox's output;
 //  5. typed errors read through GenericOpenAPIError.Model(): 403 MODEL_NOT_ALLOWED for a free account asking
 //     for PV-ADVANCED, 401 UNAUTHORIZED for a wrong key;
 //  6. balances past 2^31: an account created with 3,000,000,000 credits reads that balance from GetUsage (int64),
-//     and a grant that would pass the 10^12 ceiling is 400 INVALID_PARAMETER naming `amount`.
+//     and a grant that would pass the 10^12 ceiling is 400 INVALID_PARAMETER naming `amount`;
+//  7. with PV-EMBED listed, CreateEmbedding: a vector of the model's dimensions per text (float32 values), and
+//     base64 (little-endian float32) the same values.
 //
 // Exits 1 on the first failed check.
 package main
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"net/http"
 	"os"
@@ -94,14 +100,25 @@ func main() {
 		fail("ListModels: %v", err)
 	}
 	var ids []string
+	var embedding *pvai.Model
 	for _, m := range models.GetData() {
-		ids = append(ids, string(m.GetId()))
+		if m.GetId() == "PV-EMBED" {
+			if m.GetKind() != "embedding" {
+				fail("ListModels: PV-EMBED has kind %s", m.GetKind())
+			}
+			embedding = &m
+			continue
+		}
+		if m.GetKind() != "chat" {
+			fail("ListModels: %s has kind %s", m.GetId(), m.GetKind())
+		}
+		ids = append(ids, m.GetId())
 	}
 	sort.Strings(ids)
 	if strings.Join(ids, ",") != "PV-ADVANCED,PV-CODEX,PV-STANDARD,PV-TURBO" {
 		fail("ListModels: expected the four PV models, got %v", ids)
 	}
-	ok("ListModels (Bearer): %v", ids)
+	ok("ListModels (Bearer): %v (PV-EMBED listed: %t)", ids, embedding != nil)
 
 	// 2. one model, X-API-Key
 	asHeader := context.WithValue(context.Background(), pvai.ContextAPIKeys, map[string]pvai.APIKey{
@@ -111,7 +128,7 @@ func main() {
 	if err != nil {
 		fail("GetModel: %v", err)
 	}
-	if model.GetId() != pvai.PV_STANDARD || model.GetCreditsPerRequest() != 2 {
+	if model.GetId() != string(pvai.PV_STANDARD) || model.GetCreditsPerRequest() != 2 {
 		fail("GetModel: expected PV-STANDARD at 2 credits, got %s at %d", model.GetId(), model.GetCreditsPerRequest())
 	}
 	ok("GetModel (X-API-Key): PV-STANDARD, %d credits", model.GetCreditsPerRequest())
@@ -194,7 +211,49 @@ func main() {
 	}
 	ok("AdminAddCredits up to the ceiling: %d credits", account.GetCredits())
 
+	// 7. embeddings, when the server has an embedding model
+	if embedding == nil {
+		ok("CreateEmbedding: skipped, no embedding model on this server (serve-for-contract.mjs --models setup)")
+	} else {
+		smokeEmbeddings(asKey, api, int(embedding.GetDimensions()))
+	}
+
 	fmt.Println("go client smoke test passed")
+}
+
+// smokeEmbeddings embeds two texts as float32 values and as base64, and checks both give the same vectors.
+func smokeEmbeddings(ctx context.Context, api *pvai.APIClient, dimensions int) {
+	texts := []string{"The cat sits on the mat.", "A feline rests on a rug."}
+	embed := func(format string) []pvai.Embedding {
+		request := pvai.NewEmbeddingRequest("PV-EMBED", pvai.ArrayOfStringAsEmbeddingRequestInput(&texts))
+		request.SetEncodingFormat(format)
+		list, _, err := api.EmbeddingsAPI.CreateEmbedding(ctx).EmbeddingRequest(*request).Execute()
+		if err != nil {
+			fail("CreateEmbedding (%s): %v", format, err)
+		}
+		if len(list.GetData()) != len(texts) {
+			fail("CreateEmbedding (%s): %d vectors for %d texts", format, len(list.GetData()), len(texts))
+		}
+		return list.GetData()
+	}
+	floats, encoded := embed("float"), embed("base64")
+	for i := range texts {
+		values := floats[i].Embedding.ArrayOfFloat32
+		text := encoded[i].Embedding.String
+		if values == nil || text == nil || len(*values) != dimensions {
+			fail("CreateEmbedding: vector %d is not %d float32 values and a base64 string", i, dimensions)
+		}
+		bytes, err := base64.StdEncoding.DecodeString(*text)
+		if err != nil || len(bytes) != 4*dimensions {
+			fail("CreateEmbedding: vector %d's base64 does not decode to %d float32 values (%v)", i, dimensions, err)
+		}
+		for j, value := range *values {
+			if math.Float32frombits(binary.LittleEndian.Uint32(bytes[4*j:])) != value {
+				fail("CreateEmbedding: vector %d differs at %d between float and base64", i, j)
+			}
+		}
+	}
+	ok("CreateEmbedding: %d vectors of %d, base64 = float", len(texts), dimensions)
 }
 
 // statusCode is the response's status, or 0 when the request got no response.
