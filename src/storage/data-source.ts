@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { type Db, type Row, toSqliteParams, toSqlitePlaceholders } from './db.js';
+import { type Db, type Row, runSqlite } from './db.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
 import { Rag1764100000000 } from './migrations/1764100000000-rag.js';
 import { Sla1764200000000 } from './migrations/1764200000000-sla.js';
@@ -156,28 +156,13 @@ async function openDataSource(options: StorageOptions, lock: ProcessLock | undef
   const checkpoints = lock
     ? startWalCheckpointer(sqlite, sqlitePath(options.dataDir), CHECKPOINT_INTERVAL_MS)
     : checkpointOnThisThread(sqlite, CHECKPOINT_INTERVAL_MS);
-  const statements = new Map<string, BetterSqlite3.Statement>();
-  const prepare = (sql: string) => {
-    let stmt = statements.get(sql);
-    if (!stmt) {
-      // Bounded: generated SQL (multi-row inserts) must not grow the cache without end.
-      if (statements.size >= 1000) statements.clear();
-      stmt = sqlite.prepare(toSqlitePlaceholders(sql));
-      statements.set(sql, stmt);
-    }
-    return stmt;
-  };
   return {
     dialect: 'sqlite',
     sqlite,
     owned: lock !== undefined,
     describe: `sqlite ${sqlitePath(options.dataDir)}`,
     async query<T = Row>(sql: string, params: readonly unknown[] = []) {
-      const stmt = prepare(sql);
-      const bound = toSqliteParams(params);
-      if (stmt.reader) return stmt.all(bound) as T[];
-      stmt.run(bound);
-      return [];
+      return runSqlite<T>(sqlite, sql, params);
     },
     async close() {
       await checkpoints.stop();

@@ -12,10 +12,11 @@ interface DbCommon {
 }
 
 /**
- * The storage port every repository is written against. Adapters that need more than single
- * statements branch on `dialect`: on SQLite a server that `owns` the file (see ProcessLock) keeps
- * limits and credits in memory and writes them behind; on PostgreSQL the rate limiter's admission is a
- * function holding an advisory lock.
+ * The storage port every repository is written against. Statements that must hold together run in
+ * `transaction(db, fn)` (transaction.ts); SQL that differs by dialect is a store's DialectStatements.
+ * Beyond that, adapters branch on `dialect`: on SQLite a server that `owns` the file (see ProcessLock)
+ * keeps limits and credits in memory and writes them behind; on PostgreSQL the rate limiter's admission
+ * is a function holding an advisory lock.
  */
 export type Db =
   | (DbCommon & {
@@ -25,6 +26,16 @@ export type Db =
       readonly owned: boolean;
     })
   | (DbCommon & { readonly dialect: 'postgres'; readonly pool: pg.Pool });
+
+export type Dialect = Db['dialect'];
+export type SqliteDb = Extract<Db, { dialect: 'sqlite' }>;
+export type PostgresDb = Extract<Db, { dialect: 'postgres' }>;
+
+/**
+ * A store's statements for each dialect, chosen once with `statements[db.dialect]`. `S` names every
+ * statement the store needs, so neither dialect can lack one (or carry one the other has not).
+ */
+export type DialectStatements<S> = { readonly [D in Dialect]: S };
 
 /**
  * Put before the tenant columns of a lookup by a handful of ids (`WHERE ${p}account_id = $1 AND
@@ -56,6 +67,32 @@ export function toSqliteParams(params: readonly unknown[]): Record<string, unkno
     named[`p${i + 1}`] = p === true ? 1 : p === false ? 0 : p === undefined ? null : p;
   });
   return named;
+}
+
+const PREPARED_PER_CONNECTION = 1000;
+const prepared = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
+
+/**
+ * Runs one statement written with `$n` placeholders on a better-sqlite3 connection, synchronously:
+ * its rows (a reader, `RETURNING` included) or none. Statements are prepared once per connection and
+ * SQL text; the cache is bounded, so generated SQL (multi-row inserts) cannot grow it without end.
+ */
+export function runSqlite<T = Row>(sqlite: BetterSqlite3.Database, sql: string, params: readonly unknown[] = []): T[] {
+  let statements = prepared.get(sqlite);
+  if (!statements) {
+    statements = new Map();
+    prepared.set(sqlite, statements);
+  }
+  let stmt = statements.get(sql);
+  if (!stmt) {
+    if (statements.size >= PREPARED_PER_CONNECTION) statements.clear();
+    stmt = sqlite.prepare(toSqlitePlaceholders(sql));
+    statements.set(sql, stmt);
+  }
+  const bound = toSqliteParams(params);
+  if (stmt.reader) return stmt.all(bound) as T[];
+  stmt.run(bound);
+  return [];
 }
 
 /** A check of the database for readiness and `pvai doctor`: one round trip. */

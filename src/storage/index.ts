@@ -1,13 +1,21 @@
-/** Storage infrastructure: the TypeORM data source (better-sqlite3 | pg), migrations, write-behind timing. */
+/**
+ * Storage infrastructure: the TypeORM data source (better-sqlite3 | pg), migrations, transactions, the
+ * shape of a store's statements per dialect, write-behind timing.
+ */
 export { MIGRATIONS, openDb, type StorageOptions, sqlitePath } from './data-source.js';
 export {
   byIdsFirst,
   checkDatabase,
   type Db,
+  type Dialect,
+  type DialectStatements,
+  type PostgresDb,
   placeholderList,
   type Row,
+  type SqliteDb,
   toSqliteParams,
   toSqlitePlaceholders,
 } from './db.js';
 export { RESPONSE_CACHE_POSTGRES_DDL } from './migrations/1763700000000-initial-schema.js';
+export { type SqliteTransaction, type Transaction, transaction } from './transaction.js';
 export { EndOfTurnWrite, WriteBehindTimer } from './write-behind.js';
