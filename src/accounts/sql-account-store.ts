@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { isTier, type Tier } from '../kernel/index.js';
-import type { Db, Row } from '../storage/index.js';
+import { type Db, type Row, transaction } from '../storage/index.js';
 import { newId } from './api-key.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
 
@@ -44,7 +44,20 @@ function emailTaken(email: string): AppError {
 /** How soon the owner of an embedded database notices another connection's commit (the CLI's). */
 export const EXTERNAL_CHANGE_POLL_MS = 50;
 
-/** One adapter for both dialects: every statement here is portable SQL with `$n` placeholders. */
+/**
+ * The statements of the embedded database alone, with better-sqlite3's positional `?`: the credit ledger's
+ * write of its deltas (`applyCreditDeltas`) and the watch for other connections' commits. PostgreSQL has
+ * no counterpart (every charge there is one statement), so they are not a per-dialect pair.
+ */
+const SQLITE_ONLY = {
+  addDelta: 'UPDATE accounts SET credits = credits + ? WHERE id = ?',
+  dataVersion: 'PRAGMA data_version',
+} as const;
+
+/**
+ * One adapter for both dialects: every statement of the AccountStore port is portable SQL with `$n`
+ * placeholders; SQLITE_ONLY are the embedded server's own.
+ */
 export class SqlAccountStore implements AccountStore {
   readonly #db: Db;
   readonly detectsExternalChanges: boolean;
@@ -56,15 +69,16 @@ export class SqlAccountStore implements AccountStore {
     this.#db = db;
     this.detectsExternalChanges = db.dialect === 'sqlite' && db.owned;
     if (db.dialect === 'sqlite') {
-      const update = db.sqlite.prepare('UPDATE accounts SET credits = credits + ? WHERE id = ?');
-      this.#applyDeltas = db.sqlite.transaction((rows: ReadonlyArray<{ accountId: string; delta: number }>) => {
-        for (const row of rows) update.run(row.delta, row.accountId);
-      });
+      const update = db.sqlite.prepare(SQLITE_ONLY.addDelta);
+      this.#applyDeltas = (rows) =>
+        transaction(db, () => {
+          for (const row of rows) update.run(row.delta, row.accountId);
+        });
     }
     if (db.dialect === 'sqlite' && db.owned) {
       // SQLite's data_version changes when another connection commits, never for this one's own writes.
       // Reading it takes the WAL's read lock (~10 µs), so it is polled rather than read per request.
-      const dataVersion = db.sqlite.prepare('PRAGMA data_version').pluck();
+      const dataVersion = db.sqlite.prepare(SQLITE_ONLY.dataVersion).pluck();
       let last = dataVersion.get();
       this.#watch = setInterval(() => {
         try {

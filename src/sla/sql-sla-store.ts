@@ -1,4 +1,4 @@
-import { type Db, placeholderList, type Row } from '../storage/index.js';
+import { type Db, type DialectStatements, placeholderList, type Row, transaction } from '../storage/index.js';
 import { BUCKET_COUNT } from './histogram.js';
 import type { Resolution, SlaBucket, SlaStore } from './types.js';
 
@@ -26,6 +26,18 @@ const COLUMNS = [...KEY, ...SUMMED];
  */
 const UPSERT = `INSERT INTO sla_buckets (${COLUMNS.join(', ')}) VALUES (${placeholderList(COLUMNS.length)})
   ON CONFLICT (${KEY.join(', ')}) DO UPDATE SET ${SUMMED.map((c) => `${c} = sla_buckets.${c} + excluded.${c}`).join(', ')}`;
+
+/** The statements whose text differs by dialect. */
+interface SlaStatements {
+  /** UPSERT with the dialect's placeholders. */
+  upsert: string;
+}
+
+/** SQLite's is prepared once and bound positionally (`?`: UPSERT's placeholders are in order). */
+const statements: DialectStatements<SlaStatements> = {
+  sqlite: { upsert: UPSERT.replace(/\$\d+/g, '?') },
+  postgres: { upsert: UPSERT },
+};
 
 function values(b: SlaBucket): unknown[] {
   return [
@@ -69,16 +81,18 @@ function toBucket(row: Row, accountId: string, resolution: Resolution): SlaBucke
 /** The SLA buckets in SQL, one adapter for SQLite and PostgreSQL. */
 export class SqlSlaStore implements SlaStore {
   readonly #db: Db;
+  readonly #sql: SlaStatements;
   readonly #addSqlite: ((buckets: readonly SlaBucket[]) => void) | undefined;
 
   constructor(db: Db) {
     this.#db = db;
+    this.#sql = statements[db.dialect];
     if (db.dialect === 'sqlite') {
-      // The placeholders are in order, so better-sqlite3's positional `?` binds them.
-      const upsert = db.sqlite.prepare(UPSERT.replace(/\$\d+/g, '?'));
-      this.#addSqlite = db.sqlite.transaction((buckets: readonly SlaBucket[]) => {
-        for (const b of buckets) upsert.run(values(b));
-      });
+      const upsert = db.sqlite.prepare(this.#sql.upsert);
+      this.#addSqlite = (buckets) =>
+        transaction(db, () => {
+          for (const b of buckets) upsert.run(values(b));
+        });
     }
   }
 
@@ -86,7 +100,7 @@ export class SqlSlaStore implements SlaStore {
     if (buckets.length === 0) return;
     if (this.#addSqlite) return this.#addSqlite(buckets);
     // One statement per bucket: each is atomic on its own, and a flush holds a few dozen at most.
-    for (const b of buckets) await this.#db.query(UPSERT, values(b));
+    for (const b of buckets) await this.#db.query(this.#sql.upsert, values(b));
   }
 
   async read(accountId: string, resolution: Resolution, from: number, to: number): Promise<SlaBucket[]> {

@@ -1,4 +1,4 @@
-import type { Db, Row } from '../storage/index.js';
+import { type Db, type DialectStatements, placeholderList, type Row, transaction } from '../storage/index.js';
 import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
 
 const DAY_MS = 86_400_000;
@@ -79,22 +79,53 @@ function values(r: UsageRecord, options: { sqliteBooleans?: boolean } = {}): unk
   ];
 }
 
+/** The statements whose text differs by dialect. */
+interface UsageStatements {
+  /** An INSERT of `rows` usage rows, their values in COLUMNS order one row after another. */
+  insert(rows: number): string;
+  /** ROLLUP_UPSERT, with the dialect's placeholders. */
+  addToRollup: string;
+}
+
+/**
+ * SQLite's are prepared once and bound positionally (`?`, in order), one row per run inside a transaction
+ * per batch; PostgreSQL's take `$n` and several rows per INSERT (INSERT_CHUNKS).
+ */
+const statements: DialectStatements<UsageStatements> = {
+  sqlite: {
+    insert: (rows) => insertOf(rows, () => `(${'?, '.repeat(11)}?)`),
+    addToRollup: ROLLUP_UPSERT.replace(/\$\d+/g, '?'),
+  },
+  postgres: {
+    insert: (rows) => insertOf(rows, (row) => `(${placeholderList(12, row * 12 + 1)})`),
+    addToRollup: ROLLUP_UPSERT,
+  },
+};
+
+/** An INSERT of `rows` rows, each row's placeholders from `tuple`. */
+function insertOf(rows: number, tuple: (row: number) => string): string {
+  return `INSERT INTO usage_records (${COLUMNS}) VALUES ${Array.from({ length: rows }, (_, row) => tuple(row)).join(', ')}`;
+}
+
 const SQLITE_BINDING = { sqliteBooleans: true } as const;
 
 export class SqlUsageStore implements UsageStore {
   readonly #db: Db;
+  readonly #sql: UsageStatements;
   /** SQLite: prepared statements run inside one transaction per batch (no SQL built per batch). */
   readonly #insertSqlite: ((rows: readonly UsageRecord[]) => void) | undefined;
 
   constructor(db: Db) {
     this.#db = db;
+    this.#sql = statements[db.dialect];
     if (db.dialect === 'sqlite') {
-      const insert = db.sqlite.prepare(`INSERT INTO usage_records (${COLUMNS}) VALUES (${'?, '.repeat(11)}?)`);
-      const addRollup = db.sqlite.prepare(ROLLUP_UPSERT.replace(/\$\d+/g, '?'));
-      this.#insertSqlite = db.sqlite.transaction((rows: readonly UsageRecord[]) => {
-        for (const r of rows) insert.run(values(r, SQLITE_BINDING));
-        for (const d of rollupAdditions(rows)) addRollup.run(d);
-      });
+      const insert = db.sqlite.prepare(this.#sql.insert(1));
+      const addRollup = db.sqlite.prepare(this.#sql.addToRollup);
+      this.#insertSqlite = (rows) =>
+        transaction(db, () => {
+          for (const r of rows) insert.run(values(r, SQLITE_BINDING));
+          for (const d of rollupAdditions(rows)) addRollup.run(d);
+        });
     }
   }
 
@@ -109,30 +140,20 @@ export class SqlUsageStore implements UsageStore {
   async recordMany(rows: UsageRecord[]): Promise<void> {
     if (this.#insertSqlite) return this.#insertSqlite(rows);
     if (this.#db.dialect !== 'postgres') return;
-    const client = await this.#db.pool.connect();
-    try {
-      await client.query('BEGIN');
+    const sql = this.#sql;
+    await transaction(this.#db, async (tx) => {
       // Chunks of a few fixed sizes, so the statements are prepared once and then reused.
       for (let i = 0; i < rows.length; ) {
         const size = INSERT_CHUNKS.find((n) => rows.length - i >= n) ?? 1;
         const chunk = rows.slice(i, i + size);
         i += size;
-        const params: unknown[] = [];
-        const tuples = chunk.map((r) => {
-          const base = params.length;
-          params.push(...values(r));
-          return `(${Array.from({ length: 12 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
-        });
-        await client.query(`INSERT INTO usage_records (${COLUMNS}) VALUES ${tuples.join(', ')}`, params);
+        await tx.query(
+          sql.insert(chunk.length),
+          chunk.flatMap((r) => values(r)),
+        );
       }
-      for (const d of rollupAdditions(rows)) await client.query(ROLLUP_UPSERT, d);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+      for (const d of rollupAdditions(rows)) await tx.query(sql.addToRollup, d);
+    });
   }
 
   async flush(): Promise<void> {
