@@ -30,15 +30,8 @@ import {
 import { Metrics, metricsOperations } from './metrics/index.js';
 import { creditsPerRequest, embeddingCredits, modelOperations } from './models/index.js';
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
-import {
-  chunkIndexFor,
-  createEmbedder,
-  RagService,
-  ragContextSource,
-  ragOperations,
-  SqlChunkIndex,
-  SqlDocumentStore,
-} from './rag/index.js';
+import { RagService, ragContextSource, ragOperations, SqlDocumentStore } from './rag/index.js';
+import { chunkIndexFor, createEmbedder, SqlChunkIndex } from './retrieval/index.js';
 import { type CodeRunner, createSandbox } from './sandbox/index.js';
 import { LATENCY_BOUNDS_MS, SlaService, SqlSlaStore, slaOperations } from './sla/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';

@@ -14,7 +14,7 @@
  * Vectors of Cranfield's chunks and queries are cached in data/bench/ (the first run embeds them: minutes).
  */
 import os from 'node:os';
-import type { ChunkIndex, SearchMode, Tenant } from '../../src/rag/types.js';
+import type { ChunkIndex, SearchMode, Tenant } from '../../src/retrieval/index.js';
 import { cpuStealMeter, table } from './lib.js';
 import { type Backend, postgresBackend, qdrantBackend, sqliteBackend } from './rag/backends.js';
 import { benchEmbedder, type Corpus, loadCorpus, THREADS } from './rag/corpus.js';

@@ -12,8 +12,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
-import { rerank, VectorSet } from '../../src/rag/vector-set.js';
+import { SqlChunkIndex } from '../../src/retrieval/sql/sql-chunk-index.js';
+import { rerank, VectorSet } from '../../src/retrieval/sql/vector-set.js';
 import { openDb } from '../../src/storage/index.js';
 
 const DIM = 384;

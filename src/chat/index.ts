@@ -21,4 +21,4 @@ export {
 export { downloadPath, locateLocalModel, modelsDir } from './local-model.js';
 export { type LocalModelStatus, LocalModelSupervisor } from './local-model-supervisor.js';
 export { chatOperations } from './operations.js';
-export { type ChatCompletionRequest, DEFAULT_TEMPERATURE } from './request.js';
+export { type ChatCompletionRequest, DEFAULT_TEMPERATURE, lastUserText, userTurns } from './request.js';

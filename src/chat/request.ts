@@ -18,6 +18,16 @@ export type ChatCompletionRequest = Omit<
   messages: ChatMessage[];
 };
 
+/** What the end user said, turn by turn, oldest first (memory reads all of it). */
+export function userTurns(request: ChatCompletionRequest): string[] {
+  return request.messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
+}
+
+/** The conversation's last user message: what the answer is about, and so what documents and the web are searched for. */
+export function lastUserText(request: ChatCompletionRequest): string {
+  return userTurns(request).at(-1) ?? '';
+}
+
 /** The contract's default sampling temperature. */
 export const DEFAULT_TEMPERATURE = 0.7;
 

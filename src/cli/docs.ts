@@ -4,18 +4,10 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { systemClock } from '../clock/index.js';
 import { loadConfig } from '../config/index.js';
+import { Extractor } from '../extract/index.js';
 import { formatProgressBar } from '../providers/index.js';
-import {
-  chunkIndexFor,
-  createEmbedder,
-  type DocumentRecord,
-  documentBody,
-  Extractor,
-  fileToDocument,
-  RagService,
-  SqlChunkIndex,
-  SqlDocumentStore,
-} from '../rag/index.js';
+import { type DocumentRecord, documentBody, fileToDocument, RagService, SqlDocumentStore } from '../rag/index.js';
+import { chunkIndexFor, createEmbedder, SqlChunkIndex } from '../retrieval/index.js';
 import { openDb } from '../storage/index.js';
 
 /** The service's document capability on the same storage (PVAI_DATA_DIR or DATABASE_URL). */

@@ -1,6 +1,5 @@
 import type { ApiKeyRecord } from '../accounts/index.js';
 import type { WindowName, WindowState } from '../limits/index.js';
-import type { DocumentRecord } from '../rag/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
 import type { DailyUsage } from '../usage/index.js';
 import { barChart } from './charts.js';
@@ -155,10 +154,20 @@ ${charts}`,
   });
 }
 
+/** What the Documents page shows of one document (RagService's records have these fields and more). */
+export interface DashboardDocument {
+  id: string;
+  title: string;
+  contentType: string;
+  sizeBytes: number;
+  status: 'processing' | 'ready' | 'failed';
+  createdAt: number;
+}
+
 export function documentsPage(o: {
   session: PageSession;
   userId: string;
-  documents: readonly DocumentRecord[] | undefined;
+  documents: readonly DashboardDocument[] | undefined;
   memories?: ReadonlyArray<{ id: string; text: string; createdAt: number }> | undefined;
   notice?: string;
   memoryAvailable: boolean;

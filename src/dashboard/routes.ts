@@ -6,11 +6,12 @@ import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import { type Account, secretsEqual } from '../kernel/index.js';
 import type { RateLimitDecision } from '../limits/index.js';
-import type { DocumentRecord, Tenant } from '../rag/index.js';
+import type { Tenant } from '../retrieval/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
 import type { DailyUsage } from '../usage/index.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
 import {
+  type DashboardDocument,
   documentsPage,
   keysPage,
   messagePage,
@@ -33,7 +34,7 @@ const DAY_MS = 86_400_000;
 
 /** The documents of an end user, as the dashboard lists and deletes them (RagService). */
 export interface DashboardDocuments {
-  list(tenant: Tenant): Promise<DocumentRecord[]>;
+  list(tenant: Tenant): Promise<DashboardDocument[]>;
   delete(tenant: Tenant, id: string): Promise<void>;
 }
 

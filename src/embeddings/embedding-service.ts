@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import { EMBEDDING_MODEL_ID, type Principal } from '../kernel/index.js';
 import type { EmbeddingLimits } from '../models/index.js';
-import type { Embedder } from '../rag/index.js';
+import type { Embedder } from '../retrieval/index.js';
 
 /** The texts of one request, as the handler read them. */
 export interface EmbeddingJob {

@@ -1,4 +1,4 @@
-import type { ChatCompletionRequest, ContextContribution, ContextSource } from '../chat/index.js';
+import { type ChatCompletionRequest, type ContextContribution, type ContextSource, userTurns } from '../chat/index.js';
 import type { Principal } from '../kernel/index.js';
 import type { MemoryService } from './memory-service.js';
 
@@ -11,10 +11,6 @@ export const MEMORY_K = 8;
  */
 const ABOUT_THE_USER =
   /\b(?:(?:know|remember|recall|stored|saved|have) (?:about|on) me|what do you (?:know|remember)|tell me about (?:me|myself)|who am i)\b/i;
-
-function userTurns(request: ChatCompletionRequest): string[] {
-  return request.messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
-}
 
 /**
  * Memory in chat, on unless `use_memory: false`: before the answer, the user's memories relevant to

@@ -1,4 +1,4 @@
-import type { ChunkIndex, Tenant } from '../rag/index.js';
+import type { ChunkIndex, Tenant } from '../retrieval/index.js';
 
 /**
  * Memories share the documents' index (one collection or set of tables to run, back up and size) as

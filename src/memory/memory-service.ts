@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
-import { type Chunk, type ChunkHit, type ChunkIndex, type Embedder, reciprocalRankFusion } from '../rag/index.js';
+import { type Chunk, type ChunkHit, type ChunkIndex, type Embedder, reciprocalRankFusion } from '../retrieval/index.js';
 import { reconcile } from './reconcile.js';
 import type {
   Extraction,
@@ -11,6 +11,7 @@ import type {
   MemoryRecord,
   MemorySource,
   MemoryStore,
+  ScoredMemory,
   Tenant,
 } from './types.js';
 
@@ -30,10 +31,6 @@ export interface MemoryServiceDeps {
   clock: Clock;
   logger: Logger;
   extractionTimeoutMs?: number;
-}
-
-export interface ScoredMemory extends MemoryRecord {
-  score: number;
 }
 
 /** A memory as one indexed chunk: the whole memory is its only chunk, with the memory's id. */

@@ -1,5 +1,16 @@
-import type { MemoryService } from './memory-service.js';
-import type { CandidateFact, Extraction, MemoryRecord, MemoryStore, Tenant } from './types.js';
+import type { CandidateFact, Extraction, MemoryRecord, MemoryStore, ScoredMemory, Tenant } from './types.js';
+
+/** What reconciling writes through: MemoryService's own operations, so each change is indexed and versioned as an API call's is. */
+export interface MemoryWrites {
+  search(tenant: Tenant, query: string, k: number): Promise<ScoredMemory[]>;
+  create(
+    tenant: Tenant,
+    input: { content: string; slot?: string | null },
+    source: 'conversation',
+  ): Promise<MemoryRecord>;
+  update(tenant: Tenant, id: string, change: { content: string }, source: 'conversation'): Promise<MemoryRecord>;
+  delete(tenant: Tenant, id: string, source: 'conversation'): Promise<void>;
+}
 
 /** Token overlap (Jaccard) at or above which a new fact repeats a stored one (measured on bench:memory's paraphrases). */
 const DUPLICATE_OVERLAP = 0.8;
@@ -61,7 +72,7 @@ export type Decision =
  * Candidates are applied in order, so "I live in Lyon. Actually, I moved to Paris." ends with Paris.
  */
 export async function reconcile(
-  memories: MemoryService,
+  memories: MemoryWrites,
   tenant: Tenant,
   extraction: Extraction,
   store: MemoryStore,

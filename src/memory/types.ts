@@ -1,4 +1,4 @@
-import type { Tenant } from '../rag/index.js';
+import type { Tenant } from '../retrieval/index.js';
 
 export type { Tenant };
 
@@ -73,4 +73,9 @@ export interface FactExtractor {
    * without a timeout and its abort machinery, which cost more than the extraction itself.
    */
   extractNow?(userTurns: readonly string[]): Extraction;
+}
+
+/** A memory found by a search, with its fused score (higher is better). */
+export interface ScoredMemory extends MemoryRecord {
+  score: number;
 }

@@ -1,4 +1,4 @@
-import type { Chunk } from './types.js';
+import type { Chunk } from '../retrieval/index.js';
 
 /**
  * Chunk size: all-MiniLM-L6-v2 reads at most 256 word pieces and truncates the rest, so a window of

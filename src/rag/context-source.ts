@@ -1,18 +1,15 @@
-import type { ChatCompletionRequest, ContextContribution, ContextSource } from '../chat/index.js';
+import {
+  type ChatCompletionRequest,
+  type ContextContribution,
+  type ContextSource,
+  lastUserText,
+} from '../chat/index.js';
 import type { Principal } from '../kernel/index.js';
+import { matchBody } from './operations.js';
 import type { RagService } from './rag-service.js';
 
 /** The contract's default rag_k. */
 const DEFAULT_RAG_K = 5;
-
-/** The retrieval query: the conversation's last user message (what the answer is about). */
-function lastUserText(request: ChatCompletionRequest): string {
-  for (let i = request.messages.length - 1; i >= 0; i--) {
-    const message = request.messages[i];
-    if (message?.role === 'user' && typeof message.content === 'string') return message.content;
-  }
-  return '';
-}
 
 /**
  * `use_rag: true`: the best rag_k chunks of the caller's end user's documents, as numbered sources
@@ -35,20 +32,8 @@ export function ragContextSource(rag: RagService): ContextSource {
       if (!query.trim()) return { passages: [] };
       const matches = await rag.search(tenant(principal, request), query, request.rag_k ?? DEFAULT_RAG_K, signal);
       return {
-        passages: matches.map((m) => ({
-          text: m.text,
-          citation: {
-            source: 'document',
-            document_id: m.documentId,
-            chunk_id: m.id,
-            title: m.title,
-            snippet: m.text,
-            score: m.score,
-            page: m.page,
-            char_start: m.charStart,
-            char_end: m.charEnd,
-          },
-        })),
+        // The citation is the search operation's match, field for field (`matchBody`), marked as a document's.
+        passages: matches.map((m) => ({ text: m.text, citation: { source: 'document', ...matchBody(m) } })),
       };
     },
   };

@@ -1,6 +1,6 @@
+import { Extractor } from '../extract/index.js';
 import { type Operations, requirePrincipal, type Schema } from '../http/index.js';
 import type { TierPolicy } from '../tiers/index.js';
-import { Extractor } from './extract/extractor.js';
 import type { RagService } from './rag-service.js';
 import type { ChunkMatch, DocumentRecord } from './types.js';
 import { fromUpload } from './upload.js';

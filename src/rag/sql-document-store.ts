@@ -1,5 +1,6 @@
+import type { Chunk, Tenant } from '../retrieval/index.js';
 import { byIdsFirst, type Db, placeholderList, type Row } from '../storage/index.js';
-import type { Chunk, ChunkMatch, DocumentRecord, DocumentStore, IngestionJob, Tenant } from './types.js';
+import type { ChunkMatch, DocumentRecord, DocumentStore, IngestionJob } from './types.js';
 
 const DOC_COLUMNS = `id, account_id, user_id, title, content_type, size_bytes, metadata, status, chunk_count,
   chunks_embedded, failure_code, failure_message, created_at`;

@@ -1,8 +1,8 @@
 import { fileTypeFromBuffer } from 'file-type';
 import { AppError } from '../errors/index.js';
+import type { Extractor } from '../extract/index.js';
+import { detectFormat, looksLikeText } from '../extract/index.js';
 import { identifierProblem, invalidText, jsonTextProblem, type Upload } from '../http/index.js';
-import type { Extractor } from './extract/extractor.js';
-import { detectFormat, looksLikeText } from './extract/formats.js';
 import type { NewDocument } from './rag-service.js';
 
 /** The contract's DocumentUpload text fields (it allows no others). */

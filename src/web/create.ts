@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
-import { type Embedder, Extractor } from '../rag/index.js';
+import { Extractor } from '../extract/index.js';
+import type { Embedder } from '../retrieval/index.js';
 import { PageFetcher } from './fetcher.js';
 import { WebGrounding } from './grounding.js';
 import { FetchGuard, type Resolver } from './guard.js';

@@ -1,4 +1,4 @@
-import type { Extractor } from '../rag/index.js';
+import type { Extractor } from '../extract/index.js';
 import type { FetchedPage } from './fetcher.js';
 
 export interface PageText {

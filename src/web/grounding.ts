@@ -1,6 +1,13 @@
-import type { ChatCompletionRequest, ContextContribution, ContextSource, SourcePassage } from '../chat/index.js';
+import {
+  type ChatCompletionRequest,
+  type ContextContribution,
+  type ContextSource,
+  lastUserText,
+  type SourcePassage,
+} from '../chat/index.js';
 import { AppError } from '../errors/index.js';
-import type { Embedder, Extractor } from '../rag/index.js';
+import type { Extractor } from '../extract/index.js';
+import type { Embedder } from '../retrieval/index.js';
 import { pageText } from './extract.js';
 import type { PageFetcher } from './fetcher.js';
 import { type Candidate, passages, rank } from './rank.js';
@@ -212,14 +219,6 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /** The question: the conversation's last user message. */
-function lastUserText(request: ChatCompletionRequest): string {
-  for (let i = request.messages.length - 1; i >= 0; i--) {
-    const message = request.messages[i];
-    if (message?.role === 'user' && typeof message.content === 'string') return message.content;
-  }
-  return '';
-}
-
 /**
  * `use_web_search: true`. Not personal (no version: the same question from the same account may reuse
  * the answer), but short-lived: the contribution asks for WEB_CACHE_TTL_MS. Without a provider, the

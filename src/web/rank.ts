@@ -1,4 +1,4 @@
-import { type Embedder, reciprocalRankFusion } from '../rag/index.js';
+import { type Embedder, reciprocalRankFusion } from '../retrieval/index.js';
 
 export interface Candidate {
   /** Index of the page (search result) it comes from. */

@@ -8,6 +8,10 @@ import { describe, it } from 'node:test';
  * 1. src/http/ imports no capability: only the shared folders below (and generated/ contract types).
  * 2. A folder reaches into another folder only through its index.ts.
  * 3. The shared folders import no capability.
+ * 4. Documents (`rag/`) are a capability the composition roots wire: only `compose.ts` and the CLI's commands
+ *    (`cli/`, which assemble the same capabilities on the same storage) import it; memory, web and the rest
+ *    share the retrieval engine (`retrieval/`), never rag/.
+ * 5. No import circle between files (type-only imports count too).
  */
 const SRC = resolve(import.meta.dirname, '../../src');
 const SHARED = new Set(['kernel', 'errors', 'clock', 'text', 'config', 'storage', 'http', 'tiers']);
@@ -82,6 +86,48 @@ function sharedImportsAbove(e: Edge): boolean {
   return !SHARED_MAY_IMPORT[from]?.includes(to);
 }
 
+/** Rule 4: rag/ is imported by the composition roots alone. */
+const COMPOSITION_ROOTS = new Set(['', 'cli']);
+function importsDocumentsCapability(e: Edge): boolean {
+  const [from, to] = [folderOf(e.from), folderOf(e.to)];
+  return to === 'rag' && from !== 'rag' && !(COMPOSITION_ROOTS.has(from) && e.from !== 'server.ts');
+}
+
+/** Rule 5: the files of each import circle (Tarjan's strongly connected components of more than one file, or a self-import). */
+function circles(graph: readonly Edge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of graph) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  let counter = 0;
+  const visit = (v: string): void => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string | undefined;
+    do {
+      w = stack.pop() as string;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (next.get(v) ?? []).includes(v)) found.push(component.sort());
+  };
+  for (const v of next.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
 const edges = sourceFiles(SRC).flatMap(importsOf);
 
 describe('import rules (docs/architecture.md)', () => {
@@ -102,6 +148,17 @@ describe('import rules (docs/architecture.md)', () => {
     assert.deepEqual(edges.filter(sharedImportsAbove), []);
   });
 
+  it('rag/ is imported only by the composition roots (compose.ts, cli/); memory and web use retrieval/', () => {
+    assert.deepEqual(edges.filter(importsDocumentsCapability), []);
+    assert.ok(
+      edges.some((e) => e.from === join('memory', 'memory-service.ts') && e.to === join('retrieval', 'index.ts')),
+    );
+  });
+
+  it('no file imports itself through a circle of files', () => {
+    assert.deepEqual(circles(edges), []);
+  });
+
   it('each rule catches a planted violation and lets the allowed form pass', () => {
     const edge = (from: string, to: string): Edge => ({ from, to, specifier: '' });
     assert.ok(httpImportsCapability(edge(join('http', 'app.ts'), join('chat', 'index.ts'))));
@@ -110,5 +167,14 @@ describe('import rules (docs/architecture.md)', () => {
     assert.ok(!reachesPastIndex(edge(join('chat', 'x.ts'), join('cache', 'index.ts'))));
     assert.ok(sharedImportsAbove(edge(join('kernel', 'x.ts'), join('errors', 'index.ts'))));
     assert.ok(!sharedImportsAbove(edge(join('tiers', 'x.ts'), join('kernel', 'index.ts'))));
+    assert.ok(importsDocumentsCapability(edge(join('memory', 'x.ts'), join('rag', 'index.ts'))));
+    assert.ok(importsDocumentsCapability(edge('server.ts', join('rag', 'index.ts'))));
+    assert.ok(!importsDocumentsCapability(edge('compose.ts', join('rag', 'index.ts'))));
+    assert.ok(reachesPastIndex(edge(join('web', 'x.ts'), join('retrieval', 'sql', 'lexical-set.ts'))));
+    assert.deepEqual(
+      circles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts'), edge('c.ts', 'a.ts'), edge('c.ts', 'd.ts')]),
+      [['a.ts', 'b.ts', 'c.ts']],
+    );
+    assert.deepEqual(circles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts')]), []);
   });
 });

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { QdrantChunkIndex } from '../../src/rag/qdrant-chunk-index.js';
+import type { DocumentRecord } from '../../src/rag/index.js';
 import { RagService } from '../../src/rag/rag-service.js';
-import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
 import { SqlDocumentStore } from '../../src/rag/sql-document-store.js';
-import type { ChunkIndex, DocumentRecord, Tenant } from '../../src/rag/types.js';
+import type { ChunkIndex, Tenant } from '../../src/retrieval/index.js';
+import { QdrantChunkIndex } from '../../src/retrieval/qdrant/qdrant-chunk-index.js';
+import { SqlChunkIndex } from '../../src/retrieval/sql/sql-chunk-index.js';
 import { type Db, openDb } from '../../src/storage/index.js';
+import { fakeEmbedder } from '../retrieval/test-embedder.js';
 import { type Backend, backends, createTestDatabase } from '../support/databases.js';
 import { qdrantAvailable, startQdrant } from '../support/qdrant.js';
-import { fakeEmbedder } from './test-embedder.js';
 
 const A: Tenant = { accountId: 'acct_a', userId: 'u1' };
 const B: Tenant = { accountId: 'acct_a', userId: 'u2' };

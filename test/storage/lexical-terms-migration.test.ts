@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DataSource } from 'typeorm';
-import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
+import { SqlChunkIndex } from '../../src/retrieval/sql/sql-chunk-index.js';
 import { MIGRATIONS, openDb, sqlitePath } from '../../src/storage/data-source.js';
 import { LexicalTerms1764600000000 } from '../../src/storage/migrations/1764600000000-lexical-terms.js';
 import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';

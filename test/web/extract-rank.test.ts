@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Embedder } from '../../src/rag/index.js';
+import type { Embedder } from '../../src/retrieval/index.js';
 import { decodePage, htmlText, passages, rank, stripMarkup } from '../../src/web/index.js';
 import { articlePage } from './pages.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { AppError } from '../../src/errors/index.js';
-import { Extractor } from '../../src/rag/index.js';
+import { Extractor } from '../../src/extract/index.js';
 import { FetchGuard, PageFetcher, searxngProvider, WebGrounding } from '../../src/web/index.js';
 import { articlePage, type LocalServer, listen } from './pages.js';
 

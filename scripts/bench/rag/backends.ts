@@ -4,9 +4,9 @@
  * binary, started here on free ports, stopped after). Each
  * benchmark phase gets its own collection or database, so phases do not share term statistics.
  */
-import { QdrantChunkIndex } from '../../../src/rag/qdrant-chunk-index.js';
-import { SqlChunkIndex } from '../../../src/rag/sql-chunk-index.js';
-import type { ChunkIndex } from '../../../src/rag/types.js';
+
+import type { ChunkIndex } from '../../../src/retrieval/index.js';
+import { QdrantChunkIndex, SqlChunkIndex } from '../../../src/retrieval/index.js';
 import { type Db, openDb } from '../../../src/storage/index.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js';
 import { type QdrantProcess, qdrantAvailable, startQdrant, waitIndexed } from './qdrant-process.js';

@@ -1,8 +1,8 @@
 /** The benchmark's corpus: Cranfield chunked by pvai's chunker, with cached vectors for chunks and queries. */
 import { join } from 'node:path';
-import { chunkText } from '../../../src/rag/chunker.js';
-import { LocalEmbedder } from '../../../src/rag/local-embedder.js';
-import type { Chunk } from '../../../src/rag/types.js';
+import { chunkText } from '../../../src/rag/index.js';
+import type { Chunk } from '../../../src/retrieval/index.js';
+import { LocalEmbedder } from '../../../src/retrieval/index.js';
 import { ROOT } from '../lib.js';
 import { type Cranfield, loadCranfield } from './cranfield.js';
 import { EmbeddingCache } from './embed-cache.js';

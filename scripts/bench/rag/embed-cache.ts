@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Embedder } from '../../../src/rag/types.js';
+import type { Embedder } from '../../../src/retrieval/index.js';
 
 const hash = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 22);
 

@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { getSharedLlama } from '../../../src/providers/index.js';
-import { LocalEmbedder } from '../../../src/rag/local-embedder.js';
+import { LocalEmbedder } from '../../../src/retrieval/index.js';
 import { MODEL_PATH, THREADS } from './corpus.js';
 
 export interface EmbeddingThroughput {

@@ -1,7 +1,7 @@
 /**
  * Lexical indexing throughput: Cranfield's text through the chunker into the index, timed, the way the
- * ingestion worker writes it — a backlog of small documents CLAIM_SMALL per write and LEXICAL_LANES
- * writes at once (its claims and lanes), a document above SMALL_BYTES on its own (in a lane of its own)
+ * ingestion worker writes it — a backlog of small documents `claimSmall` per write and `lanes`
+ * writes at once (its claims and lanes), a document above `smallBytes` on its own (in a lane of its own)
  * — and, for comparison, one write per small document, one at a time (a lone upload's path).
  *
  * A target shape is timed ROUNDS times, each into a fresh index, and its median reported with the spread:
@@ -9,9 +9,8 @@
  * (a collector pause or a busy neighbour is a large part of 0.3 s).
  */
 import { performance } from 'node:perf_hooks';
-import { chunkText } from '../../../src/rag/chunker.js';
-import { CLAIM_SMALL, LEXICAL_LANES, SMALL_BYTES } from '../../../src/rag/rag-service.js';
-import type { ChunkIndex, Tenant } from '../../../src/rag/types.js';
+import { chunkText, DEFAULT_INGESTION } from '../../../src/rag/index.js';
+import type { ChunkIndex, Tenant } from '../../../src/retrieval/index.js';
 import type { Corpus } from './corpus.js';
 
 export interface IngestRow {
@@ -95,11 +94,12 @@ export async function putCranfield(
   rounds = ROUNDS,
 ): Promise<IngestRow> {
   const texts = c.docs.map((d) => ({ id: d.id, text: d.text }));
-  if (texts.some((t) => Buffer.byteLength(t.text) > SMALL_BYTES)) throw new Error('a Cranfield document is not small');
-  const backlog = (into: ChunkIndex) => put(into, tenant, texts, CLAIM_SMALL, LEXICAL_LANES);
+  if (texts.some((t) => Buffer.byteLength(t.text) > DEFAULT_INGESTION.smallBytes))
+    throw new Error('a Cranfield document is not small');
+  const backlog = (into: ChunkIndex) => put(into, tenant, texts, DEFAULT_INGESTION.claimSmall, DEFAULT_INGESTION.lanes);
   return {
     backend: label,
-    shape: `${texts.length} documents, ${CLAIM_SMALL} per write, ${LEXICAL_LANES} writes at once`,
+    shape: `${texts.length} documents, ${DEFAULT_INGESTION.claimSmall} per write, ${DEFAULT_INGESTION.lanes} writes at once`,
     mb: megabytes(texts),
     ...(await timed(backlog, open, rounds, index)),
     target: true,
@@ -138,10 +138,10 @@ export async function otherShapes(
       .join('\n\n');
     large.push({ id: `large${large.length}`, text });
   }
-  const each = (into: ChunkIndex) => put(into, tenant, large, 1, LEXICAL_LANES);
+  const each = (into: ChunkIndex) => put(into, tenant, large, 1, DEFAULT_INGESTION.lanes);
   rows.push({
     backend: label,
-    shape: `${large.length} documents of ~100 kB, one a write, ${LEXICAL_LANES} writes at once`,
+    shape: `${large.length} documents of ~100 kB, one a write, ${DEFAULT_INGESTION.lanes} writes at once`,
     mb: megabytes(large),
     ...(await timed(each, open, rounds)),
     target: true,

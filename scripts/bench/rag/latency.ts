@@ -5,7 +5,7 @@
  * vectors. Timed: `index.search()` alone (the query is embedded beforehand; its time is reported apart).
  */
 import { performance } from 'node:perf_hooks';
-import type { Chunk, ChunkIndex, SearchMode, Tenant } from '../../../src/rag/types.js';
+import type { Chunk, ChunkIndex, SearchMode, Tenant } from '../../../src/retrieval/index.js';
 import type { Corpus } from './corpus.js';
 import { percentile } from './metrics.js';
 

@@ -16,7 +16,7 @@ import { stopwords as oramaStopWords } from '@orama/stopwords/english';
 import MiniSearch from 'minisearch';
 import bm25 from 'wink-bm25-text-search';
 import nlp from 'wink-nlp-utils';
-import type { Chunk } from '../../../src/rag/types.js';
+import type { Chunk } from '../../../src/retrieval/index.js';
 
 export interface PeerIndex {
   name: string;

@@ -1,5 +1,5 @@
 /** Quality on Cranfield: nDCG@10 and recall@100 per system, documents scored by their best chunk. */
-import type { ChunkIndex, SearchMode, Tenant } from '../../../src/rag/types.js';
+import type { ChunkIndex, SearchMode, Tenant } from '../../../src/retrieval/index.js';
 import type { Corpus } from './corpus.js';
 import { documentsOf, evaluate, type Quality } from './metrics.js';
 import type { PeerIndex } from './peers.js';

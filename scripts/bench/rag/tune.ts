@@ -7,8 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SqlChunkIndex } from '../../../src/rag/sql-chunk-index.js';
-import type { ChunkHit, Tenant } from '../../../src/rag/types.js';
+import type { ChunkHit, Tenant } from '../../../src/retrieval/index.js';
+import { SqlChunkIndex } from '../../../src/retrieval/index.js';
 import { openDb } from '../../../src/storage/index.js';
 import { createTestDatabase } from '../../../test/support/databases.js';
 import { ROOT, table } from '../lib.js';

@@ -20,6 +20,7 @@
  * another model is refused instead of mixing vector spaces.
  */
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, DocumentChunks, Tenant } from '../types.js';
 import { chunkSparse, querySparse } from './qdrant-sparse.js';
 import {
   bm25,
@@ -32,7 +33,6 @@ import {
   readState,
   tenantFilter,
 } from './qdrant-support.js';
-import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, DocumentChunks, Tenant } from './types.js';
 
 export const DEFAULT_QDRANT_COLLECTION = 'pvai_chunks';
 /** Points per upsert (~60 kB of JSON with sparse vectors; a schema-1 server tokenises each text). */

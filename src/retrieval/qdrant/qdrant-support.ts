@@ -1,7 +1,7 @@
 /** Small pieces of the Qdrant adapter: point ids, tenant filters, the recorded model, error messages. */
 import { createHash } from 'node:crypto';
 import type { QdrantClient } from '@qdrant/js-client-rest';
-import type { Tenant } from './types.js';
+import type { Tenant } from '../types.js';
 
 /** The named dense vector (the embedding model's). */
 export const DENSE = 'dense';

@@ -1,6 +1,6 @@
-import { AppError } from '../errors/index.js';
+import { AppError } from '../../errors/index.js';
+import type { Embedder } from '../types.js';
 import { normalise } from './local-embedder.js';
-import type { Embedder } from './types.js';
 
 export interface OpenAIEmbedderOptions {
   /** Base URL including `/v1` (vLLM, Ollama's OpenAI endpoint, a hosted API). */

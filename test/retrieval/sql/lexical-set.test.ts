@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LexicalSet } from '../../src/rag/lexical-set.js';
-import { analyze, encodeTerms, queryTerms } from '../../src/text/index.js';
+import { LexicalSet } from '../../../src/retrieval/sql/lexical-set.js';
+import { analyze, encodeTerms, queryTerms } from '../../../src/text/index.js';
 
 /** BM25 as written in the textbooks (k1 1.2, b 0.75, Lucene's IDF), over documents given as term lists. */
 function referenceBm25(docs: Array<{ id: string; terms: string[] }>, query: string[], id: string): number {

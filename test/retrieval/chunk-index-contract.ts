@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Chunk, ChunkHit, ChunkIndex, SearchMode, Tenant } from '../../src/rag/types.js';
+import type { Chunk, ChunkHit, ChunkIndex, SearchMode, Tenant } from '../../src/retrieval/index.js';
 
 /**
  * What every `ChunkIndex` adapter must do, run against each (SQL on SQLite and PostgreSQL, Qdrant).

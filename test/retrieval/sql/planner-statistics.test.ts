@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
-import type { Chunk } from '../../src/rag/types.js';
-import { openDb } from '../../src/storage/index.js';
-import { createTestDatabase, postgresOnly } from '../support/databases.js';
+import type { Chunk } from '../../../src/retrieval/index.js';
+import { SqlChunkIndex } from '../../../src/retrieval/sql/sql-chunk-index.js';
+import { openDb } from '../../../src/storage/index.js';
+import { createTestDatabase, postgresOnly } from '../../support/databases.js';
 
 const tenant = { accountId: 'acct_stats', userId: 'u1' };
 /** The exact-rerank read of SqlChunkIndex's dense search. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TenantCache } from '../../src/rag/tenant-cache.js';
-import { rerank, type VectorHit, VectorSet } from '../../src/rag/vector-set.js';
+import { TenantCache } from '../../../src/retrieval/sql/tenant-cache.js';
+import { rerank, type VectorHit, VectorSet } from '../../../src/retrieval/sql/vector-set.js';
 
 const DIM = 384;
 

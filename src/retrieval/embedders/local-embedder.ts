@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import type { LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
-import { getSharedLlama } from '../providers/index.js';
-import type { Embedder, EmbeddingTokenizer } from './types.js';
+import { getSharedLlama } from '../../providers/index.js';
+import type { Embedder, EmbeddingTokenizer } from '../types.js';
 
 export interface LocalEmbedderOptions {
   modelPath: string;

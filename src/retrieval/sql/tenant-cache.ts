@@ -1,4 +1,4 @@
-import type { Tenant } from './types.js';
+import type { Tenant } from '../types.js';
 
 /**
  * Tenants' indexes kept in memory (TenantSets: terms and vectors), each with the database generation it reflects

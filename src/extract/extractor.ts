@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { AppError } from '../../errors/index.js';
+import { AppError } from '../errors/index.js';
 import type { Extracted, FailureCode, Format } from './formats.js';
 
 /** Limits for one file's extraction; a worker that exceeds them is terminated. */

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { RagService } from '../../src/rag/rag-service.js';
-import { SqlChunkIndex } from '../../src/rag/sql-chunk-index.js';
-import { SqlDocumentStore } from '../../src/rag/sql-document-store.js';
-import type { Chunk, Embedder, Tenant } from '../../src/rag/types.js';
-import { type Db, openDb } from '../../src/storage/index.js';
-import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { chunkIndexContract } from './chunk-index-contract.js';
-import { fakeEmbedder, vectors } from './test-embedder.js';
+import { RagService } from '../../../src/rag/rag-service.js';
+import { SqlDocumentStore } from '../../../src/rag/sql-document-store.js';
+import type { Chunk, Embedder, Tenant } from '../../../src/retrieval/index.js';
+import { SqlChunkIndex } from '../../../src/retrieval/sql/sql-chunk-index.js';
+import { type Db, openDb } from '../../../src/storage/index.js';
+import { backends, createTestDatabase, type TestDatabase } from '../../support/databases.js';
+import { chunkIndexContract } from '../chunk-index-contract.js';
+import { fakeEmbedder, vectors } from '../test-embedder.js';
 
 async function open(database: TestDatabase): Promise<Db> {
   return openDb({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 2 });

@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Row } from '../storage/index.js';
-import type { Tenant } from './types.js';
+import type { Row } from '../../storage/index.js';
+import type { Tenant } from '../types.js';
 
 /**
  * The SQL SqlChunkIndex writes with that is not a one-off: the tenant generation bumped inside each

@@ -9,7 +9,7 @@
  * 432 ms of server time with server-side BM25 and 227 ms with these vectors; the analysis here costs
  * ~60 ms of the client's.
  */
-import { analyze, queryTerms } from '../text/index.js';
+import { analyze, queryTerms } from '../../text/index.js';
 
 /** BM25's usual saturation and length normalisation (the SQL index scores with the same). */
 const K1 = 1.2;

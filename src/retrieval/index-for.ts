@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import { QdrantChunkIndex } from './qdrant-chunk-index.js';
+import { QdrantChunkIndex } from './qdrant/qdrant-chunk-index.js';
 import type { ChunkIndex } from './types.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Db } from '../storage/index.js';
+import type { Db } from '../../storage/index.js';
 
 /** Rows this process writes between two looks at the table's statistics. */
 const CHECK_EVERY = 5_000;

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../config/index.js';
+import type { Config } from '../../config/index.js';
+import type { Embedder } from '../types.js';
 import { LocalEmbedder } from './local-embedder.js';
 import { OpenAIEmbedder } from './openai-embedder.js';
-import type { Embedder } from './types.js';
 
 export const DEFAULT_EMBEDDING_MODEL_FILE = 'all-MiniLM-L6-v2.Q8_0.gguf';
 

@@ -1,4 +1,4 @@
-import type { Embedder } from '../../src/rag/types.js';
+import type { Embedder } from '../../src/retrieval/index.js';
 
 /** Random unit vectors, reproducible. */
 export function vectors(count: number, dimension: number, seed: number): Float32Array[] {

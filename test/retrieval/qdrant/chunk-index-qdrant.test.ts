@@ -4,10 +4,10 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { QdrantChunkIndex } from '../../src/rag/qdrant-chunk-index.js';
-import { checkQdrant } from '../../src/setup/doctor.js';
-import { type QdrantServer, qdrantAvailable, startQdrant } from '../support/qdrant.js';
-import { chunkIndexContract, MODEL } from './chunk-index-contract.js';
+import { QdrantChunkIndex } from '../../../src/retrieval/qdrant/qdrant-chunk-index.js';
+import { checkQdrant } from '../../../src/setup/doctor.js';
+import { type QdrantServer, qdrantAvailable, startQdrant } from '../../support/qdrant.js';
+import { chunkIndexContract, MODEL } from '../chunk-index-contract.js';
 
 const available = qdrantAvailable();
 

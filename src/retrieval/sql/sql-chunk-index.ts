@@ -1,12 +1,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Db, Row } from '../storage/index.js';
-import { analyze, queryTerms } from '../text/index.js';
-import { reciprocalRankFusion } from './fusion.js';
+import type { Db, Row } from '../../storage/index.js';
+import { analyze, queryTerms } from '../../text/index.js';
+import { reciprocalRankFusion } from '../fusion.js';
+import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, DocumentChunks, Tenant } from '../types.js';
 import { PlannerStatistics } from './planner-statistics.js';
 import { type PgQuery, pgBump, sqliteStatements } from './sql-chunk-index-sql.js';
 import { TenantCache } from './tenant-cache.js';
 import { TenantSets } from './tenant-sets.js';
-import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, DocumentChunks, Tenant } from './types.js';
 import { rerank } from './vector-set.js';
 
 /** Candidates taken from each ranking before a hybrid search fuses them. */

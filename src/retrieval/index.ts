@@ -1,0 +1,28 @@
+/**
+ * The retrieval engine that documents (`rag/`), memory and web grounding share: the `ChunkIndex` port and its two
+ * adapters (`sql/` over the service's own database, the embedded default; `qdrant/`), the embedders that turn text
+ * into vectors (`embedders/`), and rank fusion. It knows chunks and tenants, never documents or memories.
+ */
+
+export { createEmbedder, DEFAULT_EMBEDDING_MODEL_FILE, defaultEmbeddingModelPath } from './embedders/create.js';
+export { LocalEmbedder, normalise } from './embedders/local-embedder.js';
+export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './embedders/openai-embedder.js';
+export { reciprocalRankFusion } from './fusion.js';
+export { chunkIndexFor } from './index-for.js';
+export {
+  DEFAULT_QDRANT_COLLECTION,
+  QdrantChunkIndex,
+  type QdrantChunkIndexOptions,
+} from './qdrant/qdrant-chunk-index.js';
+export { modelMismatch, SqlChunkIndex } from './sql/sql-chunk-index.js';
+export type {
+  Chunk,
+  ChunkHit,
+  ChunkIndex,
+  ChunkQuery,
+  DocumentChunks,
+  Embedder,
+  EmbeddingTokenizer,
+  SearchMode,
+  Tenant,
+} from './types.js';
