@@ -1,5 +1,12 @@
 import type { Chunk, Tenant } from '../retrieval/index.js';
-import { byIdsFirst, type Db, placeholderList, type Row } from '../storage/index.js';
+import {
+  byIdsFirst,
+  type Db,
+  type DialectStatements,
+  placeholderList,
+  type Row,
+  transaction,
+} from '../storage/index.js';
 import type { ChunkMatch, DocumentRecord, DocumentStore, IngestionJob } from './types.js';
 
 const DOC_COLUMNS = `id, account_id, user_id, title, content_type, size_bytes, metadata, status, chunk_count,
@@ -44,15 +51,62 @@ function toChunk(row: Row): Chunk {
   };
 }
 
+/** The statements whose text differs by dialect. */
+interface DocumentStatements {
+  /** After the claim's subquery: a lock so two workers (lanes, replicas) never take the same job. */
+  claimLock: string;
+  /**
+   * putChunks, in one transaction. SQLite runs them per document and per chunk with positional `?`;
+   * PostgreSQL runs each once for all of them, over arrays.
+   */
+  putChunks: {
+    /** Which of the documents are still there (PostgreSQL: locked against their delete until the commit). */
+    present: string;
+    /** The documents' earlier chunks. */
+    deleteChunks: string;
+    /** The chunks: id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page. */
+    insertChunks: string;
+    /** Each document's chunk count (with chunks_embedded back to 0). */
+    setCounts: string;
+  };
+}
+
+const statements: DialectStatements<DocumentStatements> = {
+  sqlite: {
+    claimLock: '',
+    putChunks: {
+      present: 'SELECT 1 FROM rag_documents WHERE id = ?',
+      deleteChunks: 'DELETE FROM rag_chunks WHERE document_id = ?',
+      insertChunks: `INSERT INTO rag_chunks (id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      setCounts: 'UPDATE rag_documents SET chunk_count = ?, chunks_embedded = 0 WHERE id = ?',
+    },
+  },
+  postgres: {
+    claimLock: 'FOR UPDATE SKIP LOCKED',
+    putChunks: {
+      present: 'SELECT id FROM rag_documents WHERE id = ANY($1::text[]) FOR KEY SHARE',
+      deleteChunks: 'DELETE FROM rag_chunks WHERE document_id = ANY($1::text[])',
+      insertChunks: `INSERT INTO rag_chunks (id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[],
+                              $8::int[], $9::int[])`,
+      setCounts: `UPDATE rag_documents d SET chunk_count = u.n, chunks_embedded = 0
+         FROM unnest($1::text[], $2::int[]) AS u(id, n) WHERE d.id = u.id`,
+    },
+  },
+};
+
 /**
  * Documents, chunks and jobs in the service's database (SQLite or PostgreSQL, the same SQL where it
  * can be). Retrieval is SqlChunkIndex's (or another ChunkIndex's).
  */
 export class SqlDocumentStore implements DocumentStore {
   readonly #db: Db;
+  readonly #sql: DocumentStatements;
 
   constructor(db: Db) {
     this.#db = db;
+    this.#sql = statements[db.dialect];
   }
 
   async insert(doc: DocumentRecord, text: string, pages: readonly number[]): Promise<void> {
@@ -129,7 +183,7 @@ export class SqlDocumentStore implements DocumentStore {
   /** Leases up to `limit` processing documents of at most `maxBytes` whose lease ran out, oldest first. */
   async #claim(condition: string, now: number, leaseMs: number, maxBytes: number, limit: number) {
     // SKIP LOCKED: two workers (lanes, replicas) never take the same job; SQLite has one writer per file anyway.
-    const lock = this.#db.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+    const lock = this.#sql.claimLock;
     const rows = await this.#db.query(
       `UPDATE rag_documents SET lease_until = $1, attempts = attempts + 1
        WHERE id IN (SELECT id FROM rag_documents
@@ -182,55 +236,33 @@ export class SqlDocumentStore implements DocumentStore {
     // A document deleted since its job read it (its owner deleted it during the index write) is left out:
     // its chunks have nowhere to go, and the others of the claim must not fail with it.
     const db = this.#db;
+    const sql = this.#sql.putChunks;
     if (db.dialect === 'sqlite') {
       // One transaction: a crash leaves either no chunks or all of them, of every document.
-      const stmtExists = db.sqlite.prepare('SELECT 1 FROM rag_documents WHERE id = ?');
-      const stmtDelete = db.sqlite.prepare('DELETE FROM rag_chunks WHERE document_id = ?');
-      const stmtInsert = db.sqlite.prepare(
-        `INSERT INTO rag_chunks (id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      const stmtCount = db.sqlite.prepare('UPDATE rag_documents SET chunk_count = ?, chunks_embedded = 0 WHERE id = ?');
-      db.sqlite.transaction(() => {
+      const stmtExists = db.sqlite.prepare(sql.present);
+      const stmtDelete = db.sqlite.prepare(sql.deleteChunks);
+      const stmtInsert = db.sqlite.prepare(sql.insertChunks);
+      const stmtCount = db.sqlite.prepare(sql.setCounts);
+      transaction(db, () => {
         const kept = documents.filter(({ doc }) => stmtExists.get(doc.id) !== undefined);
         for (const { doc } of kept) stmtDelete.run(doc.id);
         for (const row of rowsOf(kept)) stmtInsert.run(...row);
         for (const { doc, chunks } of kept) stmtCount.run(chunks.length, doc.id);
-      })();
+      });
       return;
     }
     // Four statements however many chunks and documents (a statement per chunk was a round trip each).
-    const client = await db.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await transaction(db, async (tx) => {
       // Held until the commit: a delete of one of them waits for it, then takes its chunks with it.
-      const present = await client.query<{ id: string }>(
-        'SELECT id FROM rag_documents WHERE id = ANY($1::text[]) FOR KEY SHARE',
-        [documents.map((d) => d.doc.id)],
-      );
-      const ids = new Set(present.rows.map((r) => r.id));
+      const present = await tx.query<{ id: string }>(sql.present, [documents.map((d) => d.doc.id)]);
+      const ids = new Set(present.map((r) => r.id));
       const kept = documents.filter(({ doc }) => ids.has(doc.id));
       const rows = rowsOf(kept);
       const column = (i: number) => rows.map((r) => r[i]);
-      await client.query('DELETE FROM rag_chunks WHERE document_id = ANY($1::text[])', [kept.map((d) => d.doc.id)]);
-      await client.query(
-        `INSERT INTO rag_chunks (id, document_id, account_id, user_id, ordinal, text, char_start, char_end, page)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[],
-                              $8::int[], $9::int[])`,
-        [0, 1, 2, 3, 4, 5, 6, 7, 8].map(column),
-      );
-      await client.query(
-        `UPDATE rag_documents d SET chunk_count = u.n, chunks_embedded = 0
-         FROM unnest($1::text[], $2::int[]) AS u(id, n) WHERE d.id = u.id`,
-        [kept.map((d) => d.doc.id), kept.map((d) => d.chunks.length)],
-      );
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+      await tx.query(sql.deleteChunks, [kept.map((d) => d.doc.id)]);
+      await tx.query(sql.insertChunks, [0, 1, 2, 3, 4, 5, 6, 7, 8].map(column));
+      await tx.query(sql.setCounts, [kept.map((d) => d.doc.id), kept.map((d) => d.chunks.length)]);
+    });
   }
 
   async unembedded(documentId: string, limit: number): Promise<Chunk[]> {
