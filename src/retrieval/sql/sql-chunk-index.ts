@@ -1,10 +1,9 @@
-import type BetterSqlite3 from 'better-sqlite3';
-import type { Db, Row } from '../../storage/index.js';
+import type { Db } from '../../storage/index.js';
 import { analyze, queryTerms } from '../../text/index.js';
 import { reciprocalRankFusion } from '../fusion.js';
 import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, DocumentChunks, Tenant } from '../types.js';
+import { type IndexRow, type IndexRows, indexRowsFor } from './index-rows.js';
 import { PlannerStatistics } from './planner-statistics.js';
-import { type PgQuery, pgBump, sqliteStatements } from './sql-chunk-index-sql.js';
 import { TenantCache } from './tenant-cache.js';
 import { TenantSets } from './tenant-sets.js';
 import { rerank } from './vector-set.js';
@@ -18,10 +17,6 @@ const CANDIDATES = 50;
 const CACHED_CHUNKS = 300_000;
 /** Candidates of the int8 scan reranked exactly (at least; 2k when k is larger). */
 const RERANK = 100;
-
-function toBytes(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-}
 
 function fromBytes(bytes: Uint8Array): Float32Array {
   // Copied: the driver's buffer need not be 4-byte aligned.
@@ -58,6 +53,8 @@ export class SqlChunkIndex implements ChunkIndex {
   readonly name: string;
   readonly #db: Db;
   #dimension: number | undefined;
+  /** The rows in the database, by dialect (index-rows.ts): this class has no dialect of its own. */
+  readonly #rows: IndexRows;
   readonly #cache: TenantCache<TenantSets>;
   /** PostgreSQL only: ANALYZE after bulk writes (planner-statistics.ts says why). */
   readonly statistics: PlannerStatistics;
@@ -68,6 +65,7 @@ export class SqlChunkIndex implements ChunkIndex {
   ) {
     this.#db = db;
     this.name = db.dialect;
+    this.#rows = indexRowsFor(db);
     this.#cache = new TenantCache(options.cachedChunks ?? CACHED_CHUNKS);
     this.statistics = new PlannerStatistics(db, 'rag_index_chunks', {
       onError: options.onError,
@@ -114,46 +112,13 @@ export class SqlChunkIndex implements ChunkIndex {
 
   async putDocuments(tenant: Tenant, documents: readonly DocumentChunks[]): Promise<void> {
     if (documents.length === 0) return;
-    const db = this.#db;
     const analysed = documents.map((d) => ({
       documentId: d.documentId,
       chunks: d.chunks.map((c) => ({ id: c.id, terms: analyze(c.text) })),
     }));
-    let generation: number;
-    if (db.dialect === 'sqlite') {
-      const s = this.#sqliteStatements(db.sqlite);
-      // One transaction: the documents' old entries go and the new ones come together.
-      generation = db.sqlite.transaction(() => {
-        for (const d of analysed) {
-          s.deleteDocument.run(tenant.accountId, tenant.userId, d.documentId);
-          for (const c of d.chunks) {
-            s.insertChunk.run(tenant.accountId, tenant.userId, d.documentId, c.id, c.terms.join(' '));
-          }
-        }
-        return s.bump(tenant);
-      })();
-    } else {
-      const rows = analysed.flatMap((d) => d.chunks.map((c) => [d.documentId, c.id, c.terms.join(' ')] as const));
-      // One transaction and three statements however many documents: a commit is ~1.4 ms, most of a
-      // small document's indexing when each had its own (0.74 MB/s for Cranfield's 1,400 abstracts).
-      generation = await this.#pgTransaction(async (q) => {
-        await q(
-          'DELETE FROM rag_index_chunks WHERE account_id = $1 AND user_id = $2 AND document_id = ANY($3::text[])',
-          [tenant.accountId, tenant.userId, analysed.map((d) => d.documentId)],
-        );
-        if (rows.length > 0) {
-          await q(
-            `INSERT INTO rag_index_chunks (account_id, user_id, document_id, chunk_id, terms)
-             SELECT $1, $2, u.doc, u.id, u.terms
-             FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(doc, id, terms, i)
-             ORDER BY u.i`,
-            [tenant.accountId, tenant.userId, rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
-          );
-        }
-        return pgBump(q, tenant);
-      });
-      this.statistics.wrote(rows.length);
-    }
+    // One transaction: the documents' old entries go and the new ones come together.
+    const generation = await this.#rows.put(tenant, analysed);
+    this.statistics.wrote(analysed.reduce((n, d) => n + d.chunks.length, 0));
     this.#cache.applied(tenant, generation, (set) => {
       for (const d of analysed) set.putDocument(d.documentId, d.chunks);
     });
@@ -170,38 +135,8 @@ export class SqlChunkIndex implements ChunkIndex {
         throw new Error(`a vector of ${vector.length} dimensions for an index of ${dimension}`);
       }
     }
-    const db = this.#db;
     // Only chunks that were put (and are still there) take a vector, in the database and in memory alike.
-    let stored: Set<string>;
-    let generation: number;
-    if (db.dialect === 'sqlite') {
-      const s = this.#sqliteStatements(db.sqlite);
-      [stored, generation] = db.sqlite.transaction((): [Set<string>, number] => {
-        const done = new Set<string>();
-        for (const { chunkId, vector } of vectors) {
-          const { changes } = s.setVector.run(toBytes(vector), tenant.accountId, tenant.userId, documentId, chunkId);
-          if (changes > 0) done.add(chunkId);
-        }
-        return [done, s.bump(tenant)];
-      })();
-    } else {
-      [stored, generation] = await this.#pgTransaction(async (q): Promise<[Set<string>, number]> => {
-        const rows = (await q(
-          `UPDATE rag_index_chunks c SET embedding = u.embedding
-           FROM unnest($4::text[], $5::bytea[]) AS u(chunk_id, embedding)
-           WHERE c.account_id = $1 AND c.user_id = $2 AND c.document_id = $3 AND c.chunk_id = u.chunk_id
-           RETURNING c.chunk_id`,
-          [
-            tenant.accountId,
-            tenant.userId,
-            documentId,
-            vectors.map((v) => v.chunkId),
-            vectors.map((v) => toBytes(v.vector)),
-          ],
-        )) as Array<{ chunk_id: string }>;
-        return [new Set(rows.map((r) => r.chunk_id)), await pgBump(q, tenant)];
-      });
-    }
+    const { stored, generation } = await this.#rows.putVectors(tenant, documentId, vectors);
     this.#cache.applied(tenant, generation, (set) => {
       for (const { chunkId, vector } of vectors) {
         if (stored.has(chunkId)) set.putVector(chunkId, documentId, vector);
@@ -210,48 +145,13 @@ export class SqlChunkIndex implements ChunkIndex {
   }
 
   async deleteDocument(tenant: Tenant, documentId: string): Promise<void> {
-    const db = this.#db;
-    let generation: number;
-    if (db.dialect === 'sqlite') {
-      const s = this.#sqliteStatements(db.sqlite);
-      generation = db.sqlite.transaction(() => {
-        s.deleteDocument.run(tenant.accountId, tenant.userId, documentId);
-        return s.bump(tenant);
-      })();
-    } else {
-      generation = await this.#pgTransaction(async (q) => {
-        await q('DELETE FROM rag_index_chunks WHERE account_id = $1 AND user_id = $2 AND document_id = $3', [
-          tenant.accountId,
-          tenant.userId,
-          documentId,
-        ]);
-        return pgBump(q, tenant);
-      });
-    }
+    const generation = await this.#rows.deleteDocument(tenant, documentId);
     this.#cache.applied(tenant, generation, (set) => set.removeDocument(documentId));
   }
 
   async deleteTenant(tenant: Tenant): Promise<void> {
-    const db = this.#db;
-    if (db.dialect === 'sqlite') {
-      const s = this.#sqliteStatements(db.sqlite);
-      db.sqlite.transaction(() => {
-        s.deleteTenant.run(tenant.accountId, tenant.userId);
-        s.deleteGeneration.run(tenant.accountId, tenant.userId);
-      })();
-    } else {
-      await this.#pgTransaction(async (q) => {
-        await q('DELETE FROM rag_index_chunks WHERE account_id = $1 AND user_id = $2', [
-          tenant.accountId,
-          tenant.userId,
-        ]);
-        // No generation row means no chunks: a cache elsewhere sees 0, unlike what it holds, and reloads.
-        await q('DELETE FROM rag_index_tenants WHERE account_id = $1 AND user_id = $2', [
-          tenant.accountId,
-          tenant.userId,
-        ]);
-      });
-    }
+    // No generation row means no chunks: a cache elsewhere sees 0, unlike what it holds, and reloads.
+    await this.#rows.deleteTenant(tenant);
     this.#cache.forget(tenant);
   }
 
@@ -278,29 +178,10 @@ export class SqlChunkIndex implements ChunkIndex {
    * write landing in between makes the next search load again rather than keep stale rows.
    */
   async #load(tenant: Tenant): Promise<TenantSets> {
-    const db = this.#db;
-    let generation: number;
-    let rows: Iterable<IndexRow>;
-    if (db.dialect === 'sqlite') {
-      const s = this.#sqliteStatements(db.sqlite);
-      generation = s.generation(tenant);
-      const cached = this.#cache.get(tenant, generation);
-      if (cached) return cached;
-      rows = s.rows.iterate(tenant.accountId, tenant.userId) as Iterable<IndexRow>;
-    } else {
-      const found = await db.query<{ generation: string }>(
-        'SELECT generation FROM rag_index_tenants WHERE account_id = $1 AND user_id = $2',
-        [tenant.accountId, tenant.userId],
-      );
-      generation = Number(found[0]?.generation ?? 0);
-      const cached = this.#cache.get(tenant, generation);
-      if (cached) return cached;
-      rows = await db.query<IndexRow>(
-        `SELECT chunk_id, document_id, terms, embedding FROM rag_index_chunks
-         WHERE account_id = $1 AND user_id = $2 ORDER BY seq`,
-        [tenant.accountId, tenant.userId],
-      );
-    }
+    const generation = await this.#rows.generation(tenant);
+    const cached = this.#cache.get(tenant, generation);
+    if (cached) return cached;
+    const rows = await this.#rows.rows(tenant);
     const sets = new TenantSets();
     for (const row of rows) addRow(sets, row);
     if (sets.size > 0) this.#cache.put(tenant, generation, sets);
@@ -316,59 +197,13 @@ export class SqlChunkIndex implements ChunkIndex {
     // The int8 scan's best, reranked by their exact float32 vectors read back (tenant-filtered) by id.
     const candidates = set.candidates(vector, Math.max(RERANK, 2 * k));
     if (candidates.length === 0) return [];
-    const db = this.#db;
-    const ids = candidates.map((c) => c.id);
-    const rows =
-      db.dialect === 'sqlite'
-        ? (this.#sqliteStatements(db.sqlite).floats.all(
-            tenant.accountId,
-            tenant.userId,
-            JSON.stringify(ids),
-          ) as VectorRow[])
-        : await db.query<VectorRow>(
-            `SELECT chunk_id, embedding FROM rag_index_chunks
-             WHERE account_id = $1 AND user_id = $2 AND chunk_id = ANY($3::text[]) AND embedding IS NOT NULL`,
-            [tenant.accountId, tenant.userId, ids],
-          );
+    const rows = await this.#rows.vectors(
+      tenant,
+      candidates.map((c) => c.id),
+    );
     const floats = new Map(rows.map((r) => [r.chunk_id, fromBytes(r.embedding)]));
     return rerank(vector, candidates, (id) => floats.get(id), k).map((h) => ({ chunkId: h.id, score: h.score }));
   }
-
-  #statements: ReturnType<typeof sqliteStatements> | undefined;
-
-  #sqliteStatements(sqlite: BetterSqlite3.Database): ReturnType<typeof sqliteStatements> {
-    this.#statements ??= sqliteStatements(sqlite);
-    return this.#statements;
-  }
-
-  async #pgTransaction<T>(fn: (q: PgQuery) => Promise<T>): Promise<T> {
-    const db = this.#db;
-    if (db.dialect !== 'postgres') throw new Error('not PostgreSQL');
-    const client = await db.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await fn(async (sql, params) => (await client.query(sql, params)).rows as Row[]);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
-  }
-}
-
-interface VectorRow {
-  chunk_id: string;
-  embedding: Uint8Array;
-}
-
-interface IndexRow {
-  chunk_id: string;
-  document_id: string;
-  terms: string;
-  embedding: Uint8Array | null;
 }
 
 function lexical(sets: TenantSets, text: string, k: number): ChunkHit[] {
