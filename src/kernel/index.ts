@@ -2,6 +2,7 @@
  * The shared kernel: the few types every layer speaks (who is calling, the tiers, the PV model ids, the embedding model's id).
  * It imports nothing of the product; the HTTP layer and every capability may import it.
  */
+export { untilAborted } from './abort.js';
 export { addressBucket } from './client-address.js';
 export { EMBEDDING_MODEL_ID, type EmbeddingModelId, isModelId, MODEL_IDS, type ModelId } from './models.js';
 export type { Account, ApiKeyRecord, Principal } from './principal.js';

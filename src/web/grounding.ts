@@ -7,6 +7,7 @@ import {
 } from '../chat/index.js';
 import { AppError } from '../errors/index.js';
 import type { Extractor } from '../extract/index.js';
+import { untilAborted } from '../kernel/index.js';
 import type { Embedder } from '../retrieval/index.js';
 import { pageText } from './extract.js';
 import type { PageFetcher } from './fetcher.js';
@@ -135,11 +136,11 @@ export class WebGrounding {
       let title: string | undefined;
       if (page?.ok) {
         try {
-          if (budget.aborted) throw new Error('the web step ran out of time');
+          if (budget.aborted) throw outOfTime();
           // Extraction runs on the event loop: other requests get their turn between two pages.
           await new Promise<void>((resolve) => setImmediate(resolve));
           // A PDF is parsed in a worker: its result is waited for only while the budget lasts.
-          const extracted = await untilAborted(pageText(page, this.#deps.pdf), budget);
+          const extracted = await untilAborted(pageText(page, this.#deps.pdf), budget, outOfTime);
           text = extracted.text;
           title = extracted.title;
           if (!text) reason = 'no readable text';
@@ -200,25 +201,8 @@ export class WebGrounding {
   }
 }
 
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new Error('the web step ran out of time'));
-  return new Promise<T>((resolve, reject) => {
-    const stop = () => reject(new Error('the web step ran out of time'));
-    signal.addEventListener('abort', stop, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', stop);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', stop);
-        reject(err);
-      },
-    );
-  });
-}
+const outOfTime = () => new Error('the web step ran out of time');
 
-/** The question: the conversation's last user message. */
 /**
  * `use_web_search: true`. Not personal (no version: the same question from the same account may reuse
  * the answer), but short-lived: the contribution asks for WEB_CACHE_TTL_MS. Without a provider, the

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { untilAborted } from '../kernel/index.js';
 import { Allowlist, effectivePort, nonPublicReason } from './address-policy.js';
 
 export interface ResolvedAddress {
@@ -87,7 +88,7 @@ export class FetchGuard {
     } else {
       try {
         // getaddrinfo cannot be cancelled: the wait for it ends with the caller's budget all the same.
-        addresses = await raceSignal(this.#resolve(host, signal), signal);
+        addresses = await untilAborted(this.#resolve(host, signal), signal);
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
         throw new BlockedUrlError(shown, `its host does not resolve (${(err as Error).message})`);
@@ -105,23 +106,4 @@ export class FetchGuard {
     const first = addresses[0] as ResolvedAddress;
     return { url, address: first.address, family: first.family };
   }
-}
-
-function raceSignal<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const stop = () => reject(signal.reason);
-    signal.addEventListener('abort', stop, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', stop);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', stop);
-        reject(err);
-      },
-    );
-  });
 }
