@@ -14,6 +14,7 @@
 //   this script serves on loopback (a fixed answer, JSON or SSE), so chat completions answer 200 with no model
 //   weights on the machine; with `--upstream none` the routing is the server's default (the local engine), and
 //   chat completions answer 503 where no GGUF model is installed;
+// - always a stand-in SearXNG for `use_web_search` (both stand-ins are in stand-ins.mjs);
 // - with `--models setup` the server gets the models scripts/setup fetched (its data dir: PVAI_DATA_DIR or ./data):
 //   the chat model as the local engine's (so `--upstream none` answers with SmolLM2) and the embedding model
 //   (PVAI_EMBEDDING_MODEL or models/embedding/), for embeddings, retrieval and memory; a missing one fails the start.
@@ -24,10 +25,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { startMockSearch, startMockUpstream } from './stand-ins.mjs';
 
 const root = resolve(import.meta.dirname, '../..');
 const cli = join(root, 'src/cli/pvai.ts');
@@ -70,95 +71,6 @@ const tmp = mkdtempSync(join(tmpdir(), 'pvai-contract-'));
 logFile = resolve(logFile ?? join(tmp, 'server.log'));
 const configPath = join(tmp, 'config.json');
 const PV_MODELS = ['PV-TURBO', 'PV-STANDARD', 'PV-ADVANCED', 'PV-CODEX'];
-
-/** A minimal OpenAI-compatible upstream: every request gets the same short answer, as JSON or as SSE. */
-function startMockUpstream() {
-  const text = 'Hello from the contract upstream.';
-  const usageOf = { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 };
-  const chunk = (delta, finish = null, extra = {}) =>
-    `data: ${JSON.stringify({
-      id: 'chatcmpl-contract',
-      object: 'chat.completion.chunk',
-      created: Math.floor(Date.now() / 1000),
-      model: 'contract-upstream',
-      choices: delta ? [{ index: 0, delta, finish_reason: finish }] : [],
-      ...extra,
-    })}\n\n`;
-  const srv = createServer((req, res) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (d) => {
-      raw += d;
-    });
-    req.on('end', () => {
-      let body = {};
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"invalid JSON"}}');
-        return;
-      }
-      if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
-        return;
-      }
-      if (body.stream === true) {
-        const events = [
-          chunk({ role: 'assistant', content: '' }),
-          ...(text.match(/\S+\s*/g) ?? []).map((w) => chunk({ content: w })),
-          chunk({}, 'stop'),
-          ...(body.stream_options?.include_usage === true ? [chunk(null, null, { usage: usageOf })] : []),
-          'data: [DONE]\n\n',
-        ];
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }).end(events.join(''));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          id: 'chatcmpl-contract',
-          object: 'chat.completion',
-          created: Math.floor(Date.now() / 1000),
-          model: 'contract-upstream',
-          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-          usage: usageOf,
-        }),
-      );
-    });
-  });
-  return new Promise((done, reject) => {
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      srv.unref();
-      done({ url: `http://127.0.0.1:${srv.address().port}/v1`, close: () => srv.close() });
-    });
-  });
-}
-
-/**
- * A stand-in SearXNG (JSON results) that also serves the one page its results point at, so that a
- * schema-valid `use_web_search: true` gets a grounded answer instead of 400 WEB_SEARCH_UNAVAILABLE.
- */
-function startMockSearch() {
-  const srv = createServer((req, res) => {
-    const origin = `http://127.0.0.1:${srv.address().port}`;
-    if ((req.url ?? '').startsWith('/search')) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          results: [{ url: `${origin}/page`, title: 'Contract page', content: 'A page for the contract checks.' }],
-        }),
-      );
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(
-      '<html><head><title>Contract page</title></head><body><p>A page for the contract checks.</p></body></html>',
-    );
-  });
-  return new Promise((done) => {
-    srv.listen(0, '127.0.0.1', () => done({ url: `http://127.0.0.1:${srv.address().port}` }));
-  });
-}
 
 /**
  * The models scripts/setup put into its data dir (PVAI_DATA_DIR as the set-up saw it, else ./data): the chat model
