@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
-import { bufferedRequest } from '../../src/providers/openai-compatible/buffered-request.js';
+import { bufferedRequest } from '../../src/providers/index.js';
 
 const upstream = process.argv[2];
 if (!upstream) throw new Error('usage: bare-proxy-server.ts <upstream origin>');

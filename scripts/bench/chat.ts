@@ -16,7 +16,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { GeneralChatWrapper } from 'node-llama-cpp';
-import { getSharedLlama } from '../../src/providers/local/llama-runtime.js';
+import { getSharedLlama } from '../../src/providers/index.js';
 import {
   ADMIN_TOKEN,
   cpuStealMeter,

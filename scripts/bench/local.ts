@@ -8,8 +8,7 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { GeneralChatWrapper } from 'node-llama-cpp';
-import { LocalChatProvider } from '../../src/providers/local/index.js';
-import { getSharedLlama } from '../../src/providers/local/llama-runtime.js';
+import { getSharedLlama, LocalChatProvider } from '../../src/providers/index.js';
 import { ROOT, table } from './lib.js';
 
 const MODEL_PATH = process.env.PVAI_LOCAL_MODEL ?? join(ROOT, '..', 'shared', 'models', 'stories260K.gguf');

@@ -9,10 +9,8 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { Context as OpenApiContext } from 'openapi-backend';
 import { Pool } from 'undici';
-import { openApiRequest } from '../../src/http/app.js';
-import { jsonBody } from '../../src/http/body.js';
-import { contractBackend, useIndexedRouter } from '../../src/http/openapi.js';
-import { bufferedRequest } from '../../src/providers/openai-compatible/buffered-request.js';
+import { contractBackend, jsonBody, openApiRequest, useIndexedRouter } from '../../src/http/index.js';
+import { bufferedRequest } from '../../src/providers/index.js';
 
 const upstream = process.argv[2];
 if (!upstream) throw new Error('usage: stack-proxy-server.ts <upstream origin>');

@@ -12,8 +12,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqlChunkIndex } from '../../src/retrieval/sql/sql-chunk-index.js';
-import { rerank, VectorSet } from '../../src/retrieval/sql/vector-set.js';
+import { rerank, SqlChunkIndex, VectorSet } from '../../src/retrieval/index.js';
 import { openDb } from '../../src/storage/index.js';
 
 const DIM = 384;
@@ -174,7 +173,7 @@ async function main() {
         return best.map((x) => x[1]);
       },
     });
-    // In process, what src/rag/vector-set.ts holds: int8 rows scanned with wasm SIMD, the best reranked
+    // In process, what src/retrieval/sql/vector-set.ts holds: int8 rows scanned with wasm SIMD, the best reranked
     // exactly (SqlChunkIndex reads those float32 vectors back from the database: see --index).
     const set = new VectorSet(DIM);
     data.forEach((v, i) => {

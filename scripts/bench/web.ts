@@ -6,10 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PageFetcher } from '../../src/web/fetcher.js';
-import { WebGrounding } from '../../src/web/grounding.js';
-import { FetchGuard } from '../../src/web/guard.js';
-import { searxngProvider } from '../../src/web/search/providers.js';
+import { FetchGuard, PageFetcher, searxngProvider, WebGrounding } from '../../src/web/index.js';
 import { table } from './lib.js';
 
 const QUESTIONS = Number(process.env.BENCH_QUESTIONS ?? 60);

@@ -24,6 +24,7 @@ export {
   type ProgressPrinter,
 } from './local/index.js';
 export {
+  bufferedRequest,
   OPENAI_COMPATIBLE_DEFAULTS,
   OpenAICompatibleProvider,
   type OpenAICompatibleSettings,

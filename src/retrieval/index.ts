@@ -15,6 +15,8 @@ export {
   type QdrantChunkIndexOptions,
 } from './qdrant/qdrant-chunk-index.js';
 export { modelMismatch, SqlChunkIndex } from './sql/sql-chunk-index.js';
+/** The SQL index's in-memory int8 vector set and its exact rerank, which `scripts/bench/vector-index.ts` measures alone. */
+export { rerank, VectorSet } from './sql/vector-set.js';
 export type {
   Chunk,
   ChunkHit,

@@ -1,3 +1,4 @@
+export { bufferedRequest } from './buffered-request.js';
 export {
   OPENAI_COMPATIBLE_DEFAULTS,
   OpenAICompatibleProvider,
