@@ -12,6 +12,8 @@ import { describe, it } from 'node:test';
  *    (`cli/`, which assemble the same capabilities on the same storage) import it; memory, web and the rest
  *    share the retrieval engine (`retrieval/`), never rag/.
  * 5. No import circle between files (type-only imports count too).
+ * 6. scripts/ (benches, contract and client checks) reach the product through a capability's index.ts, or a
+ *    file at the root of src/ (server.ts, compose.ts), like any folder of src/.
  */
 const SRC = resolve(import.meta.dirname, '../../src');
 const SHARED = new Set(['kernel', 'errors', 'clock', 'text', 'config', 'storage', 'http', 'tiers']);
@@ -130,6 +132,14 @@ function circles(graph: readonly Edge[]): string[][] {
 
 const edges = sourceFiles(SRC).flatMap(importsOf);
 
+/** Rule 6: a script's import of src/ past a capability's index.ts. */
+function scriptReachesPastIndex(e: Edge): boolean {
+  const to = folderOf(e.to);
+  if (to === 'outside' || to === '') return false;
+  return e.to !== join(to, 'index.ts');
+}
+const scriptEdges = sourceFiles(resolve(SRC, '../scripts')).flatMap(importsOf);
+
 describe('import rules (docs/architecture.md)', () => {
   it('reads the graph: the imports of every file under src/', () => {
     assert.ok(edges.length > 200, `only ${edges.length} imports read`);
@@ -155,6 +165,11 @@ describe('import rules (docs/architecture.md)', () => {
     );
   });
 
+  it('scripts import src/ only through index.ts files (or a file at its root)', () => {
+    assert.ok(scriptEdges.some((e) => e.to === join('retrieval', 'index.ts')));
+    assert.deepEqual(scriptEdges.filter(scriptReachesPastIndex), []);
+  });
+
   it('no file imports itself through a circle of files', () => {
     assert.deepEqual(circles(edges), []);
   });
@@ -176,5 +191,8 @@ describe('import rules (docs/architecture.md)', () => {
       [['a.ts', 'b.ts', 'c.ts']],
     );
     assert.deepEqual(circles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts')]), []);
+    assert.ok(scriptReachesPastIndex(edge('../scripts/bench/x.ts', join('rag', 'rag-service.ts'))));
+    assert.ok(!scriptReachesPastIndex(edge('../scripts/bench/x.ts', join('rag', 'index.ts'))));
+    assert.ok(!scriptReachesPastIndex(edge('../scripts/bench/x.ts', 'server.ts')));
   });
 });
