@@ -13,9 +13,9 @@ import { errorMiddleware } from './error-middleware.js';
 import type { IndexedOpenAPIRouter } from './indexed-router.js';
 import { isMultipart, readMultipart } from './multipart.js';
 import type { HttpPorts } from './ports.js';
-import type { AppContext, RequestState } from './state.js';
 import { invalidText, urlTextProblem } from './text.js';
 import { answeredBeforeItsBody } from './timeouts.js';
+import type { AppContext, RequestState } from './types.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);

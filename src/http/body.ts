@@ -5,9 +5,9 @@ import type Koa from 'koa';
 import { AppError } from '../errors/index.js';
 import { ClientDisconnectedError } from './call.js';
 import { findTooDeep } from './json-depth.js';
-import type { AppContext } from './state.js';
 import { invalidText, jsonTextProblem } from './text.js';
 import { answeredBeforeItsBody } from './timeouts.js';
+import type { AppContext } from './types.js';
 
 /** The bounds a request body is read within; every one is checked while the body arrives. */
 export interface BodyLimits {
@@ -17,12 +17,6 @@ export interface BodyLimits {
   maxDepth: number;
   /** How long the body may stop arriving (no byte) before the request is answered 408. */
   idleTimeoutMs: number;
-}
-
-/** The body as the handler sees it: the text, and the parsed JSON (`undefined` for no body). */
-export interface ReadBody {
-  text: string;
-  json: unknown;
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);

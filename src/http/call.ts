@@ -1,7 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { Principal } from '../kernel/index.js';
-import type { Call } from './operation.js';
-import type { AppContext } from './state.js';
+import type { AppContext, Call } from './types.js';
 
 /** The caller of an operation behind an API key; 401 if there is none (never for such operations). */
 export function requirePrincipal(call: Pick<Call, 'principal'>): Principal {

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { AppError } from '../errors/index.js';
-import type { AppContext } from './state.js';
+import type { AppContext } from './types.js';
 
 /**
  * The request headers a browser app may send cross-origin (the answer to a preflight's

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { AppError, errorBody } from '../errors/index.js';
 import { CLIENT_CLOSED_REQUEST, ClientDisconnectedError } from './call.js';
-import type { AppContext } from './state.js';
+import type { AppContext } from './types.js';
 
 /** Errors thrown by Koa's body parser (http-errors) carry `status` and `type`. */
 interface HttpLikeError {

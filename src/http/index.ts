@@ -16,10 +16,8 @@ export {
 } from './connection-limits.js';
 export { loadContract, projectRoot } from './document.js';
 export { toAppError } from './error-middleware.js';
-export type { Upload } from './multipart.js';
 export { contractBackend, createOpenApi, useIndexedRouter } from './openapi.js';
 export type {
-  Call,
   Operation,
   OperationId,
   OperationRequest,
@@ -28,7 +26,6 @@ export type {
   RequestBody,
   Schema,
   StreamReply,
-  UsageNote,
 } from './operation.js';
 export type {
   Admission,
@@ -40,3 +37,4 @@ export type {
 } from './ports.js';
 export { identifierProblem, invalidText, jsonTextProblem, type TextProblem } from './text.js';
 export { applyServerTimeouts, type ServerTimeouts } from './timeouts.js';
+export type { Call, Upload, UsageNote } from './types.js';

@@ -1,14 +1,7 @@
 import busboy from 'busboy';
-import type Koa from 'koa';
 import { AppError } from '../errors/index.js';
-import type { AppContext } from './state.js';
 import { formFieldText, invalidText } from './text.js';
-
-/** A multipart/form-data body: its text fields and its one file. */
-export interface Upload {
-  fields: Record<string, string>;
-  file?: { field: string; filename: string; contentType: string; data: Buffer };
-}
+import type { AppContext, Upload } from './types.js';
 
 /** Form fields are short (ids, titles, a metadata JSON); only the file may be large. */
 const FIELD_LIMIT_BYTES = 64 * 1024;
@@ -107,5 +100,3 @@ export function isMultipart(headers: Record<string, string | string[] | undefine
   const type = headers['content-type'];
   return typeof type === 'string' && /^multipart\/form-data\b/i.test(type);
 }
-
-export type { Koa };

@@ -8,8 +8,8 @@ import { isMultipart } from './multipart.js';
 import type { AnyReply, OperationId, OperationRequest, Operations } from './operation.js';
 import type { HttpPorts } from './ports.js';
 import { postSecurityHandler, refuseAmbiguousCredentials, securityHandlers, unauthorizedHandler } from './security.js';
-import type { AppContext } from './state.js';
 import { cutWhenStalled } from './stream-deadline.js';
+import type { AppContext } from './types.js';
 import { validationError } from './validation-error.js';
 
 /** openapi-backend over the contract with the server's ajv settings; the tests validate responses with it too. */

@@ -1,8 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { Logger } from 'pino';
 import type { components, operations } from '../../generated/contract/schema.js';
-import type { Principal } from '../kernel/index.js';
-import type { Upload } from './multipart.js';
+import type { Call } from './types.js';
 
 /**
  * The contract's operations as TypeScript types, generated from openapi/openapi.yaml by openapi-typescript
@@ -78,38 +76,6 @@ export type Reply<K extends OperationId> = {
 export type AnyReply =
   | StreamReply<number>
   | { status: number; type?: string; body?: unknown; headers?: Record<string, string> };
-
-/** What the usage row of a request records beyond status and latency; handlers fill it in. */
-export interface UsageNote {
-  model: string | null;
-  promptTokens: number;
-  completionTokens: number;
-  credits: number;
-  cached: boolean;
-  /** The client left before a streamed answer was complete (its status line said 200). */
-  clientClosed: boolean;
-  /** `performance.now()` when the first token of the answer was ready (chat), for time to first token. */
-  firstTokenAt?: number | undefined;
-  /** The status of the error that ended a stream after its 200 status line (e.g. 502 upstream failure). */
-  failedStatus?: number | undefined;
-}
-
-/** The request's own context, as the HTTP layer gives it to a handler. */
-export interface Call {
-  readonly requestId: string;
-  readonly log: Logger;
-  /** The caller, for operations behind an API key (after authentication and the rate limiter). */
-  readonly principal: Principal | undefined;
-  /** Notes for this request's usage row. */
-  readonly usage: UsageNote;
-  /**
-   * Aborted with a ClientDisconnectedError when the client goes away before the response is complete, or
-   * with a 503 AppError when the server stops waiting for work in flight (HttpPorts.stopping).
-   */
-  disconnectSignal(): AbortSignal;
-  /** The form and file of a multipart/form-data request (its `body` is then undefined). */
-  readonly upload?: Upload | undefined;
-}
 
 export type Operation<K extends OperationId> = (
   request: OperationRequest<K>,

@@ -3,7 +3,7 @@ import type { Context as OpenApiContext } from 'openapi-backend';
 import { AppError } from '../errors/index.js';
 import { type Principal, secretsEqual } from '../kernel/index.js';
 import type { HttpPorts } from './ports.js';
-import type { AppContext } from './state.js';
+import type { AppContext } from './types.js';
 
 function header(c: OpenApiContext, name: string): string | undefined {
   const value = c.request.headers[name];

@@ -1,0 +1,73 @@
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+import type { Principal } from '../kernel/index.js';
+
+/**
+ * The types the HTTP layer's files share: the request's state as Koa carries it, what the body readers
+ * leave in it, and the handler's view of it (Call). Only types, importing nothing of the layer, so the
+ * files that fill the state (body.ts, multipart.ts) and those that read it (call.ts, openapi.ts, app.ts)
+ * depend on this file instead of on each other.
+ */
+
+/** The body as the handler sees it: the text, and the parsed JSON (`undefined` for no body). */
+export interface ReadBody {
+  text: string;
+  json: unknown;
+}
+
+/** A multipart/form-data body: its text fields and its one file. */
+export interface Upload {
+  fields: Record<string, string>;
+  file?: { field: string; filename: string; contentType: string; data: Buffer };
+}
+
+/** What the usage row of a request records beyond status and latency; handlers fill it in. */
+export interface UsageNote {
+  model: string | null;
+  promptTokens: number;
+  completionTokens: number;
+  credits: number;
+  cached: boolean;
+  /** The client left before a streamed answer was complete (its status line said 200). */
+  clientClosed: boolean;
+  /** `performance.now()` when the first token of the answer was ready (chat), for time to first token. */
+  firstTokenAt?: number | undefined;
+  /** The status of the error that ended a stream after its 200 status line (e.g. 502 upstream failure). */
+  failedStatus?: number | undefined;
+}
+
+/** The request's own context, as the HTTP layer gives it to a handler. */
+export interface Call {
+  readonly requestId: string;
+  readonly log: Logger;
+  /** The caller, for operations behind an API key (after authentication and the rate limiter). */
+  readonly principal: Principal | undefined;
+  /** Notes for this request's usage row. */
+  readonly usage: UsageNote;
+  /**
+   * Aborted with a ClientDisconnectedError when the client goes away before the response is complete, or
+   * with a 503 AppError when the server stops waiting for work in flight (HttpPorts.stopping).
+   */
+  disconnectSignal(): AbortSignal;
+  /** The form and file of a multipart/form-data request (its `body` is then undefined). */
+  readonly upload?: Upload | undefined;
+}
+
+export interface RequestState {
+  requestId: string;
+  startedAt: number;
+  log: Logger;
+  operationId?: string;
+  principal?: Principal;
+  usage: UsageNote;
+  /** The request body, read and parsed by the body reader (absent for requests without one). */
+  body?: ReadBody;
+  /** Set by streamed responses: settles when the stream has ended, with the final token counts noted. */
+  streamDone?: Promise<void>;
+  /** The stream was cut because its client stopped reading (its usage row records STREAM_STALLED). */
+  streamStalled?: true;
+  /** A multipart/form-data body, for operations whose contract accepts one. */
+  upload?: Upload;
+}
+
+export type AppContext = Koa.ParameterizedContext<RequestState>;
