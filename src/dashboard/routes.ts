@@ -23,12 +23,12 @@ import {
 } from './pages.js';
 import type { Session, SessionStore } from './sessions.js';
 import type { SignInThrottle } from './throttle.js';
+import { CSRF_REFUSED, readForm, sameOrigin, seeOther, send } from './web.js';
 
 export const DASHBOARD_PATH = '/dashboard';
 const SESSION_COOKIE = 'pvai_session';
 const SIGN_IN_COOKIE = 'pvai_sign_in';
 export const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;
-const FORM_LIMIT_BYTES = 16 * 1024;
 const USAGE_DAYS = 30;
 const DAY_MS = 86_400_000;
 
@@ -77,58 +77,6 @@ interface Signed {
   account: Account;
   page: PageSession;
 }
-
-/** What the pages' answers always carry: no caching, no framing, only the service's own scripts. */
-function secureHeaders(ctx: Koa.Context): void {
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set(
-    'Content-Security-Policy',
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
-      "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  );
-  ctx.set('X-Frame-Options', 'DENY');
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Referrer-Policy', 'same-origin');
-}
-
-function send(ctx: Koa.Context, status: number, page: string): void {
-  secureHeaders(ctx);
-  ctx.status = status;
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.body = page;
-}
-
-function seeOther(ctx: Koa.Context, location: string): void {
-  secureHeaders(ctx);
-  ctx.status = 303;
-  ctx.set('Location', location);
-  ctx.body = '';
-}
-
-/** A urlencoded form body, at most FORM_LIMIT_BYTES. */
-async function readForm(ctx: Koa.Context): Promise<URLSearchParams> {
-  if (!ctx.is('application/x-www-form-urlencoded')) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Forms are sent as application/x-www-form-urlencoded');
-  }
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > FORM_LIMIT_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', 'The form is too large');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > FORM_LIMIT_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', 'The form is too large');
-    chunks.push(chunk);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
-
-/** A browser's Origin, when it sends one, must be this server's (a second guard beside the token). */
-function sameOrigin(ctx: Koa.Context): boolean {
-  const origin = ctx.get('origin');
-  return !origin || origin === `${ctx.protocol}://${ctx.host}`;
-}
-
-const CSRF_REFUSED = 'This form has expired or did not come from this dashboard. Reload the page and try again.';
 
 /**
  * The developer dashboard under /dashboard: sign-in with email and password, a server-side session in

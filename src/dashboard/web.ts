@@ -1,0 +1,64 @@
+/**
+ * What every dashboard page's request and answer go through: the headers of every answer (no caching,
+ * no framing, only the service's own scripts), pages and redirects, forms read within their limit, and
+ * the check that a browser's form came from this dashboard's origin.
+ */
+import type Koa from 'koa';
+import { AppError } from '../errors/index.js';
+
+const FORM_LIMIT_BYTES = 16 * 1024;
+
+/** What the pages' answers always carry: no caching, no framing, only the service's own scripts. */
+function secureHeaders(ctx: Koa.Context): void {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set(
+    'Content-Security-Policy',
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+      "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  );
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'same-origin');
+}
+
+/** An HTML page with its status. */
+export function send(ctx: Koa.Context, status: number, page: string): void {
+  secureHeaders(ctx);
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = page;
+}
+
+/** 303 to `location` (after a form, and to the sign-in page). */
+export function seeOther(ctx: Koa.Context, location: string): void {
+  secureHeaders(ctx);
+  ctx.status = 303;
+  ctx.set('Location', location);
+  ctx.body = '';
+}
+
+/** A urlencoded form body, at most FORM_LIMIT_BYTES. */
+export async function readForm(ctx: Koa.Context): Promise<URLSearchParams> {
+  if (!ctx.is('application/x-www-form-urlencoded')) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Forms are sent as application/x-www-form-urlencoded');
+  }
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > FORM_LIMIT_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', 'The form is too large');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > FORM_LIMIT_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', 'The form is too large');
+    chunks.push(chunk);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+/** A browser's Origin, when it sends one, must be this server's (a second guard beside the token). */
+export function sameOrigin(ctx: Koa.Context): boolean {
+  const origin = ctx.get('origin');
+  return !origin || origin === `${ctx.protocol}://${ctx.host}`;
+}
+
+/** The answer to a form without this dashboard's token or from another origin (403). */
+export const CSRF_REFUSED = 'This form has expired or did not come from this dashboard. Reload the page and try again.';
