@@ -6,16 +6,16 @@ import { ChatService, ContextRegistry, chatOperations, LocalModelSupervisor, rou
 import { type Clock, systemClock } from './clock/index.js';
 import { codeOperations } from './code/index.js';
 import type { Config, TargetConfig } from './config/index.js';
-import { DASHBOARD_PATH, dashboardRoutes, SessionStore, storedSignInThrottle } from './dashboard/index.js';
+import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index.js';
 import { EmbeddingService, embeddingOperations } from './embeddings/index.js';
 import type { HttpPorts, Operations } from './http/index.js';
 import { EMBEDDING_MODEL_ID, MODEL_IDS } from './kernel/index.js';
 import {
+  ApiAdmission,
   createAuthFailureLimiter,
   createRateLimitStore,
   RateLimiter,
-  rateLimitError,
-  rateLimitHeaders,
+  storedSignInThrottle,
 } from './limits/index.js';
 import {
   type FactExtractor,
@@ -248,6 +248,14 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     queueState: () => sandboxRunner.queueState(),
     close: () => sandboxRunner.close(),
   };
+  const admission = new ApiAdmission({
+    limiter,
+    limits: (account) => tiers.rulesFor(account),
+    authFailures,
+    clock,
+    rateLimited: () => metrics.rateLimited(),
+    warn: (err, message) => logger.warn({ err }, message),
+  });
   const lifecycle = new Lifecycle();
 
   operations = {
@@ -279,7 +287,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       clock,
       usage,
       balance: (accountId) => accounts.balance(accountId),
-      rateLimits: (account) => limiter.peek(account.id, tiers.rulesFor(account)),
+      rateLimits: (account) => admission.windows(account),
     }),
     ...chatOperations({ chat, tiers }),
     ...embeddingOperations({ embeddings }),
@@ -301,20 +309,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     corsOrigins: config.cors.origins,
     adminToken: config.adminToken,
     authenticate: (secret) => accounts.authenticate(secret),
-    // Should the count fail (the database away), the request still gets its 401 rather than a 500.
-    authenticationFailed: (address) =>
-      authFailures.recordFailure(address).catch((err: unknown) => {
-        logger.warn({ err }, 'counting a failed authentication failed');
-        return null;
-      }),
-    admit: async (principal) => {
-      const decision = await limiter.admit(principal.account.id, tiers.rulesFor(principal.account));
-      if (!decision.admitted) metrics.rateLimited();
-      return {
-        headers: rateLimitHeaders(decision),
-        ...(decision.admitted ? {} : { refusal: rateLimitError(decision, clock()) }),
-      };
-    },
+    authenticationFailed: (address) => admission.authenticationFailed(address),
+    admit: (principal) => admission.admit(principal),
     recordRequest: (record) => {
       // A path the contract does not have is one bucket ('other'), not one per path a client tries.
       const known = operations !== undefined && Object.hasOwn(operations, record.endpoint);
@@ -339,7 +335,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
           throttle: storedSignInThrottle(db),
           accounts,
           usage: { flush: () => usage.flush(), days: (id, start, end) => usageRollup.days(id, start, end) },
-          rateLimits: (account) => limiter.peek(account.id, tiers.rulesFor(account)),
+          rateLimits: (account) => admission.windows(account),
           documents: rag,
           memory: {
             list: async (tenant) =>

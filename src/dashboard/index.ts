@@ -13,10 +13,3 @@ export {
   dashboardRoutes,
 } from './routes.js';
 export { type Session, SessionStore } from './sessions.js';
-export {
-  DEFAULT_SIGN_IN_LIMITS,
-  SIGN_IN_WINDOW_MS,
-  type SignInLimits,
-  SignInThrottle,
-  storedSignInThrottle,
-} from './throttle.js';

@@ -5,7 +5,7 @@ import type { AccountService } from '../accounts/index.js';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import { type Account, secretsEqual } from '../kernel/index.js';
-import type { RateLimitDecision } from '../limits/index.js';
+import type { RateLimitDecision, SignInThrottle } from '../limits/index.js';
 import type { Tenant } from '../retrieval/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
 import type { DailyUsage } from '../usage/index.js';
@@ -22,7 +22,6 @@ import {
   usagePage,
 } from './pages.js';
 import type { Session, SessionStore } from './sessions.js';
-import type { SignInThrottle } from './throttle.js';
 import { CSRF_REFUSED, readForm, sameOrigin, seeOther, send } from './web.js';
 
 export const DASHBOARD_PATH = '/dashboard';
@@ -175,14 +174,11 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const email = (form.get('email') ?? '').trim().toLowerCase().slice(0, 320);
     const password = (form.get('password') ?? '').slice(0, 256);
     const now = deps.clock();
-    const wait = await throttle.attempt(email, ctx.ip, now);
-    if (wait > 0) {
-      ctx.set('Retry-After', String(Math.ceil(wait / 1000)));
-      const minutes = Math.ceil(wait / 60_000);
-      return signInForm(ctx, 429, {
-        email,
-        error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
-      });
+    // The throttle's refusal (limits/): its status and Retry-After, its message on the form.
+    const refusal = await throttle.attempt(email, ctx.ip, now);
+    if (refusal) {
+      ctx.set(refusal.headers);
+      return signInForm(ctx, refusal.status, { email, error: refusal.message });
     }
     const account = email && password ? await deps.accounts.verifySignIn(email, password) : undefined;
     if (!account) {

@@ -25,7 +25,10 @@ export interface RequestRecord {
   createdAt: number;
 }
 
-/** The rate limiter's answer for one request: the headers every response carries, and a refusal (429). */
+/**
+ * The rate limiter's answer for one request: the headers every response carries, and a refusal (429 with
+ * its Retry-After). Both are made by the product (src/limits/); the HTTP layer writes them as given.
+ */
 export interface Admission {
   headers: Record<string, string>;
   refusal?: AppError;
@@ -80,10 +83,11 @@ export interface HttpPorts {
   /** The principal for a presented API key, or undefined for a malformed, unknown or revoked one. */
   authenticate(secret: string): Promise<Principal | undefined>;
   /**
-   * Counts a failed authentication from `address`; the seconds to wait once it has failed too often.
-   * Asynchronous: replicas may count in a shared store.
+   * Counts a failed authentication from `address`; once it has failed too often, the refusal to answer
+   * instead of the 401 (429 with its Retry-After, made by the product), else null. Asynchronous: replicas
+   * may count in a shared store.
    */
-  authenticationFailed(address: string): Promise<number | null>;
+  authenticationFailed(address: string): Promise<AppError | null>;
   /** Counts an authenticated request against its account's limits. */
   admit(principal: Principal): Promise<Admission>;
   /** One row per authenticated request, whatever its outcome. */

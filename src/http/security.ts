@@ -65,21 +65,14 @@ function usesAdminToken(c: OpenApiContext): boolean {
   return (c.operation.security ?? []).some((requirement) => 'AdminToken' in requirement);
 }
 
-/** Missing or wrong credentials: 401, or 429 for an address that keeps failing. */
+/** Missing or wrong credentials: 401, or the product's refusal (429) for an address that keeps failing. */
 export function unauthorizedHandler(ports: HttpPorts) {
   return async (c: OpenApiContext, ctx: AppContext): Promise<never> => {
     if (usesAdminToken(c) && ports.adminToken === undefined) {
       throw new AppError('SERVICE_UNAVAILABLE', 'The admin API is disabled; set PVAI_ADMIN_TOKEN to enable it');
     }
-    const retryAfter = await ports.authenticationFailed(ctx.ip);
-    if (retryAfter !== null) {
-      throw new AppError(
-        'RATE_LIMIT_EXCEEDED',
-        'Too many failed authentication attempts from this address',
-        { window: 'auth_failures', retry_after: retryAfter },
-        { 'Retry-After': String(retryAfter) },
-      );
-    }
+    const refusal = await ports.authenticationFailed(ctx.ip);
+    if (refusal) throw refusal;
     if (usesAdminToken(c)) throw new AppError('UNAUTHORIZED', 'Invalid or missing admin token');
     throw new AppError('UNAUTHORIZED', 'Invalid or missing API key');
   };

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock/index.js';
 import { addressBucket } from '../kernel/index.js';
 import type { AttemptCounter } from './attempt-counter.js';
+import { authFailureRefusal, type Refusal } from './refusal.js';
 
 /**
  * Failed API-key (and admin-token) authentications per client address (an IPv6 address by its /64), so
@@ -20,11 +21,11 @@ export class AuthFailureLimiter {
     this.#clock = clock;
   }
 
-  /** Records a failure; returns seconds to wait when the address is over its limit, else null. */
-  async recordFailure(address: string): Promise<number | null> {
+  /** Records a failure; the refusal (429) when the address is over its limit, else null (the 401 stands). */
+  async recordFailure(address: string): Promise<Refusal | null> {
     const now = this.#clock();
     const [count] = await this.#counter.count([addressBucket(address)], now);
     if (!count || count.attempts <= this.#limit) return null;
-    return Math.max(1, Math.ceil((count.windowEnd - now) / 1000));
+    return authFailureRefusal(count.windowEnd, now);
   }
 }

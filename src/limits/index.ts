@@ -9,9 +9,18 @@ import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import type { RateLimitStore } from './types.js';
 import { MINUTE_MS } from './windows.js';
 
+export { type AdmissionAnswer, ApiAdmission, type ApiAdmissionDeps } from './admission.js';
 export type { AttemptCount, AttemptCounter } from './attempt-counter.js';
 export { AuthFailureLimiter } from './auth-failure-limiter.js';
-export { decide, RateLimiter, rateLimitError, rateLimitHeaders } from './rate-limiter.js';
+export { decide, RateLimiter } from './rate-limiter.js';
+export type { Refusal } from './refusal.js';
+export {
+  DEFAULT_SIGN_IN_LIMITS,
+  SIGN_IN_WINDOW_MS,
+  type SignInLimits,
+  SignInThrottle,
+  storedSignInThrottle,
+} from './sign-in-throttle.js';
 export type { Limits, RateLimitDecision, RateLimitStore, WindowName, WindowState } from './types.js';
 export { utcMonthStart } from './windows.js';
 export { InProcessAttemptCounter, SqlAttemptCounter };

@@ -1,5 +1,4 @@
 import type { Clock } from '../clock/index.js';
-import { AppError } from '../errors/index.js';
 import type { AdmissionCounts, Limits, RateLimitDecision, RateLimitStore, WindowName, WindowState } from './types.js';
 import { WINDOW_NAMES } from './types.js';
 import { MINUTE_MS, nextUtcDayStart, nextUtcMonthStart } from './windows.js';
@@ -83,26 +82,4 @@ export function decide(
     }
   }
   return decision;
-}
-
-/** The X-RateLimit-* headers for a decision. */
-export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
-  const w = decision.windows[decision.tightest];
-  return {
-    'X-RateLimit-Limit': String(w.limit),
-    'X-RateLimit-Remaining': String(w.remaining),
-    'X-RateLimit-Reset': String(w.reset),
-  };
-}
-
-export function rateLimitError(decision: RateLimitDecision, now: number): AppError {
-  const window = decision.exceeded ?? decision.tightest;
-  const state = decision.windows[window];
-  const retryAfter = Math.max(1, state.reset - Math.floor(now / 1000));
-  return new AppError(
-    'RATE_LIMIT_EXCEEDED',
-    `Rate limit exceeded: ${state.limit} requests per ${window}`,
-    { window, limit: state.limit, reset: state.reset },
-    { ...rateLimitHeaders(decision), 'Retry-After': String(retryAfter) },
-  );
 }

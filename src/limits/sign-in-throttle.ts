@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { addressBucket } from '../kernel/index.js';
-import { type AttemptCounter, SqlAttemptCounter } from '../limits/index.js';
 import type { Db } from '../storage/index.js';
+import { SqlAttemptCounter } from './adapters/sql-attempt-counter.js';
+import type { AttemptCounter } from './attempt-counter.js';
+import { type Refusal, signInRefusal } from './refusal.js';
 
 /** The window sign-in attempts are counted in. */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
@@ -20,7 +22,7 @@ export interface SignInLimits {
 export const DEFAULT_SIGN_IN_LIMITS: SignInLimits = { perPair: 5, perAddress: 20 };
 
 /**
- * Sign-in throttling that cannot lock an account's owner out. Attempts are counted per (email, client
+ * The dashboard's sign-in throttling, one that cannot lock an account's owner out. Attempts are counted per (email, client
  * address) pair and per client address, never per email alone: failures from an attacker's addresses
  * throttle those addresses, and the owner signing in from their own is not affected by them. Counted
  * before the password is checked, so concurrent guesses cannot get past the limit together; a success
@@ -44,19 +46,17 @@ export class SignInThrottle {
   }
 
   /**
-   * Counts an attempt of `email` from `address`; the milliseconds to wait when it is over a limit (it must
-   * then be refused without checking the password), else 0. A refused attempt counts too: it cannot move a
-   * window's end, and only adds to the address it came from.
+   * Counts an attempt of `email` from `address`; the refusal (429, until the later window ends) when it is
+   * over a limit (it must then be refused without checking the password), else null. A refused attempt
+   * counts too: it cannot move a window's end, and only adds to the address it came from.
    */
-  async attempt(email: string, address: string, now: number): Promise<number> {
+  async attempt(email: string, address: string, now: number): Promise<Refusal | null> {
     const keys = this.#keys(email, address);
     const [pair, fromAddress] = await this.#counter.count([keys.pair, keys.address], now);
-    let wait = 0;
-    if (pair && pair.attempts > this.#limits.perPair) wait = pair.windowEnd - now;
-    if (fromAddress && fromAddress.attempts > this.#limits.perAddress) {
-      wait = Math.max(wait, fromAddress.windowEnd - now);
-    }
-    return Math.max(0, wait);
+    let until = now;
+    if (pair && pair.attempts > this.#limits.perPair) until = pair.windowEnd;
+    if (fromAddress && fromAddress.attempts > this.#limits.perAddress) until = Math.max(until, fromAddress.windowEnd);
+    return until > now ? signInRefusal(until, now) : null;
   }
 
   /** The password was right. */
