@@ -8,7 +8,7 @@ import { codeOperations } from './code/index.js';
 import type { Config, TargetConfig } from './config/index.js';
 import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index.js';
 import { EmbeddingService, embeddingOperations } from './embeddings/index.js';
-import type { HttpPorts, Operations } from './http/index.js';
+import { type HttpPorts, loadContract, type Operations } from './http/index.js';
 import { EMBEDDING_MODEL_ID, MODEL_IDS } from './kernel/index.js';
 import {
   ApiAdmission,
@@ -32,7 +32,7 @@ import { creditsPerRequest, embeddingCredits, modelOperations } from './models/i
 import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
 import { RagService, ragContextSource, ragOperations, SqlDocumentStore } from './rag/index.js';
 import { chunkIndexFor, createEmbedder, SqlChunkIndex } from './retrieval/index.js';
-import { type CodeRunner, createSandbox } from './sandbox/index.js';
+import { type CodeRunner, countingExecutions, createSandbox } from './sandbox/index.js';
 import { LATENCY_BOUNDS_MS, SlaService, SqlSlaStore, slaOperations } from './sla/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { Lifecycle, systemOperations } from './system/index.js';
@@ -97,10 +97,10 @@ function toTarget(target: TargetConfig, env: NodeJS.ProcessEnv): Target {
 }
 
 /** The rules by default; a model through the router when `memory.extractionModel` is configured. */
-function memoryExtractor(config: Config, router: () => Router): FactExtractor {
+function memoryExtractor(config: Config, router: Router): FactExtractor {
   const model = config.memory.extractionModel;
   if (!model) return new RuleBasedExtractor();
-  return new LlmExtractor({ model, generate: (m, request, signal) => router().generate(m, request, signal) });
+  return new LlmExtractor({ model, generate: (m, request, signal) => router.generate(m, request, signal) });
 }
 
 /**
@@ -113,6 +113,19 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
+  // The chat engines: the service's local model (found here, loaded by localModel.start below) and the
+  // upstreams, behind the router. Nothing runs until a request (or the start) asks.
+  const localModel = new LocalModelSupervisor(config, logger);
+  const factories = createProviderFactories({
+    localEngine: config.localEngine,
+    resolveLocalModelPath: () => localModel.modelPath,
+  });
+  const router = createRouter(
+    Object.fromEntries(
+      Object.entries(config.routing).map(([model, list]) => [model, list.map((t) => toTarget(t, process.env))]),
+    ),
+    factories,
+  );
   // One embedding model for documents, memories and web passage ranking (RagService closes it), and one
   // index for documents and memories (memories as their own kind).
   const embedder = createEmbedder(config, logger);
@@ -136,7 +149,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     store: new SqlMemoryStore(db),
     index: memoryKindOf(index),
     embedder,
-    extractor: options.memoryExtractor ?? memoryExtractor(config, () => router),
+    extractor: options.memoryExtractor ?? memoryExtractor(config, router),
     clock,
     logger,
   });
@@ -147,6 +160,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
   } catch (err) {
     await memory.close();
     await rag.close();
+    await router.close();
     await db.close();
     throw err;
   }
@@ -166,24 +180,11 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
   });
 
-  let localModel: LocalModelSupervisor | undefined;
-  const factories = createProviderFactories({
-    localEngine: config.localEngine,
-    resolveLocalModelPath: () => localModel?.modelPath ?? 'missing-local-model.gguf',
-  });
-  localModel = new LocalModelSupervisor(config, factories, logger);
-  const router = createRouter(
-    Object.fromEntries(
-      Object.entries(config.routing).map(([model, list]) => [model, list.map((t) => toTarget(t, process.env))]),
-    ),
-    factories,
-  );
-  await localModel.start();
+  await localModel.start(factories);
   const cache =
     db.dialect === 'postgres'
       ? createPostgresCache((sql, params) => db.pool.query(sql, params), { now: clock })
       : createMemoryCache({ maxBytes: config.cache.maxBytes, now: clock });
-  const supervisor = localModel;
   const web = createWebGrounding(config.web, { embedder });
   const chat = new ChatService({
     router,
@@ -198,7 +199,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     cacheTtlMs: config.cache.ttlSeconds * 1000,
     price: creditsPerRequest,
     budget: (request) => routeBudget(config.routing[request.model] ?? [], request, config.localEngine.contextSize),
-    unavailableReason: (model) => supervisor.unavailableReason(model),
+    unavailableReason: (model) => localModel.unavailableReason(model),
   });
   // POST /z1/embeddings on the same embedder as documents and memory: one model, the same vector for a text.
   const embeddings = new EmbeddingService({
@@ -210,44 +211,29 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     price: embeddingCredits,
     upstreamContextTokens: config.embeddingUpstream?.contextTokens ?? DEFAULT_UPSTREAM_EMBEDDING_CONTEXT,
   });
+  // Requests are counted under the contract's operations; any other path is one endpoint, 'other'.
+  const endpoints = loadContract().operationIds;
+  const isEndpoint = (name: string) => endpoints.has(name);
   const sla = new SlaService({
     store: new SqlSlaStore(db),
     clock,
     targets: (tier) => tiers.slaTargets({ tier }),
+    isEndpoint,
     onError: (err, lost) => logger.error({ err, lost }, 'writing SLA buckets failed'),
     onPruneError: (err) => logger.error({ err }, 'pruning SLA buckets failed'),
   });
-  let operations: Operations | undefined;
-  /** Set by the connection caps when the server starts (HttpPorts.connections.openConnections). */
-  let openConnections = () => 0;
+  const sandboxRunner = createSandbox(config.sandbox);
   const metrics = new Metrics({
-    isEndpoint: (name) => operations !== undefined && Object.hasOwn(operations, name),
+    isEndpoint,
     models: [...MODEL_IDS, EMBEDDING_MODEL_ID],
     latencyBoundsMs: LATENCY_BOUNDS_MS,
     sources: {
       sandbox: () => sandboxRunner.queueState(),
       localEngine: () => factories.localQueueState(),
       ingestion: async () => ({ processing: await rag.processingCount() }),
-      connections: () => openConnections(),
     },
   });
-  const sandboxRunner = createSandbox(config.sandbox);
-  /** The sandbox as the code capability sees it, each execution counted by outcome. */
-  const sandbox: CodeRunner = {
-    async execute(request, signal) {
-      try {
-        const outcome = await sandboxRunner.execute(request, signal);
-        metrics.sandboxExecution(outcome.kind);
-        return outcome;
-      } catch (err) {
-        metrics.sandboxExecution('error');
-        throw err;
-      }
-    },
-    health: () => sandboxRunner.health(),
-    queueState: () => sandboxRunner.queueState(),
-    close: () => sandboxRunner.close(),
-  };
+  const sandbox = countingExecutions(sandboxRunner, (outcome) => metrics.sandboxExecution(outcome));
   const admission = new ApiAdmission({
     limiter,
     limits: (account) => tiers.rulesFor(account),
@@ -258,11 +244,11 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
   });
   const lifecycle = new Lifecycle();
 
-  operations = {
+  const operations: Operations = {
     ...systemOperations({
       draining: () => lifecycle.draining,
       database: () => checkDatabase(db),
-      localModel: () => supervisor.status(),
+      localModel: () => localModel.status(),
       sandbox: () => sandbox.health(),
     }),
     ...modelOperations(
@@ -312,9 +298,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     authenticationFailed: (address) => admission.authenticationFailed(address),
     admit: (principal) => admission.admit(principal),
     recordRequest: (record) => {
-      // A path the contract does not have is one bucket ('other'), not one per path a client tries.
-      const known = operations !== undefined && Object.hasOwn(operations, record.endpoint);
-      sla.record(known ? record : { ...record, endpoint: 'other' });
+      sla.record(record);
       metrics.observeRequest(record);
       return usage.record(record);
     },
@@ -322,9 +306,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     connections: {
       refused: (scope) => metrics.connectionRefused(scope),
       idleClosed: (scope) => metrics.idleConnectionClosed(scope),
-      openConnections: (read) => {
-        openConnections = read;
-      },
+      openConnections: (read) => metrics.readOpenConnections(read),
     },
     extraRoutes: [
       {
@@ -337,11 +319,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
           usage: { flush: () => usage.flush(), days: (id, start, end) => usageRollup.days(id, start, end) },
           rateLimits: (account) => admission.windows(account),
           documents: rag,
-          memory: {
-            list: async (tenant) =>
-              (await memory.list(tenant)).map((m) => ({ id: m.id, text: m.content, createdAt: m.createdAt })),
-            delete: (tenant, id) => memory.delete(tenant, id),
-          },
+          memory,
           sla: {
             available: (account) => tiers.rulesFor(account).slaEndpoint,
             report: (account, window) => sla.report(account, window),
@@ -365,7 +343,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     router,
     cache,
     sandbox,
-    localModel: supervisor,
+    localModel,
     web,
     lifecycle,
     operations,

@@ -22,15 +22,13 @@ const onServiceModel = (t: TargetConfig) => t.provider === 'local' && !t.modelPa
  */
 export class LocalModelSupervisor {
   readonly #config: Config;
-  readonly #factories: ProviderFactories;
   readonly #logger: Logger;
   #location: LocalModelLocation;
   #loaded: LocalChatProvider | undefined;
   #loadError: string | undefined;
 
-  constructor(config: Config, factories: ProviderFactories, logger: Logger) {
+  constructor(config: Config, logger: Logger) {
     this.#config = config;
-    this.#factories = factories;
     this.#logger = logger;
     this.#location = locateLocalModel(config);
   }
@@ -44,26 +42,29 @@ export class LocalModelSupervisor {
     return Object.values(this.#config.routing).some((targets) => targets.some(onServiceModel));
   }
 
-  /** Loads the model now, or starts fetching it; resolves once loaded (or failed), not after a download. */
-  async start(): Promise<void> {
+  /**
+   * Loads the model now through the router's provider factories (the local engine they make resolves its
+   * path from `modelPath`), or starts fetching it; resolves once loaded (or failed), not after a download.
+   */
+  async start(factories: ProviderFactories): Promise<void> {
     const url = this.#location.downloadFrom;
-    if (!url) return this.#warmUp();
+    if (!url) return this.#warmUp(factories);
     const printer = createProgressPrinter();
     downloadModel(url, downloadPath(this.#config, url), { onProgress: (p) => printer.update(p) })
       .then(async () => {
         printer.done();
         this.#location = locateLocalModel(this.#config);
-        await this.#warmUp();
+        await this.#warmUp(factories);
       })
       .catch((err: Error) => {
         this.#location = { problem: `Downloading the local model from ${url} failed: ${err.message}` };
       });
   }
 
-  async #warmUp(): Promise<void> {
+  async #warmUp(factories: ProviderFactories): Promise<void> {
     if (!this.#location.path || !this.#used) return;
     try {
-      const provider = this.#factories.local({ provider: 'local', model: 'local' }) as LocalChatProvider;
+      const provider = factories.local({ provider: 'local', model: 'local' }) as LocalChatProvider;
       await provider.load();
       this.#loaded = provider;
       this.#logger.info({ model: this.#location.path }, 'local model loaded');

@@ -164,11 +164,18 @@ export interface DashboardDocument {
   createdAt: number;
 }
 
+/** What the Documents page shows of one memory (MemoryService's records have these fields and more). */
+export interface DashboardMemoryItem {
+  id: string;
+  content: string;
+  createdAt: number;
+}
+
 export function documentsPage(o: {
   session: PageSession;
   userId: string;
   documents: readonly DashboardDocument[] | undefined;
-  memories?: ReadonlyArray<{ id: string; text: string; createdAt: number }> | undefined;
+  memories?: readonly DashboardMemoryItem[] | undefined;
   notice?: string;
   memoryAvailable: boolean;
 }): string {
@@ -180,10 +187,10 @@ export function documentsPage(o: {
         ? html`<table><caption class="visually-hidden">Memories of ${o.userId}</caption>
 <thead><tr><th scope="col">Memory</th><th scope="col">Saved</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${o.memories.map(
-            (m) => html`<tr><td>${m.text}</td><td>${formatTime(m.createdAt)}</td>
+            (m) => html`<tr><td>${m.content}</td><td>${formatTime(m.createdAt)}</td>
 <td class="actions"><form class="inline" method="post" action="/dashboard/memory/${m.id}/delete" data-confirm="Delete this memory?">
 ${csrfField(o.session.csrfToken)}<input type="hidden" name="user" value="${o.userId}">
-<button type="submit" class="danger" aria-label="Delete memory: ${m.text.slice(0, 40)}">Delete</button></form></td></tr>`,
+<button type="submit" class="danger" aria-label="Delete memory: ${m.content.slice(0, 40)}">Delete</button></form></td></tr>`,
           )}</tbody></table>`
         : html`<p class="empty">No memories for ${o.userId}.</p>`;
   const list = o.documents

@@ -12,6 +12,7 @@ import type { DailyUsage } from '../usage/index.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
 import {
   type DashboardDocument,
+  type DashboardMemoryItem,
   documentsPage,
   keysPage,
   messagePage,
@@ -42,7 +43,7 @@ export interface DashboardDocuments {
  * to /dashboard/memory/:id/delete (scoped to the signed-in account, like every call here).
  */
 export interface DashboardMemory {
-  list(tenant: Tenant): Promise<Array<{ id: string; text: string; createdAt: number }>>;
+  list(tenant: Tenant): Promise<DashboardMemoryItem[]>;
   delete(tenant: Tenant, id: string): Promise<void>;
 }
 

@@ -26,6 +26,20 @@ export interface ContractDocument {
    */
   forValidation(): Record<string, unknown>;
   version: string;
+  /** Every operationId of the document: the endpoints a request can be counted under. */
+  operationIds: ReadonlySet<string>;
+}
+
+/** The operationIds of the document's paths. */
+function operationIdsOf(paths: Record<string, Record<string, unknown>> | undefined): Set<string> {
+  const ids = new Set<string>();
+  for (const item of Object.values(paths ?? {})) {
+    for (const operation of Object.values(item)) {
+      const id = (operation as { operationId?: unknown } | null)?.operationId;
+      if (typeof id === 'string') ids.add(id);
+    }
+  }
+  return ids;
 }
 
 let cached: ContractDocument | undefined;
@@ -34,7 +48,10 @@ let cached: ContractDocument | undefined;
 export function loadContract(): ContractDocument {
   if (cached) return cached;
   const yaml = readFileSync(join(projectRoot(), 'openapi', 'openapi.yaml'), 'utf8');
-  const parsed = parseYaml(yaml) as { info: { version: string } };
+  const parsed = parseYaml(yaml) as {
+    info: { version: string };
+    paths?: Record<string, Record<string, unknown>>;
+  };
   const json = JSON.stringify(parsed);
   const withoutMappings = JSON.stringify(parsed, (key, value) =>
     key === 'discriminator' && value && typeof value === 'object' ? { propertyName: value.propertyName } : value,
@@ -45,6 +62,7 @@ export function loadContract(): ContractDocument {
     parse: () => JSON.parse(json) as Record<string, unknown>,
     forValidation: () => JSON.parse(withoutMappings) as Record<string, unknown>,
     version: parsed.info.version,
+    operationIds: operationIdsOf(parsed.paths),
   };
   return cached;
 }

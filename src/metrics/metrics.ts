@@ -51,8 +51,6 @@ export interface MetricSources {
   localEngine?: () => QueueState;
   /** Documents whose ingestion job is not finished (status `processing`). */
   ingestion?: () => Promise<{ processing: number }>;
-  /** Client connections open now. */
-  connections?: () => number;
 }
 
 export interface MetricsOptions {
@@ -88,6 +86,8 @@ export class Metrics {
   readonly #sandboxExecutions: Counter<'outcome'>;
   readonly #connectionsRefused: Counter<'reason'>;
   readonly #idleConnectionsClosed: Counter<'reason'>;
+  /** Client connections open now: 0 until the server's connection caps give their count (readOpenConnections). */
+  #openConnections: () => number = () => 0;
 
   constructor(options: MetricsOptions) {
     this.#isEndpoint = options.isEndpoint;
@@ -186,13 +186,13 @@ export class Metrics {
       'Local-engine requests holding a sequence (active) and waiting for one (queued).',
       sources.localEngine,
     );
-    const connections = sources.connections;
+    const openConnections = () => this.#openConnections();
     new Gauge({
       name: 'pvai_connections_open',
       help: 'Client connections open now (refused ones excluded).',
       registers,
       collect() {
-        if (connections) this.set(connections());
+        this.set(openConnections());
       },
     });
     const ingestion = sources.ingestion;
@@ -278,6 +278,11 @@ export class Metrics {
   /** Counts one connection refused by a connection cap. */
   connectionRefused(reason: ConnectionScope): void {
     this.#connectionsRefused.inc({ reason });
+  }
+
+  /** Given once, when the server starts: reads how many client connections are open (read at scrape time). */
+  readOpenConnections(read: () => number): void {
+    this.#openConnections = read;
   }
 
   /** Counts one idle connection closed to make room under a connection cap. */

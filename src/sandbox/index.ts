@@ -6,6 +6,7 @@
 import { SandboxRunner } from './runner.js';
 import type { CodeRunner, SandboxConfig } from './types.js';
 
+export { countingExecutions, type ExecutionCount } from './counted.js';
 export {
   type CodeRunner,
   DEFAULT_SANDBOX_CONFIG,

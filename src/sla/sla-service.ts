@@ -72,6 +72,11 @@ export interface SlaServiceOptions extends SlaRecorderOptions {
   clock: Clock;
   targets(tier: Tier): SlaTargets;
   onPruneError?: (err: unknown) => void;
+  /**
+   * Whether an endpoint is one of the contract's operations: any other is counted as one endpoint,
+   * `other`, not one per path a client tries. Default: every endpoint is.
+   */
+  isEndpoint?: (endpoint: string) => boolean;
 }
 
 function percentiles(counts: readonly number[]): Percentiles {
@@ -102,6 +107,7 @@ export class SlaService {
   readonly #targets: (tier: Tier) => SlaTargets;
   readonly #recorder: SlaRecorder;
   readonly #onPruneError: (err: unknown) => void;
+  readonly #isEndpoint: (endpoint: string) => boolean;
   #nextPrune = 0;
   #pruning: Promise<void> = Promise.resolve();
 
@@ -111,10 +117,11 @@ export class SlaService {
     this.#targets = options.targets;
     this.#recorder = new SlaRecorder(options.store, options);
     this.#onPruneError = options.onPruneError ?? (() => undefined);
+    this.#isEndpoint = options.isEndpoint ?? (() => true);
   }
 
   record(o: SlaObservation): void {
-    this.#recorder.record(o);
+    this.#recorder.record(this.#isEndpoint(o.endpoint) ? o : { ...o, endpoint: 'other' });
     if (o.createdAt >= this.#nextPrune) {
       this.#nextPrune = o.createdAt + PRUNE_EVERY_MS;
       this.#pruning = this.#pruning
