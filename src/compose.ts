@@ -35,7 +35,7 @@ import { chunkIndexFor, createEmbedder, SqlChunkIndex } from './retrieval/index.
 import { type CodeRunner, countingExecutions, createSandbox } from './sandbox/index.js';
 import { LATENCY_BOUNDS_MS, SlaService, SqlSlaStore, slaOperations } from './sla/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
-import { Lifecycle, systemOperations } from './system/index.js';
+import { closeInOrder, Lifecycle, systemOperations } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
 import {
   BufferedUsageStore,
@@ -53,7 +53,10 @@ export interface ServiceOptions {
   memoryExtractor?: FactExtractor;
 }
 
-/** Everything one process runs on, built once; `close()` stops it in dependency order. */
+/**
+ * Everything one process runs on, built once; `close()` stops it in dependency order, every part even when
+ * one fails (the failures reported together, as an AggregateError).
+ */
 export interface Runtime {
   config: Config;
   clock: Clock;
@@ -158,10 +161,12 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     await rag.start();
     await memory.start();
   } catch (err) {
-    await memory.close();
-    await rag.close();
-    await router.close();
-    await db.close();
+    await closeInOrder([
+      { name: 'memory', close: () => memory.close() },
+      { name: 'rag', close: () => rag.close() },
+      { name: 'router', close: () => router.close() },
+      { name: 'db', close: () => db.close() },
+    ]).catch((closing: unknown) => logger.error({ err: closing }, 'closing after a failed start failed'));
     throw err;
   }
   const accountStore = createAccountStore(db, {
@@ -349,17 +354,19 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     operations,
     ports,
     memory,
-    async close() {
-      await memory.close();
-      await rag.close();
-      await router.close();
-      await cache.close();
-      await sandbox.close();
-      await usage.flush();
-      await sla.close();
-      await limiter.close();
-      await accounts.close();
-      await db.close();
-    },
+    // Memory before rag (whose embedder and index it uses), the writers of rows before the database.
+    close: () =>
+      closeInOrder([
+        { name: 'memory', close: () => memory.close() },
+        { name: 'rag', close: () => rag.close() },
+        { name: 'router', close: () => router.close() },
+        { name: 'cache', close: () => cache.close() },
+        { name: 'sandbox', close: () => sandbox.close() },
+        { name: 'usage', close: () => usage.flush() },
+        { name: 'sla', close: () => sla.close() },
+        { name: 'limiter', close: () => limiter.close() },
+        { name: 'accounts', close: () => accounts.close() },
+        { name: 'db', close: () => db.close() },
+      ]),
   };
 }
