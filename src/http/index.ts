@@ -3,7 +3,7 @@
  * limiter hook and the error mapping. It knows no capability: the composition root gives it the
  * operations (operationId → handler) and the ports it needs (HttpPorts).
  */
-export { createApp, openApiRequest } from './app.js';
+export { createApp, createOpenApi } from './app.js';
 export { type BodyLimits, jsonBody } from './body.js';
 export { CLIENT_CLOSED_REQUEST, ClientDisconnectedError, requirePrincipal, STREAM_STALLED } from './call.js';
 export {
@@ -16,7 +16,7 @@ export {
 } from './connection-limits.js';
 export { loadContract, projectRoot } from './document.js';
 export { toAppError } from './error-middleware.js';
-export { contractBackend, createOpenApi, useIndexedRouter } from './openapi.js';
+export { contractBackend, openApiRequest, useIndexedRouter } from './openapi.js';
 export type {
   Operation,
   OperationId,

@@ -1,13 +1,20 @@
 import addFormats from 'ajv-formats';
-import { type Document, OpenAPIBackend, type Context as OpenApiContext } from 'openapi-backend';
+import type Koa from 'koa';
+import {
+  type Document,
+  type Handler,
+  OpenAPIBackend,
+  type Context as OpenApiContext,
+  type Request,
+} from 'openapi-backend';
 import { AppError } from '../errors/index.js';
+import { bodyOf } from './body.js';
 import { callOf } from './call.js';
 import { loadContract } from './document.js';
 import { IndexedOpenAPIRouter } from './indexed-router.js';
 import { isMultipart } from './multipart.js';
 import type { AnyReply, OperationId, OperationRequest, Operations } from './operation.js';
 import type { HttpPorts } from './ports.js';
-import { postSecurityHandler, refuseAmbiguousCredentials, securityHandlers, unauthorizedHandler } from './security.js';
 import { cutWhenStalled } from './stream-deadline.js';
 import type { AppContext } from './types.js';
 import { validationError } from './validation-error.js';
@@ -74,53 +81,65 @@ function adapt(
 }
 
 /**
- * The contract as router and validator: openapi-backend matches each request to an operation,
- * runs the security handlers, then (after the rate limiter in postSecurityHandler) validates
- * the request with ajv before the operation's handler runs. Refuses to start when an operation
- * of the document has no handler.
+ * The request as openapi-backend reads it, after the body reader; an empty body is no body. HEAD is
+ * routed as GET: Koa then sends GET's status and headers without the body (RFC 9110 §9.3.2).
  */
-export async function createOpenApi(operations: Operations, ports: HttpPorts): Promise<OpenAPIBackend> {
-  const api = contractBackend();
-  const handlers = Object.fromEntries(
+export function openApiRequest(ctx: AppContext): Request {
+  return {
+    method: ctx.method === 'HEAD' ? 'GET' : ctx.method,
+    path: ctx.path,
+    query: ctx.querystring,
+    headers: ctx.headers as Record<string, string | string[]>,
+    body: bodyOf(ctx),
+  };
+}
+
+/** The Koa middleware that hands a request to openapi-backend, which runs the contract's hooks on it. */
+export function contractRequests(api: OpenAPIBackend): Koa.Middleware {
+  return async (ctx: AppContext) => {
+    await api.handleRequest(openApiRequest(ctx), ctx);
+  };
+}
+
+/** No operation of the contract at this path: 404. */
+export function notFound(): never {
+  throw new AppError('NOT_FOUND', 'No such endpoint');
+}
+
+/** The path is the contract's, the method is not: 405 with `Allow`. */
+export function methodNotAllowed(api: OpenAPIBackend) {
+  return (c: OpenApiContext): never => {
+    const allowed = (api.router as IndexedOpenAPIRouter).allowedMethods(c.request.path);
+    throw new AppError(
+      'METHOD_NOT_ALLOWED',
+      `${c.request.method.toUpperCase()} is not allowed here; allowed: ${allowed.join(', ')}`,
+      { allowed },
+      { Allow: allowed.join(', ') },
+    );
+  };
+}
+
+/** The operation, noted for the usage row and the logs (runs whether or not routing found one). */
+export function noteOperation(c: OpenApiContext, ctx: AppContext): void {
+  ctx.state.operationId = c.operation?.operationId;
+}
+
+/** The request does not match the document: 400 naming the field (validation-error.ts). */
+export function validationFail(c: OpenApiContext): never {
+  throw validationError(c.validation.errors ?? []);
+}
+
+/** Every operation's handler, as openapi-backend calls it by operationId. */
+export function operationHandlers(
+  operations: Operations,
+  ports: Pick<HttpPorts, 'stopping' | 'streamWriteTimeoutMs'>,
+): Record<string, Handler> {
+  return Object.fromEntries(
     Object.entries(operations).map(([id, operation]) => [id, adapt(operation as Parameters<typeof adapt>[0], ports)]),
   );
-  api.register({
-    ...handlers,
-    notFound: () => {
-      throw new AppError('NOT_FOUND', 'No such endpoint');
-    },
-    methodNotAllowed: (c: OpenApiContext) => {
-      const allowed = (api.router as IndexedOpenAPIRouter).allowedMethods(c.request.path);
-      throw new AppError(
-        'METHOD_NOT_ALLOWED',
-        `${c.request.method.toUpperCase()} is not allowed here; allowed: ${allowed.join(', ')}`,
-        { allowed },
-        { Allow: allowed.join(', ') },
-      );
-    },
-    validationFail: (c: OpenApiContext) => {
-      throw validationError(c.validation.errors ?? []);
-    },
-    unauthorizedHandler: unauthorizedHandler(ports),
-    postSecurityHandler: postSecurityHandler(ports),
-    postRoutingHandler: (c: OpenApiContext, ctx: AppContext) => {
-      ctx.state.operationId = c.operation?.operationId;
-      // Before the security handlers: an ambiguous request is refused whichever of its keys would pass.
-      if ((c.operation?.security ?? []).length > 0) refuseAmbiguousCredentials(ctx.req);
-    },
-    notImplemented: (c: OpenApiContext) => {
-      throw new AppError('SERVICE_UNAVAILABLE', `${c.operation.operationId} is not implemented`);
-    },
-  });
-  for (const [scheme, handler] of Object.entries(securityHandlers(ports))) {
-    api.registerSecurityHandler(scheme, handler);
-  }
-  await api.init();
-  const missing = api
-    .getOperations()
-    .map((op) => op.operationId)
-    .filter((id): id is string => Boolean(id) && !(id && id in handlers));
-  if (missing.length > 0) throw new Error(`operations without a handler: ${missing.join(', ')}`);
-  useIndexedRouter(api);
-  return api;
+}
+
+/** An operation of the document without a handler (the server refuses to start with one; kept as a guard). */
+export function notImplemented(c: OpenApiContext): never {
+  throw new AppError('SERVICE_UNAVAILABLE', `${c.operation.operationId} is not implemented`);
 }

@@ -46,6 +46,12 @@ export function refuseAmbiguousCredentials(req: IncomingMessage): void {
   }
 }
 
+/** After routing: an operation behind a key refuses a request carrying two (refuseAmbiguousCredentials). */
+export function oneCredential(c: OpenApiContext, ctx: AppContext): void {
+  // Before the security handlers: an ambiguous request is refused whichever of its keys would pass.
+  if ((c.operation?.security ?? []).length > 0) refuseAmbiguousCredentials(ctx.req);
+}
+
 /** openapi-backend security handlers, one per scheme of the document. */
 export function securityHandlers(ports: HttpPorts) {
   const authenticate = async (secret: string | undefined): Promise<Principal | false> =>
