@@ -1,23 +1,25 @@
 import { stemmer } from 'stemmer';
+import { ENGLISH_STOP_WORDS } from './stop-words.js';
 
 /**
- * The lexical analysis of chunk text and queries, the same on every SQL backend: lower case, accents
- * folded (é → e), words of letters and digits, English stop words dropped, Porter-stemmed. Stored with
- * each chunk (rag_index_chunks.terms), so changing it changes what is stored: re-index after a change.
+ * pvai's one tokeniser. By default it is retrieval's analysis, the same on every backend: accents folded
+ * (é → e), lower case, words of letters and digits, English stop words dropped, Porter-stemmed. The SQL
+ * index stores each chunk's terms made so (rag_index_chunks.terms) and Qdrant's sparse vectors hash them:
+ * changing the default changes what is stored, so re-index after a change.
+ *
+ * A consumer that needs another analysis says so with `Analysis` rather than tokenising on its own.
  */
+export interface Analysis {
+  /** Fold accents and compatibility forms (é → e, ﬁ → fi; NFKD, marks dropped). Default true. */
+  foldAccents?: boolean;
+  /** Words dropped, compared lower-cased (and folded) before stemming. Default `ENGLISH_STOP_WORDS`. */
+  stopWords?: ReadonlySet<string>;
+  /** Porter stems (a number stays as written). Default true. */
+  stem?: boolean;
+}
 
-/**
- * English stop words (PostgreSQL's `english` dictionary drops the same; so does Qdrant's BM25). They
- * are ~40 % of English tokens and match nearly every chunk, so they are neither indexed nor searched.
- */
-const STOP_WORDS = new Set(
-  `a about above after again against all am an and any are as at be because been before being below between
-  both but by can did do does doing down during each few for from further had has have having he her here hers
-  herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on
-  once only or other our ours ourselves out over own same she should so some such than that the their theirs
-  them themselves then there these they this those through to too under until up very was we were what when
-  where which while who whom why will with you your yours yourself yourselves`.split(/\s+/),
-);
+/** A word: a run of letters and digits (punctuation, symbols and apostrophes split words). */
+const WORD = /[\p{L}\p{N}]+/gu;
 
 /** Longer "words" (base64, hashes) are cut: they are looked up whole, never stemmed usefully. */
 const MAX_WORD = 40;
@@ -36,27 +38,27 @@ function stemOf(word: string): string {
 }
 
 /** The terms of a text, in order, repeats kept (their count is the term frequency). */
-export function analyze(text: string): string[] {
-  const words = text
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-    .match(/[\p{L}\p{N}]+/gu);
+export function analyze(text: string, analysis: Analysis = {}): string[] {
+  const stopWords = analysis.stopWords ?? ENGLISH_STOP_WORDS;
+  const stem = analysis.stem ?? true;
+  const folded = analysis.foldAccents === false ? text : text.normalize('NFKD').replace(/\p{M}+/gu, '');
+  const words = folded.toLowerCase().match(WORD);
   const terms: string[] = [];
   if (!words) return terms;
   for (const word of words) {
-    if (STOP_WORDS.has(word)) continue;
-    terms.push(stemOf(word.length > MAX_WORD ? word.slice(0, MAX_WORD) : word));
+    if (stopWords.has(word)) continue;
+    const cut = word.length > MAX_WORD ? word.slice(0, MAX_WORD) : word;
+    terms.push(stem ? stemOf(cut) : cut);
   }
   return terms;
 }
 
 /** A query's distinct terms (at most 64: a pasted page is not a query). */
-export function queryTerms(query: string): string[] {
-  return [...new Set(analyze(query))].slice(0, 64);
+export function queryTerms(query: string, analysis?: Analysis): string[] {
+  return [...new Set(analyze(query, analysis))].slice(0, 64);
 }
 
-/** A chunk's terms as stored: space-separated, repeats kept. */
+/** A chunk's terms as the SQL index stores them: the default analysis, space-separated, repeats kept. */
 export function encodeTerms(text: string): string {
   return analyze(text).join(' ');
 }
