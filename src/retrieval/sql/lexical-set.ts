@@ -1,8 +1,9 @@
+import { bm25Idf, bm25TermWeight } from '../../text/index.js';
 import { TopK } from './top-k.js';
 
 /**
- * One tenant's chunks as an inverted index in memory, scored by BM25 (k1 1.2, b 0.75; Lucene's IDF,
- * never negative). Each term keeps its rows and term frequencies in typed arrays, so a query touches
+ * One tenant's chunks as an inverted index in memory, scored by BM25 (text/bm25.ts: k1 1.2, b 0.75,
+ * Lucene's IDF, never negative). Each term keeps its rows and term frequencies in typed arrays, so a query touches
  * only its terms' postings: ~2 ms at 100k chunks where SQLite FTS5's bm25() took 144 ms p50 (it scores
  * each matching row through its auxiliary-function API; docs/decisions.md). Statistics (N, document
  * frequencies, average length) are the tenant's own: another tenant's documents never shift a score.
@@ -14,9 +15,6 @@ export interface LexicalHit {
   id: string;
   score: number;
 }
-
-const K1 = 1.2;
-const B = 0.75;
 
 interface Postings {
   rows: Uint32Array;
@@ -90,14 +88,12 @@ export class LexicalSet {
       if (!p) continue;
       const df = this.#dead === 0 ? p.n : this.#liveIn(p);
       if (df === 0) continue;
-      const idf = Math.log(1 + (live - df + 0.5) / (df + 0.5));
+      const idf = bm25Idf(live, df);
       const { rows, tfs, n } = p;
-      const lengthWeight = (K1 * B) / averageLength;
       for (let i = 0; i < n; i++) {
         const row = rows[i] as number;
         if (alive[row] === 0) continue;
-        const tf = tfs[i] as number;
-        const s = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B) + lengthWeight * (lengths[row] as number));
+        const s = idf * bm25TermWeight(tfs[i] as number, lengths[row] as number, averageLength);
         if (scores[row] === 0) touched[touchedCount++] = row;
         scores[row] = (scores[row] as number) + s;
       }
