@@ -77,6 +77,22 @@ describe('passage ranking', () => {
     assert.equal(ranked.at(-1)?.score, 0);
   });
 
+  it("lexical: words are text/'s, folded and without stop words, but not stemmed", async () => {
+    const turin = await rank('Which plant in Turín?', candidates, undefined);
+    assert.equal(turin[0]?.page, 0, '"Turín" finds "Turin"');
+    assert.ok((turin[0]?.score ?? 0) > 0);
+    const stopWords = await rank('what is the of and', candidates, undefined);
+    assert.ok(
+      stopWords.every((p) => p.score === 0),
+      'a question of stop words alone matches nothing',
+    );
+    const inflected = await rank('vehicle', candidates, undefined);
+    assert.ok(
+      inflected.every((p) => p.score === 0),
+      'no stems: "vehicle" is not "vehicles" (src/web/rank.ts says why)',
+    );
+  });
+
   it('hybrid: an embedder lifts a passage that matches in meaning, not in words', async () => {
     // A toy embedder: one dimension per concept, so "vehicles" and "automobile" are near "cars".
     const concepts = [/car|automobile|vehicle/i, /bread|sourdough|flour/i, /price|cost/i];
