@@ -1,3 +1,4 @@
+import { type Analysis, analyze } from '../text/index.js';
 import type { CandidateFact, Extraction, MemoryRecord, MemoryStore, ScoredMemory, Tenant } from './types.js';
 
 /** What reconciling writes through: MemoryService's own operations, so each change is indexed and versioned as an API call's is. */
@@ -19,26 +20,21 @@ const FORGET_OVERLAP = 0.6;
 /** Similar memories compared with each candidate. */
 const NEIGHBOURS = 5;
 
-const STOP = new Set([
-  'the',
-  'user',
-  'user’s',
-  "user's",
-  's',
-  'a',
-  'an',
-  'is',
-  'are',
-  'to',
-  'in',
-  'of',
-  'that',
-  'i',
-  'my',
-]);
+/**
+ * How facts are compared: text/'s tokeniser with accents folded ("Köln" is "Koln", as the index reads it),
+ * but without its English stop words or its stems. The English list drops words that tell two facts apart
+ * ("not", "before"/"after", "was"), so "The user is not a morning person" would repeat "The user is a
+ * morning person". Stems make forgetting, which deletes, reach too far: "forget that I'm allergic to peanut
+ * butter" would delete "The user is allergic to peanuts", "forget that my dog's name is Miso" would delete
+ * "The user has a dog named Rex". What is dropped instead is the frame every fact shares ("The user's … is …").
+ */
+const FACT_WORDS: Analysis = {
+  stem: false,
+  stopWords: new Set(['the', 'user', 's', 'a', 'an', 'is', 'are', 'to', 'in', 'of', 'that', 'i', 'my']),
+};
 
 function terms(text: string): Set<string> {
-  return new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !STOP.has(w)));
+  return new Set(analyze(text, FACT_WORDS));
 }
 
 function overlap(a: Set<string>, b: Set<string>): number {
