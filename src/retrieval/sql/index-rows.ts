@@ -40,8 +40,13 @@ export interface IndexRows {
   /** Every row of the tenant and its generation row: a cache elsewhere reads 0, unlike what it holds, and reloads. */
   deleteTenant(tenant: Tenant): Promise<void>;
   generation(tenant: Tenant): Promise<number>;
-  /** The tenant's rows in insertion order (SQLite iterates them lazily). */
-  rows(tenant: Tenant): Promise<Iterable<IndexRow>>;
+  /**
+   * Hands each of the tenant's rows, in insertion order, to `each`. SQLite walks its statement synchronously
+   * within this call, row by row (100k rows are never one array), and is done before it returns: a lazy iterator
+   * handed out across an `await` would be one prepared statement walked by two searches at once (documents and
+   * memory search together), which better-sqlite3 refuses ("This statement is busy").
+   */
+  eachRow(tenant: Tenant, each: (row: IndexRow) => void): Promise<void>;
   /** The exact vectors of these chunks (of this tenant only), for reranking. */
   vectors(tenant: Tenant, chunkIds: readonly string[]): Promise<VectorRow[]>;
 }
@@ -106,8 +111,8 @@ function sqliteRows(db: SqliteDb): IndexRows {
       const row = s.generation.get(tenant.accountId, tenant.userId) as { generation: number } | undefined;
       return Number(row?.generation ?? 0);
     },
-    async rows(tenant) {
-      return s.rows.iterate(tenant.accountId, tenant.userId) as Iterable<IndexRow>;
+    async eachRow(tenant, each) {
+      for (const row of s.rows.iterate(tenant.accountId, tenant.userId) as Iterable<IndexRow>) each(row);
     },
     async vectors(tenant, chunkIds) {
       return s.floats.all(tenant.accountId, tenant.userId, JSON.stringify(chunkIds)) as VectorRow[];
@@ -220,12 +225,13 @@ function postgresRows(db: PostgresDb): IndexRows {
       );
       return Number(found[0]?.generation ?? 0);
     },
-    rows(tenant) {
-      return db.query<IndexRow>(
+    async eachRow(tenant, each) {
+      const rows = await db.query<IndexRow>(
         `SELECT chunk_id, document_id, terms, embedding FROM rag_index_chunks
          WHERE account_id = $1 AND user_id = $2 ORDER BY seq`,
         [tenant.accountId, tenant.userId],
       );
+      for (const row of rows) each(row);
     },
     vectors(tenant, chunkIds) {
       return db.query<VectorRow>(

@@ -181,9 +181,8 @@ export class SqlChunkIndex implements ChunkIndex {
     const generation = await this.#rows.generation(tenant);
     const cached = this.#cache.get(tenant, generation);
     if (cached) return cached;
-    const rows = await this.#rows.rows(tenant);
     const sets = new TenantSets();
-    for (const row of rows) addRow(sets, row);
+    await this.#rows.eachRow(tenant, (row) => addRow(sets, row));
     if (sets.size > 0) this.#cache.put(tenant, generation, sets);
     return sets;
   }

@@ -40,6 +40,43 @@ for (const backend of backends()) {
   describe(`SqlChunkIndex (${backend})`, () => {
     const tenant: Tenant = { accountId: 'acct', userId: 'u' };
 
+    it('answers searches that load the same user at once (documents and memory search together)', async () => {
+      const database = await createTestDatabase(backend);
+      const [db1, db2] = [await open(database), await open(database)];
+      try {
+        const writer = new SqlChunkIndex(db1);
+        const other: Tenant = { accountId: 'acct', userId: 'v' };
+        for (const [who, doc] of [
+          [tenant, 'da'],
+          [other, 'db'],
+        ] as const) {
+          await writer.putChunks(
+            who,
+            doc,
+            Array.from({ length: 50 }, (_, i) => chunk(doc, i, `aircraft wing ${doc} ${i}`)),
+          );
+        }
+        // A cold index on another connection: every search below loads its user's rows from the database.
+        const cold = new SqlChunkIndex(db2);
+        const searches = [tenant, tenant, other, tenant].map((who) =>
+          cold.search(who, { text: 'aircraft wing', k: 5, mode: 'lexical' }),
+        );
+        const answers = await Promise.all(searches);
+        for (const [i, hits] of answers.entries()) {
+          assert.equal(hits.length, 5, `search ${i}`);
+          const doc = i === 2 ? 'db' : 'da';
+          assert.ok(
+            hits.every((h) => h.chunkId.startsWith(`${doc}_`)),
+            `search ${i} stays in its user's chunks`,
+          );
+        }
+      } finally {
+        await db1.close();
+        await db2.close();
+        await database.drop();
+      }
+    });
+
     it('keeps the in-memory vectors in step with another connection, past the int8 threshold', async () => {
       const database = await createTestDatabase(backend);
       const [db1, db2] = [await open(database), await open(database)];
