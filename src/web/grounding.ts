@@ -1,10 +1,4 @@
-import {
-  type ChatCompletionRequest,
-  type ContextContribution,
-  type ContextSource,
-  lastUserText,
-  type SourcePassage,
-} from '../chat/index.js';
+import { type ContextContribution, type ContextSource, lastUserText, type SourcePassage } from '../chat/index.js';
 import { AppError } from '../errors/index.js';
 import type { Extractor } from '../extract/index.js';
 import { untilAborted } from '../kernel/index.js';
