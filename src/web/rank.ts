@@ -84,7 +84,7 @@ function cosine(a: Float32Array, b: Float32Array): number {
 
 /**
  * Candidates best first: BM25 alone, or with an embedder BM25 and cosine similarity fused by reciprocal
- * rank (as document retrieval does, src/rag/fusion.ts). Candidates with no query term and no embedding
+ * rank (as document retrieval does, src/retrieval/fusion.ts). Candidates with no query term and no embedding
  * signal score 0 and come last. The score returned is BM25 (lexical) or the fused score (hybrid).
  */
 export async function rank(

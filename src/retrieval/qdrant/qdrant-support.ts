@@ -10,9 +10,10 @@ export const LEXICAL = 'bm25';
 /** Qdrant's built-in BM25 "model" (schema-1 collections): it tokenises, stems and weighs text server-side. */
 export const BM25_MODEL = 'qdrant/bm25';
 /**
- * BM25 options, the same at upsert and at query time (the sparse vectors are computed with them, so a
- * change needs a re-index). Accents folded, so `zurich` finds `Zürich` as it does on SQLite's FTS5;
- * otherwise Qdrant's defaults: lowercase, English stop words and Snowball stemming.
+ * Qdrant's server-side BM25 options, for collections of schema 1 only (schema 2 is sent pvai's own sparse
+ * vectors, qdrant-sparse.ts). The same at upsert and at query time (the sparse vectors are computed with
+ * them, so a change needs a re-index). Accents folded, so `zurich` finds `Zürich` as the SQL index's
+ * analysis does; otherwise Qdrant's defaults: lowercase, English stop words and Snowball stemming.
  */
 const BM25_OPTIONS = { ascii_folding: true };
 

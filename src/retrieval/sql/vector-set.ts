@@ -4,7 +4,7 @@ import { WASM_BASE64 } from './wasm/int8-scores.js';
 /**
  * One tenant's vectors in memory, quantised to int8 (one scale per row) in a WebAssembly instance's
  * memory and scored against the query quantised to 7 bits with 128-bit relaxed SIMD
- * (src/rag/wasm/int8-scores.wat): a
+ * (src/retrieval/sql/wasm/int8-scores.wat): a
  * quarter of float32's bytes, and the scan is memory-bound. `candidates` gives the rows nearest by that
  * approximate score; the caller reranks them with the exact float32 vectors it keeps (SqlChunkIndex
  * reads them from the database, so memory holds ~0.4 KB per 384-dim vector, not 1.9). Measured in

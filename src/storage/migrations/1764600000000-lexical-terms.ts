@@ -6,7 +6,7 @@ const PAGE = 1000;
 
 /**
  * Lexical search moves from FTS5 (SQLite) and tsvector (PostgreSQL) to BM25 over each chunk's analysed
- * terms, held in memory per tenant (src/rag/lexical-set.ts): FTS5's bm25() took 144 ms p50 at 100k
+ * terms, held in memory per tenant (now src/retrieval/sql/lexical-set.ts): FTS5's bm25() took 144 ms p50 at 100k
  * chunks, and ts_rank_cd ranked 10 % worse than BM25 on Cranfield (docs/decisions.md). Each indexed
  * chunk gains `terms`, back-filled from its text (a document chunk's in rag_chunks, a memory's in
  * memories); the FTS5 table and the tsvector column with its GIN index go.
