@@ -21,6 +21,17 @@ const weatherTool: OpenAI.ChatCompletionTool = {
   },
 };
 
+/**
+ * Memory is on by default, so the user's (empty) memory is searched: nothing is retrieved, and the search's time is
+ * whatever it took, rounded to the millisecond (0 on an idle machine, 1 or more under CI's load).
+ */
+function assertNoMemoryRetrieved(memoryContext: unknown): void {
+  const context = memoryContext as { items_retrieved?: unknown; retrieval_time_ms?: unknown } | undefined;
+  assert.deepEqual(Object.keys(context ?? {}).sort(), ['items_retrieved', 'retrieval_time_ms']);
+  assert.equal(context?.items_retrieved, 0);
+  assert.ok(Number.isInteger(context?.retrieval_time_ms) && Number(context?.retrieval_time_ms) >= 0);
+}
+
 describe('chat completions on the local engine, through the official openai SDK', () => {
   let server: TestServer;
   let client: OpenAI;
@@ -130,7 +141,7 @@ describe('chat completions on the local engine, through the official openai SDK'
     const last = chunks.at(-1);
     assert.deepEqual(last?.choices, []);
     assert.equal(last?.usage?.completion_tokens, 20);
-    assert.deepEqual(last?.memory_context, { items_retrieved: 0, retrieval_time_ms: 0 });
+    assertNoMemoryRetrieved(last?.memory_context);
     const { text, finishReasons } = assemble(chunks);
     assert.ok(text.length > 0);
     assert.deepEqual(finishReasons, ['length']);
@@ -159,7 +170,7 @@ describe('chat completions on the local engine, through the official openai SDK'
     assert.ok(text.length > 0);
     const last = chunks.at(-1);
     assert.equal(last?.choices[0]?.finish_reason, 'length');
-    assert.deepEqual(last?.memory_context, { items_retrieved: 0, retrieval_time_ms: 0 }, "pvai's extras ride on it");
+    assertNoMemoryRetrieved(last?.memory_context); // pvai's extras ride on the last chunk
   });
 
   it('honours frequency and presence penalties: the greedy answer changes, and still has its length', async () => {

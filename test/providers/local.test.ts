@@ -338,8 +338,14 @@ describe('local provider tools (stories260K)', () => {
 
   it('collectCompletion of the stream equals generate for a tool call', async () => {
     const req = ask('Weather in Rome?', { tools: [weatherTool], temperature: 0.7, seed: 2, maxTokens: 200 });
+    // The same seed gives the same tokens only from the same cache state: a prompt evaluated in one batch and a
+    // cached prompt plus its last token give logits that differ in the last bits, and at temperature 0.7 that
+    // can flip a sample (seen in CI: the arguments parted after six tokens). A first run leaves the prompt
+    // cached on the sequence both later runs take (the pool prefers the longest cached prefix).
+    await provider.generate(req, never());
     const fromStream = await collectCompletion(provider.stream(req, never()));
     const direct = await provider.generate(req, never());
+    assert.ok(direct.toolCalls[0]?.function.arguments, 'a tool call was made');
     assert.equal(fromStream.toolCalls[0]?.function.arguments, direct.toolCalls[0]?.function.arguments);
   });
 });
