@@ -20,57 +20,15 @@ if (!PVAI_URL || !PVAI_API_KEY || !PVAI_ADMIN_TOKEN) {
   throw new Error('dredd-hooks: PVAI_URL, PVAI_API_KEY and PVAI_ADMIN_TOKEN must be set (serve-for-contract.mjs)');
 }
 
-// The ids used as examples in openapi/openapi.yaml.
-const EXAMPLE_IDS = {
-  memory: 'mem_5b1f0c9e2d4a',
-  document: 'doc_7c2e9a0b1f3d',
-  account: 'acct_3kTMd9e2XwQpL7vB',
-  key: 'key_9xQ2mL4nB7vC1zR8',
-};
-// Well-formed ids that name nothing, for the 404 transactions.
-const MISSING_IDS = {
-  memory: 'mem_000000000000',
-  document: 'doc_000000000000',
-  account: 'acct_0000000000000000',
-  key: 'key_0000000000000000',
-  model: 'PV-NONEXISTENT',
-};
-const TOO_LONG_ID = 'x'.repeat(65); // every path id is maxLength 64: a 400 before any lookup
+const {
+  EXAMPLE_IDS,
+  MISSING_IDS,
+  TOO_LONG_ID,
+  EXPECTED_CODE,
+  SKIP_STATUS,
+  capabilityOf,
+} = require('./dredd-facts.cjs');
 
-// The error code each provoked status must carry (400 and 403 are refined per operation below).
-const EXPECTED_CODE = {
-  400: 'INVALID_PARAMETER',
-  401: 'UNAUTHORIZED',
-  402: 'INSUFFICIENT_CREDITS',
-  403: 'MODEL_NOT_ALLOWED',
-  404: 'NOT_FOUND',
-  408: 'EXECUTION_TIMEOUT',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  503: 'SERVICE_UNAVAILABLE',
-};
-
-// Statuses no request can provoke from outside against a healthy contract server.
-const SKIP_STATUS = {
-  429: 'the contract server raises the volume limits on purpose; 429 is covered by the test suite',
-  500: 'an unexpected internal error cannot be provoked on purpose',
-  502: 'needs a failing model upstream; covered by the provider and chat tests',
-  504: 'needs an upstream that does not answer in time; covered by the provider tests',
-};
-
-// Operations whose engine may not be on this server yet: the placeholder answers 503 SERVICE_UNAVAILABLE
-// (documented). Probed in beforeAll; see `capabilityOf`.
-function capabilityOf(path) {
-  if (path.startsWith('/z1/memory')) return 'memory';
-  if (path.startsWith('/z1/rag/')) return 'rag';
-  if (path === '/z1/sla') return 'sla';
-  if (path === '/metrics') return 'metrics';
-  if (path === '/z1/code/execute') return 'code';
-  if (path === '/z1/chat/completions') return 'chat';
-  if (path === '/z1/embeddings') return 'embeddings';
-  return null;
-}
 const available = {}; // capability → true, or the 503 body that says it is not available
 const ids = {}; // real ids created in beforeAll
 const skipped = []; // [transaction name, reason]

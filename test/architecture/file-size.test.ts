@@ -14,7 +14,7 @@ function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : sources(path);
-    return /\.(?:ts|mjs|js|py|sh)$/.test(entry.name) ? [path] : [];
+    return /\.(?:ts|mjs|cjs|js|py|sh)$/.test(entry.name) ? [path] : [];
   });
 }
 
