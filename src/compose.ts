@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import { pino } from 'pino';
-import { AccountService, type AccountStore, adminOperations, createAccountStore } from './accounts/index.js';
-import { createMemoryCache, createPostgresCache, type ResponseCache } from './cache/index.js';
+import { AccountService, adminOperations, createAccountStore } from './accounts/index.js';
+import { cacheFor } from './cache/index.js';
 import { ChatService, ContextRegistry, chatOperations, LocalModelSupervisor, routeBudget } from './chat/index.js';
 import { type Clock, systemClock } from './clock/index.js';
 import { codeOperations } from './code/index.js';
-import type { Config, TargetConfig } from './config/index.js';
+import type { Config } from './config/index.js';
 import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index.js';
 import { EmbeddingService, embeddingOperations } from './embeddings/index.js';
 import { type HttpPorts, loadContract, type Operations } from './http/index.js';
@@ -18,104 +18,65 @@ import {
   storedSignInThrottle,
 } from './limits/index.js';
 import {
-  type FactExtractor,
-  LlmExtractor,
+  extractorFor,
   MemoryService,
   memoryContextSource,
   memoryKindOf,
   memoryOperations,
-  RuleBasedExtractor,
   SqlMemoryStore,
 } from './memory/index.js';
 import { Metrics, metricsOperations } from './metrics/index.js';
 import { creditsPerRequest, embeddingCredits, modelOperations } from './models/index.js';
-import { createProviderFactories, createRouter, type Router, type Target } from './providers/index.js';
+import { createProviderFactories, createRouter, routeTargets } from './providers/index.js';
 import { RagService, ragContextSource, ragOperations, SqlDocumentStore } from './rag/index.js';
 import { chunkIndexFor, createEmbedder, SqlChunkIndex } from './retrieval/index.js';
-import { type CodeRunner, countingExecutions, createSandbox } from './sandbox/index.js';
+import type { Runtime, ServiceOptions } from './runtime.js';
+import { countingExecutions, createSandbox } from './sandbox/index.js';
 import { LATENCY_BOUNDS_MS, SlaService, SqlSlaStore, slaOperations } from './sla/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
-import { closeInOrder, Lifecycle, systemOperations } from './system/index.js';
+import { type ClosingPart, closeInOrder, Lifecycle, systemOperations } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
-import {
-  BufferedUsageStore,
-  DailyUsageRollup,
-  SqlUsageStore,
-  type UsageStore,
-  usageOperations,
-} from './usage/index.js';
-import { createWebGrounding, type WebGrounding, webContextSource } from './web/index.js';
-
-export interface ServiceOptions {
-  clock?: Clock;
-  logger?: Logger;
-  /** The memory extractor instead of the configured one (tests: one that throws or hangs). */
-  memoryExtractor?: FactExtractor;
-}
-
-/**
- * Everything one process runs on, built once; `close()` stops it in dependency order, every part even when
- * one fails (the failures reported together, as an AggregateError).
- */
-export interface Runtime {
-  config: Config;
-  clock: Clock;
-  logger: Logger;
-  db: Db;
-  accounts: AccountService;
-  /** The store behind `accounts` (tests count its look-ups). */
-  accountStore: AccountStore;
-  limiter: RateLimiter;
-  usage: UsageStore;
-  /** SLA buckets and reports (the dashboard's SLA page reads `sla.report`). */
-  sla: SlaService;
-  /** The Prometheus registry behind GET /metrics. */
-  metrics: Metrics;
-  router: Router;
-  cache: ResponseCache;
-  sandbox: CodeRunner;
-  localModel: LocalModelSupervisor;
-  /** Web grounding (search, guarded page fetching); `pvai doctor` checks its provider. */
-  web: WebGrounding;
-  /** The stop as requests see it: draining (readiness 503), then work in flight told to end. */
-  lifecycle: Lifecycle;
-  /** Memories per end user (tests look into its index). */
-  memory: MemoryService;
-  /** Every operation of the contract, by operationId. */
-  operations: Operations;
-  /** What the HTTP layer needs of the product. */
-  ports: HttpPorts;
-  close(): Promise<void>;
-}
+import { BufferedUsageStore, DailyUsageRollup, SqlUsageStore, usageOperations } from './usage/index.js';
+import { createWebGrounding, webContextSource } from './web/index.js';
 
 /** The window `/z1/models` reports for an embedding upstream that states none: OpenAI's embedding models' (8191). */
 const DEFAULT_UPSTREAM_EMBEDDING_CONTEXT = 8191;
-
-/** Config targets → router targets; `apiKeyEnv` reads the upstream key from the environment. */
-function toTarget(target: TargetConfig, env: NodeJS.ProcessEnv): Target {
-  if (target.provider === 'local') return { ...target };
-  const { apiKeyEnv, ...rest } = target;
-  const apiKey = rest.apiKey ?? (apiKeyEnv ? env[apiKeyEnv] : undefined);
-  return { ...rest, ...(apiKey ? { apiKey } : {}) };
-}
-
-/** The rules by default; a model through the router when `memory.extractionModel` is configured. */
-function memoryExtractor(config: Config, router: Router): FactExtractor {
-  const model = config.memory.extractionModel;
-  if (!model) return new RuleBasedExtractor();
-  return new LlmExtractor({ model, generate: (m, request, signal) => router.generate(m, request, signal) });
-}
 
 /**
  * The composition root: storage adapters and engines chosen by configuration, then every capability
  * on top, then their operations. Adding a capability is its folder plus a line in `operations` below.
  */
+export type { Runtime, ServiceOptions };
+
 export async function compose(config: Config, options: ServiceOptions = {}): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger =
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
+  // What is open so far: a start that fails at any later step closes it, newest first, and leaves nothing open.
+  const opened: ClosingPart[] = [{ name: 'db', close: () => db.close() }];
+  try {
+    return await assemble({ config, options, clock, logger, db, opened });
+  } catch (err) {
+    await closeInOrder([...opened].reverse()).catch((closing: unknown) =>
+      logger.error({ err: closing }, 'closing after a failed start failed'),
+    );
+    throw err;
+  }
+}
+
+interface Assembly {
+  config: Config;
+  options: ServiceOptions;
+  clock: Clock;
+  logger: Logger;
+  db: Db;
+  /** Each part that needs closing is added as soon as it exists. */
+  opened: ClosingPart[];
+}
+
+async function assemble({ config, options, clock, logger, db, opened }: Assembly): Promise<Runtime> {
   // The chat engines: the service's local model (found here, loaded by localModel.start below) and the
   // upstreams, behind the router. Nothing runs until a request (or the start) asks.
   const localModel = new LocalModelSupervisor(config, logger);
@@ -123,12 +84,8 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     localEngine: config.localEngine,
     resolveLocalModelPath: () => localModel.modelPath,
   });
-  const router = createRouter(
-    Object.fromEntries(
-      Object.entries(config.routing).map(([model, list]) => [model, list.map((t) => toTarget(t, process.env))]),
-    ),
-    factories,
-  );
+  const router = createRouter(routeTargets(config.routing, process.env), factories);
+  opened.push({ name: 'router', close: () => router.close() });
   // One embedding model for documents, memories and web passage ranking (RagService closes it), and one
   // index for documents and memories (memories as their own kind).
   const embedder = createEmbedder(config, logger);
@@ -152,52 +109,41 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     store: new SqlMemoryStore(db),
     index: memoryKindOf(index),
     embedder,
-    extractor: options.memoryExtractor ?? memoryExtractor(config, router),
+    extractor: options.memoryExtractor ?? extractorFor(config.memory, router),
     clock,
     logger,
   });
-  try {
-    // First, with only the database open: an index built with another embedding model stops the start here.
-    await rag.start();
-    await memory.start();
-  } catch (err) {
-    await closeInOrder([
-      { name: 'memory', close: () => memory.close() },
-      { name: 'rag', close: () => rag.close() },
-      { name: 'router', close: () => router.close() },
-      { name: 'db', close: () => db.close() },
-    ]).catch((closing: unknown) => logger.error({ err: closing }, 'closing after a failed start failed'));
-    throw err;
-  }
+  opened.push({ name: 'rag', close: () => rag.close() }, { name: 'memory', close: () => memory.close() });
+  // First, with only the database open: an index built with another embedding model stops the start here.
+  await rag.start();
+  await memory.start();
   const accountStore = createAccountStore(db, {
     onError: (err) => logger.error({ err }, 'writing credit charges failed'),
   });
   const accounts = new AccountService(accountStore, clock, { authCacheTtlMs: config.authCacheTtlMs });
+  opened.push({ name: 'accounts', close: () => accounts.close() });
   const tiers = new TierPolicy(config.tiers);
   const limiter = new RateLimiter(
     createRateLimitStore(db, { onError: (err) => logger.error({ err }, 'writing rate-limit windows failed') }),
     clock,
   );
+  opened.push({ name: 'limiter', close: () => limiter.close() });
   const authFailures = createAuthFailureLimiter(db, config.authFailuresPerMinute, clock);
   // The dashboard's charts read the daily rollup that SqlUsageStore keeps as it writes usage rows.
   const usageRollup = new DailyUsageRollup(db);
   const usage = new BufferedUsageStore(new SqlUsageStore(db), {
     onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
   });
+  opened.push({ name: 'usage', close: () => usage.flush() });
 
   await localModel.start(factories);
-  const cache =
-    db.dialect === 'postgres'
-      ? createPostgresCache((sql, params) => db.pool.query(sql, params), { now: clock })
-      : createMemoryCache({ maxBytes: config.cache.maxBytes, now: clock });
+  const cache = cacheFor(db, { maxBytes: config.cache.maxBytes, now: clock });
+  opened.push({ name: 'cache', close: () => cache.close() });
   const web = createWebGrounding(config.web, { embedder });
   const chat = new ChatService({
     router,
     cache,
-    credits: {
-      charge: (accountId, amount) => accounts.chargeCredits(accountId, amount),
-      refund: (accountId, amount) => accounts.refundCredits(accountId, amount),
-    },
+    credits: accounts.credits,
     context: new ContextRegistry([memoryContextSource(memory), ragContextSource(rag), webContextSource(web)]),
     warn: (err, message) => logger.warn({ err }, message),
     clock,
@@ -209,10 +155,7 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
   // POST /z1/embeddings on the same embedder as documents and memory: one model, the same vector for a text.
   const embeddings = new EmbeddingService({
     embedder,
-    credits: {
-      charge: (accountId, amount) => accounts.chargeCredits(accountId, amount),
-      refund: (accountId, amount) => accounts.refundCredits(accountId, amount),
-    },
+    credits: accounts.credits,
     price: embeddingCredits,
     upstreamContextTokens: config.embeddingUpstream?.contextTokens ?? DEFAULT_UPSTREAM_EMBEDDING_CONTEXT,
   });
@@ -227,7 +170,9 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     onError: (err, lost) => logger.error({ err, lost }, 'writing SLA buckets failed'),
     onPruneError: (err) => logger.error({ err }, 'pruning SLA buckets failed'),
   });
+  opened.push({ name: 'sla', close: () => sla.close() });
   const sandboxRunner = createSandbox(config.sandbox);
+  opened.push({ name: 'sandbox', close: () => sandboxRunner.close() });
   const metrics = new Metrics({
     isEndpoint,
     models: [...MODEL_IDS, EMBEDDING_MODEL_ID],
@@ -370,3 +315,37 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
       ]),
   };
 }
+
+/**
+ * The documents capability alone on the service's storage, for `pvai docs`: a worker like the server's (it takes
+ * this command's jobs and any other unleased ones), on the server's index (Qdrant when QDRANT_URL is set), so
+ * what is added here is found there. Only `add` embeds; `list` and `rm` need not load the model.
+ */
+export async function withDocuments<T>(
+  config: Config,
+  options: { embed: boolean; logger: Logger },
+  fn: (documents: RagService) => Promise<T>,
+): Promise<T> {
+  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const rag = new RagService({
+    store: new SqlDocumentStore(db),
+    index: chunkIndexFor(config, () => new SqlChunkIndex(db)),
+    embedder: options.embed ? createEmbedder(config, options.logger) : undefined,
+    clock: systemClock,
+    logger: options.logger,
+    soleWorker: false,
+    readyWaitMs: 0,
+  });
+  try {
+    await rag.start();
+    return await fn(rag);
+  } finally {
+    await closeInOrder([
+      { name: 'rag', close: () => rag.close() },
+      { name: 'db', close: () => db.close() },
+    ]);
+  }
+}
+
+/** What `pvai docs` handles of the documents capability: its service, its records and how the API shows them. */
+export { type DocumentRecord, documentBody, fileToDocument, type RagService } from './rag/index.js';

@@ -3,7 +3,7 @@ import { AppError } from '../errors/index.js';
 import type { Tier } from '../kernel/index.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
 import { hashPassword, verifyPassword } from './password.js';
-import type { Account, AccountStore, ApiKeyRecord, ChargeResult, Principal } from './types.js';
+import type { Account, AccountStore, ApiKeyRecord, ChargeResult, CreditsPort, Principal } from './types.js';
 
 export interface CreatedKey {
   key: ApiKeyRecord;
@@ -94,6 +94,12 @@ export class AccountService {
   refundCredits(accountId: string, amount: number): Promise<void> {
     return this.#store.refundCredits(accountId, amount);
   }
+
+  /** The port through which a paid operation (chat, embeddings) charges a request and refunds it on failure. */
+  readonly credits: CreditsPort = {
+    charge: (accountId, amount) => this.chargeCredits(accountId, amount),
+    refund: (accountId, amount) => this.refundCredits(accountId, amount),
+  };
 
   /** Writes what the store holds back (the embedded credit ledger); the service is not used afterwards. */
   close(): Promise<void> {

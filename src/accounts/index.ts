@@ -9,7 +9,7 @@ export { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from './api-key.js';
 export { CreditLedgerAccountStore } from './credit-ledger.js';
 export { accountBody, keyBody } from './presenters.js';
 export { SqlAccountStore } from './sql-account-store.js';
-export type { Account, AccountStore, ApiKeyRecord, ChargeResult, Principal } from './types.js';
+export type { Account, AccountStore, ApiKeyRecord, ChargeResult, CreditsPort, Principal } from './types.js';
 
 /**
  * The account store for a process. On an embedded database the server owns (openDb's `owner`) credits

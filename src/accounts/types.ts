@@ -11,6 +11,12 @@ export interface NewAccount {
 
 export type ChargeResult = { ok: true; balance: number } | { ok: false; balance: number };
 
+/** Credits as a paid operation sees them: an atomic check-and-charge (never below zero) and its refund. */
+export interface CreditsPort {
+  charge(accountId: string, amount: number): Promise<ChargeResult>;
+  refund(accountId: string, amount: number): Promise<void>;
+}
+
 /** The storage port for accounts, keys and credits. */
 export interface AccountStore {
   createAccount(input: NewAccount, now: number): Promise<Account>;

@@ -1,3 +1,4 @@
+export { cacheFor } from './cache-for.js';
 export type { CacheKeyInput } from './cache-key.js';
 export { responseCacheKey } from './cache-key.js';
 export type { MemoryCacheOptions } from './memory-cache.js';

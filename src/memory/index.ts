@@ -1,5 +1,6 @@
 /** Persistent memory per end user: facts stored, extracted from conversations, and offered to the chat. */
 export { MEMORY_K, memoryContextSource } from './context-source.js';
+export { extractorFor } from './extractor-for.js';
 export { EXTRACTION_RESPONSE_FORMAT, LlmExtractor } from './llm-extractor.js';
 export { memoryKindOf } from './memory-index.js';
 export { EXTRACTION_TIMEOUT_MS, MemoryService, type MemoryServiceDeps, MIN_SIMILARITY } from './memory-service.js';

@@ -45,6 +45,7 @@ export {
   type Router,
   type Target,
 } from './router.js';
+export { routeTargets } from './targets.js';
 export {
   abortReason,
   type ChatMessage,
