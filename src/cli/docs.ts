@@ -2,38 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { systemClock } from '../clock/index.js';
+import { type DocumentRecord, documentBody, fileToDocument, type RagService, withDocuments } from '../compose.js';
 import { loadConfig } from '../config/index.js';
 import { Extractor } from '../extract/index.js';
 import { formatProgressBar } from '../providers/index.js';
-import { type DocumentRecord, documentBody, fileToDocument, RagService, SqlDocumentStore } from '../rag/index.js';
-import { chunkIndexFor, createEmbedder, SqlChunkIndex } from '../retrieval/index.js';
-import { openDb } from '../storage/index.js';
 
 /** The service's document capability on the same storage (PVAI_DATA_DIR or DATABASE_URL). */
-async function withRag<T>(fn: (rag: RagService) => Promise<T>, options: { embed: boolean }): Promise<T> {
+function withRag<T>(fn: (rag: RagService) => Promise<T>, options: { embed: boolean }): Promise<T> {
   const config = loadConfig();
-  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   const logger = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
-  // A worker like the server's: it takes this command's jobs (and any other unleased ones) and keeps leases.
-  const rag = new RagService({
-    store: new SqlDocumentStore(db),
-    // The server's retrieval adapter (Qdrant when QDRANT_URL is set), so what is added here is found there.
-    index: chunkIndexFor(config, () => new SqlChunkIndex(db)),
-    // Only `add` embeds; list and rm need not load the model.
-    embedder: options.embed ? createEmbedder(config, logger) : undefined,
-    clock: systemClock,
-    logger,
-    soleWorker: false,
-    readyWaitMs: 0,
-  });
-  try {
-    await rag.start();
-    return await fn(rag);
-  } finally {
-    await rag.close();
-    await db.close();
-  }
+  return withDocuments(config, { embed: options.embed, logger }, fn);
 }
 
 function line(doc: DocumentRecord): string {

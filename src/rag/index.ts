@@ -7,7 +7,7 @@ export { chunkText } from './chunker.js';
 export { ragContextSource } from './context-source.js';
 export { DEFAULT_INGESTION, type IngestionOptions } from './ingestion-worker.js';
 export { documentBody, matchBody, ragOperations } from './operations.js';
-export { type NewDocument, RagService, type RagServiceDeps, READY_WAIT_MS } from './rag-service.js';
+export { type NewDocument, RagService, type RagServiceDeps } from './rag-service.js';
 export { SqlDocumentStore } from './sql-document-store.js';
 export type { ChunkMatch, DocumentRecord, DocumentStore } from './types.js';
 export { fileToDocument } from './upload.js';

@@ -8,9 +8,9 @@ import { describe, it } from 'node:test';
  * 1. src/http/ imports no capability: only the shared folders below (and generated/ contract types).
  * 2. A folder reaches into another folder only through its index.ts.
  * 3. The shared folders import no capability.
- * 4. Documents (`rag/`) are a capability the composition roots wire: only `compose.ts` and the CLI's commands
- *    (`cli/`, which assemble the same capabilities on the same storage) import it; memory, web and the rest
- *    share the retrieval engine (`retrieval/`), never rag/.
+ * 4. Documents (`rag/`) are a capability the composition root wires: only `compose.ts` imports it (the CLI's
+ *    `pvai docs` gets it from there, assembled as the server assembles it); memory, web and the rest share the
+ *    retrieval engine (`retrieval/`), never rag/.
  * 5. No import circle between files (type-only imports count too).
  * 6. scripts/ (benches, contract and client checks) reach the product through a capability's index.ts, or a
  *    file at the root of src/ (server.ts, compose.ts), like any folder of src/.
@@ -88,11 +88,10 @@ function sharedImportsAbove(e: Edge): boolean {
   return !SHARED_MAY_IMPORT[from]?.includes(to);
 }
 
-/** Rule 4: rag/ is imported by the composition roots alone. */
-const COMPOSITION_ROOTS = new Set(['', 'cli']);
+/** Rule 4: rag/ is imported by the composition root alone. */
 function importsDocumentsCapability(e: Edge): boolean {
   const [from, to] = [folderOf(e.from), folderOf(e.to)];
-  return to === 'rag' && from !== 'rag' && !(COMPOSITION_ROOTS.has(from) && e.from !== 'server.ts');
+  return to === 'rag' && from !== 'rag' && e.from !== 'compose.ts';
 }
 
 /** Rule 5: the files of each import circle (Tarjan's strongly connected components of more than one file, or a self-import). */
@@ -158,7 +157,7 @@ describe('import rules (docs/architecture.md)', () => {
     assert.deepEqual(edges.filter(sharedImportsAbove), []);
   });
 
-  it('rag/ is imported only by the composition roots (compose.ts, cli/); memory and web use retrieval/', () => {
+  it('rag/ is imported only by the composition root (compose.ts); memory and web use retrieval/', () => {
     assert.deepEqual(edges.filter(importsDocumentsCapability), []);
     assert.ok(
       edges.some((e) => e.from === join('memory', 'memory-service.ts') && e.to === join('retrieval', 'index.ts')),
@@ -184,6 +183,7 @@ describe('import rules (docs/architecture.md)', () => {
     assert.ok(!sharedImportsAbove(edge(join('tiers', 'x.ts'), join('kernel', 'index.ts'))));
     assert.ok(importsDocumentsCapability(edge(join('memory', 'x.ts'), join('rag', 'index.ts'))));
     assert.ok(importsDocumentsCapability(edge('server.ts', join('rag', 'index.ts'))));
+    assert.ok(importsDocumentsCapability(edge(join('cli', 'docs.ts'), join('rag', 'index.ts'))));
     assert.ok(!importsDocumentsCapability(edge('compose.ts', join('rag', 'index.ts'))));
     assert.ok(reachesPastIndex(edge(join('web', 'x.ts'), join('retrieval', 'sql', 'lexical-set.ts'))));
     assert.deepEqual(
