@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
+import { untilAborted } from '../kernel/index.js';
 import { type Chunk, type ChunkHit, type ChunkIndex, type Embedder, reciprocalRankFusion } from '../retrieval/index.js';
 import { reconcile } from './reconcile.js';
 import type {
@@ -271,16 +272,12 @@ export class MemoryService {
     this.#abort.signal.addEventListener('abort', onClose, { once: true });
     let timer: NodeJS.Timeout | undefined;
     try {
-      // An extractor that hangs and ignores its signal is abandoned all the same.
-      const abandoned = new Promise<never>((_, reject) => {
-        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-      });
-      abandoned.catch(() => undefined); // settled by the race below, or never looked at
       timer = setTimeout(
         () => controller.abort(new DOMException('memory extraction timed out', 'TimeoutError')),
         this.#deps.extractionTimeoutMs ?? EXTRACTION_TIMEOUT_MS,
       );
-      const extraction = await Promise.race([this.#deps.extractor.extract(userTurns, signal), abandoned]);
+      // An extractor that hangs and ignores its signal is abandoned all the same.
+      const extraction = await untilAborted(this.#deps.extractor.extract(userTurns, signal), signal);
       return signal.aborted ? undefined : extraction;
     } finally {
       clearTimeout(timer);
