@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config/index.js';
-import { startServer } from '../../src/server.js';
-import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
-import { type DocumentBody, filler, type MatchBody } from '../support/rag.js';
-import { ADMIN_TOKEN, TEST_MODEL } from '../support/server.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { startServer } from '../../../src/server.js';
+import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
+import { type MockUpstream, startMockUpstream } from '../../support/mock-openai-upstream.js';
+import { type DocumentBody, filler, type MatchBody } from '../../support/rag.js';
+import { ADMIN_TOKEN, TEST_MODEL } from '../../support/server.js';
 
 /** Embeddings from an OpenAI-compatible /embeddings endpoint (the mock upstream), over real HTTP. */
 describe('OpenAI-compatible embeddings', () => {
