@@ -34,7 +34,7 @@ import type { Runtime, ServiceOptions } from './runtime.js';
 import { countingExecutions, createSandbox } from './sandbox/index.js';
 import { LATENCY_BOUNDS_MS, SlaService, SqlSlaStore, slaOperations } from './sla/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
-import { type ClosingPart, closeInOrder, Lifecycle, systemOperations } from './system/index.js';
+import { closeInOrder, Lifecycle, systemOperations } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
 import { BufferedUsageStore, DailyUsageRollup, SqlUsageStore, usageOperations } from './usage/index.js';
 import { createWebGrounding, webContextSource } from './web/index.js';
@@ -42,11 +42,41 @@ import { createWebGrounding, webContextSource } from './web/index.js';
 /** The window `/z1/models` reports for an embedding upstream that states none: OpenAI's embedding models' (8191). */
 const DEFAULT_UPSTREAM_EMBEDDING_CONTEXT = 8191;
 
+export type { Runtime, ServiceOptions };
+
+/**
+ * The order the runtime's parts close in, at a stop and after a failed start alike: memory before rag (whose
+ * embedder and index it uses), the writers of rows before the database.
+ */
+const CLOSE_ORDER = [
+  'memory',
+  'rag',
+  'router',
+  'cache',
+  'sandbox',
+  'usage',
+  'sla',
+  'limiter',
+  'accounts',
+  'db',
+] as const;
+/** Each part opened so far, by name, with how to close it; a part is added as soon as it exists. */
+type OpenParts = Partial<Record<(typeof CLOSE_ORDER)[number], () => Promise<unknown> | unknown>>;
+
+/** Closes the parts that are open, in CLOSE_ORDER, every one even when another fails. */
+function closeOpen(parts: OpenParts): Promise<void> {
+  return closeInOrder(
+    CLOSE_ORDER.flatMap((name) => {
+      const close = parts[name];
+      return close ? [{ name, close }] : [];
+    }),
+  );
+}
+
 /**
  * The composition root: storage adapters and engines chosen by configuration, then every capability
  * on top, then their operations. Adding a capability is its folder plus a line in `operations` below.
  */
-export type { Runtime, ServiceOptions };
 
 export async function compose(config: Config, options: ServiceOptions = {}): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
@@ -54,12 +84,12 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
     options.logger ??
     pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, owner: true });
-  // What is open so far: a start that fails at any later step closes it, newest first, and leaves nothing open.
-  const opened: ClosingPart[] = [{ name: 'db', close: () => db.close() }];
+  // A start that fails at any later step closes what it opened, and leaves nothing open.
+  const opened: OpenParts = { db: () => db.close() };
   try {
     return await assemble({ config, options, clock, logger, db, opened });
   } catch (err) {
-    await closeInOrder([...opened].reverse()).catch((closing: unknown) =>
+    await closeOpen(opened).catch((closing: unknown) =>
       logger.error({ err: closing }, 'closing after a failed start failed'),
     );
     throw err;
@@ -73,7 +103,7 @@ interface Assembly {
   logger: Logger;
   db: Db;
   /** Each part that needs closing is added as soon as it exists. */
-  opened: ClosingPart[];
+  opened: OpenParts;
 }
 
 async function assemble({ config, options, clock, logger, db, opened }: Assembly): Promise<Runtime> {
@@ -85,7 +115,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     resolveLocalModelPath: () => localModel.modelPath,
   });
   const router = createRouter(routeTargets(config.routing, process.env), factories);
-  opened.push({ name: 'router', close: () => router.close() });
+  opened.router = () => router.close();
   // One embedding model for documents, memories and web passage ranking (RagService closes it), and one
   // index for documents and memories (memories as their own kind).
   const embedder = createEmbedder(config, logger);
@@ -113,7 +143,8 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     clock,
     logger,
   });
-  opened.push({ name: 'rag', close: () => rag.close() }, { name: 'memory', close: () => memory.close() });
+  opened.rag = () => rag.close();
+  opened.memory = () => memory.close();
   // First, with only the database open: an index built with another embedding model stops the start here.
   await rag.start();
   await memory.start();
@@ -121,24 +152,24 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     onError: (err) => logger.error({ err }, 'writing credit charges failed'),
   });
   const accounts = new AccountService(accountStore, clock, { authCacheTtlMs: config.authCacheTtlMs });
-  opened.push({ name: 'accounts', close: () => accounts.close() });
+  opened.accounts = () => accounts.close();
   const tiers = new TierPolicy(config.tiers);
   const limiter = new RateLimiter(
     createRateLimitStore(db, { onError: (err) => logger.error({ err }, 'writing rate-limit windows failed') }),
     clock,
   );
-  opened.push({ name: 'limiter', close: () => limiter.close() });
+  opened.limiter = () => limiter.close();
   const authFailures = createAuthFailureLimiter(db, config.authFailuresPerMinute, clock);
   // The dashboard's charts read the daily rollup that SqlUsageStore keeps as it writes usage rows.
   const usageRollup = new DailyUsageRollup(db);
   const usage = new BufferedUsageStore(new SqlUsageStore(db), {
     onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
   });
-  opened.push({ name: 'usage', close: () => usage.flush() });
+  opened.usage = () => usage.flush();
 
   await localModel.start(factories);
   const cache = cacheFor(db, { maxBytes: config.cache.maxBytes, now: clock });
-  opened.push({ name: 'cache', close: () => cache.close() });
+  opened.cache = () => cache.close();
   const web = createWebGrounding(config.web, { embedder });
   const chat = new ChatService({
     router,
@@ -170,9 +201,9 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     onError: (err, lost) => logger.error({ err, lost }, 'writing SLA buckets failed'),
     onPruneError: (err) => logger.error({ err }, 'pruning SLA buckets failed'),
   });
-  opened.push({ name: 'sla', close: () => sla.close() });
+  opened.sla = () => sla.close();
   const sandboxRunner = createSandbox(config.sandbox);
-  opened.push({ name: 'sandbox', close: () => sandboxRunner.close() });
+  opened.sandbox = () => sandboxRunner.close();
   const metrics = new Metrics({
     isEndpoint,
     models: [...MODEL_IDS, EMBEDDING_MODEL_ID],
@@ -184,6 +215,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     },
   });
   const sandbox = countingExecutions(sandboxRunner, (outcome) => metrics.sandboxExecution(outcome));
+  opened.sandbox = () => sandbox.close();
   const admission = new ApiAdmission({
     limiter,
     limits: (account) => tiers.rulesFor(account),
@@ -299,20 +331,8 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     operations,
     ports,
     memory,
-    // Memory before rag (whose embedder and index it uses), the writers of rows before the database.
-    close: () =>
-      closeInOrder([
-        { name: 'memory', close: () => memory.close() },
-        { name: 'rag', close: () => rag.close() },
-        { name: 'router', close: () => router.close() },
-        { name: 'cache', close: () => cache.close() },
-        { name: 'sandbox', close: () => sandbox.close() },
-        { name: 'usage', close: () => usage.flush() },
-        { name: 'sla', close: () => sla.close() },
-        { name: 'limiter', close: () => limiter.close() },
-        { name: 'accounts', close: () => accounts.close() },
-        { name: 'db', close: () => db.close() },
-      ]),
+    // Every part is open by now: the same closes a failed start would have run, in CLOSE_ORDER.
+    close: () => closeOpen(opened),
   };
 }
 
