@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { Runtime } from '../../src/compose.js';
-import { loadConfig } from '../../src/config/index.js';
 import { startServer } from '../../src/server.js';
 import { openDb } from '../../src/storage/index.js';
 import { backends, createTestDatabase } from '../support/databases.js';
-import { ADMIN_TOKEN, TEST_MODEL } from '../support/server.js';
+import { testServerConfig } from '../support/server.js';
 
 /**
  * The runtime's close (the end of every stop): each part is closed even when parts before it fail, in the
@@ -41,19 +40,7 @@ for (const backend of backends()) {
   describe(`closing the runtime (${backend})`, () => {
     it('closes every part when some fail, in order, and reports each failure', async () => {
       const database = await createTestDatabase(backend);
-      const config = loadConfig(
-        {},
-        {
-          host: '127.0.0.1',
-          port: 0,
-          dataDir: database.dataDir,
-          adminToken: ADMIN_TOKEN,
-          logLevel: 'silent',
-          localModel: TEST_MODEL,
-          ...(database.databaseUrl ? { databaseUrl: database.databaseUrl } : {}),
-        },
-      );
-      const running = await startServer(config, { logger: pino({ level: 'silent' }) });
+      const running = await startServer(testServerConfig(database), { logger: pino({ level: 'silent' }) });
       try {
         assert.equal((await fetch(`${running.url}/z1/health`)).status, 200);
         const { runtime } = running;

@@ -44,6 +44,29 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * What every test server runs on: loopback, a free port, the test admin token, no logs, the tiny model, on the
+ * given data directory and (PostgreSQL) database; `extra` on top.
+ */
+export function testServerConfig(
+  storage: { dataDir: string; databaseUrl?: string | undefined },
+  extra: RawConfig = {},
+) {
+  return loadConfig(
+    {},
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: storage.dataDir,
+      adminToken: ADMIN_TOKEN,
+      logLevel: 'silent',
+      localModel: TEST_MODEL,
+      ...(storage.databaseUrl ? { databaseUrl: storage.databaseUrl } : {}),
+      ...extra,
+    },
+  );
+}
+
 export interface TestServerOptions {
   clock?: Clock;
   memoryExtractor?: FactExtractor;
@@ -52,19 +75,7 @@ export interface TestServerOptions {
 
 export async function startTestServer(backend: Backend, options: TestServerOptions = {}): Promise<TestServer> {
   const database = await createTestDatabase(backend);
-  const config = loadConfig(
-    {},
-    {
-      host: '127.0.0.1',
-      port: 0,
-      dataDir: database.dataDir,
-      adminToken: ADMIN_TOKEN,
-      logLevel: 'silent',
-      localModel: TEST_MODEL,
-      ...(database.databaseUrl ? { databaseUrl: database.databaseUrl } : {}),
-      ...options.config,
-    },
-  );
+  const config = testServerConfig(database, options.config);
   const running = await startServer(config, {
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.memoryExtractor ? { memoryExtractor: options.memoryExtractor } : {}),
@@ -124,20 +135,7 @@ export async function startTestServer(backend: Backend, options: TestServerOptio
  * this process: its own runtime, caches and limits, nothing shared in memory. `config` as for the first.
  */
 export async function startReplica(first: TestServer, config: RawConfig = {}): Promise<RunningServer> {
-  const settings = loadConfig(
-    {},
-    {
-      host: '127.0.0.1',
-      port: 0,
-      dataDir: first.dataDir,
-      adminToken: ADMIN_TOKEN,
-      logLevel: 'silent',
-      localModel: TEST_MODEL,
-      ...(first.databaseUrl ? { databaseUrl: first.databaseUrl } : {}),
-      ...config,
-    },
-  );
-  return startServer(settings, { logger: pino({ level: 'silent' }) });
+  return startServer(testServerConfig(first, config), { logger: pino({ level: 'silent' }) });
 }
 
 /** A clock tests move by hand. */

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { loadConfig } from '../../../src/config/index.js';
 import { startServer } from '../../../src/server.js';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 import { type MockUpstream, startMockUpstream } from '../../support/mock-openai-upstream.js';
 import { type DocumentBody, filler, type MatchBody } from '../../support/rag.js';
-import { ADMIN_TOKEN, TEST_MODEL } from '../../support/server.js';
+import { ADMIN_TOKEN, testServerConfig } from '../../support/server.js';
 
 /** Embeddings from an OpenAI-compatible /embeddings endpoint (the mock upstream), over real HTTP. */
 describe('OpenAI-compatible embeddings', () => {
@@ -24,18 +23,9 @@ describe('OpenAI-compatible embeddings', () => {
   });
 
   const config = (model: string) =>
-    loadConfig(
-      {},
-      {
-        host: '127.0.0.1',
-        port: 0,
-        dataDir: database.dataDir,
-        adminToken: ADMIN_TOKEN,
-        logLevel: 'silent',
-        localModel: TEST_MODEL,
-        embeddingUpstream: { baseUrl: upstream.url, model, apiKeyEnv: 'PVAI_TEST_EMBEDDINGS_KEY', batchSize: 4 },
-      },
-    );
+    testServerConfig(database, {
+      embeddingUpstream: { baseUrl: upstream.url, model, apiKeyEnv: 'PVAI_TEST_EMBEDDINGS_KEY', batchSize: 4 },
+    });
 
   it('embeds chunks in batches with the upstream key, in input order, and searches with them', async () => {
     const running = await startServer(config('embed-a'), { logger: pino({ level: 'silent' }) });
