@@ -23,12 +23,15 @@ import {
   memoryContextSource,
   memoryKindOf,
   memoryOperations,
+  memoryUserData,
+  SqlExtractionQueue,
+  SqlMemoryExport,
   SqlMemoryStore,
 } from './memory/index.js';
 import { Metrics, metricsOperations } from './metrics/index.js';
 import { creditsPerRequest, embeddingCredits, modelOperations } from './models/index.js';
 import { createProviderFactories, createRouter, routeTargets } from './providers/index.js';
-import { RagService, ragContextSource, ragOperations, SqlDocumentStore } from './rag/index.js';
+import { RagService, ragContextSource, ragOperations, ragUserData, SqlDocumentStore } from './rag/index.js';
 import { chunkIndexFor, createEmbedder, SqlChunkIndex } from './retrieval/index.js';
 import type { Runtime, ServiceOptions } from './runtime.js';
 import { countingExecutions, createSandbox } from './sandbox/index.js';
@@ -36,7 +39,8 @@ import { LATENCY_BOUNDS_MS, SlaService, SqlSlaStore, slaOperations } from './sla
 import { checkDatabase, type Db, openDb } from './storage/index.js';
 import { closeInOrder, Lifecycle, systemOperations } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
-import { BufferedUsageStore, DailyUsageRollup, SqlUsageStore, usageOperations } from './usage/index.js';
+import { BufferedUsageStore, DailyUsageRollup, SqlUsageStore, usageOperations, usageUserData } from './usage/index.js';
+import { UserDataService, userOperations } from './users/index.js';
 import { createWebGrounding, webContextSource } from './web/index.js';
 
 /** The window `/z1/models` reports for an embedding upstream that states none: OpenAI's embedding models' (8191). */
@@ -135,11 +139,14 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     logger,
     soleWorker: db.dialect === 'sqlite' && db.owned,
   });
+  const memoryStore = new SqlMemoryStore(db);
   const memory = new MemoryService({
-    store: new SqlMemoryStore(db),
+    store: memoryStore,
     index: memoryKindOf(index),
     embedder,
-    extractor: options.memoryExtractor ?? extractorFor(config.memory, router),
+    extractor: options.memoryExtractor ?? extractorFor(config.memory, router, embedder),
+    queue: new SqlExtractionQueue(db),
+    soleWorker: db.dialect === 'sqlite' && db.owned,
     clock,
     logger,
   });
@@ -162,10 +169,20 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
   const authFailures = createAuthFailureLimiter(db, config.authFailuresPerMinute, clock);
   // The dashboard's charts read the daily rollup that SqlUsageStore keeps as it writes usage rows.
   const usageRollup = new DailyUsageRollup(db);
-  const usage = new BufferedUsageStore(new SqlUsageStore(db), {
+  const usageStore = new SqlUsageStore(db);
+  const usage = new BufferedUsageStore(usageStore, {
     onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
   });
   opened.usage = () => usage.flush();
+  // An end user's data in one call each: every capability that keeps some registers its section here.
+  const users = new UserDataService(
+    {
+      memories: memoryUserData(memory, new SqlMemoryExport(db, memoryStore)),
+      documents: ragUserData(rag),
+      usage: usageUserData(usage, usageStore),
+    },
+    clock,
+  );
 
   await localModel.start(factories);
   const cache = cacheFor(db, { maxBytes: config.cache.maxBytes, now: clock });
@@ -263,6 +280,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     ...adminOperations(accounts),
     ...ragOperations(rag, tiers),
     ...memoryOperations(memory, tiers),
+    ...userOperations(users),
     ...slaOperations({ sla, tiers }),
     ...metricsOperations(metrics),
   };
@@ -302,6 +320,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
           rateLimits: (account) => admission.windows(account),
           documents: rag,
           memory,
+          users,
           sla: {
             available: (account) => tiers.rulesFor(account).slaEndpoint,
             report: (account, window) => sla.report(account, window),

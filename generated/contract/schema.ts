@@ -319,6 +319,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/z1/users/{user_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The end user inside the account, as requests name it (`user_id`, or OpenAI's `user`), percent-encoded.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Everything the account holds about one end user
+         * @description One JSON document with everything the caller's account holds about its end user `user_id`, one list
+         *     per capability that keeps data about end users: `memories` (each memory the service holds anything of:
+         *     the memory as it is now, absent once it was deleted, and every change of it, oldest first; the history
+         *     of a deleted memory is kept until the user is erased), `documents` (each document's metadata and its
+         *     extracted text) and `usage` (the usage rows of the requests that named the user: chat completions by
+         *     `user_id` or OpenAI's `user`, memory, documents and code execution by `user_id`, embeddings by `user`).
+         *     The same user id in another account is another user and never part of it. A user the account holds
+         *     nothing about has empty lists. This request's own usage row does not name the user.
+         *
+         *     The body is streamed as it is read (chunked), so the export of a large user holds one item at a time
+         *     in the server's memory, not the whole document. A failure after the first bytes ends the connection
+         *     before the document is complete: a client sees a truncated body, never a valid partial one.
+         */
+        get: operations["exportUserData"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The end user inside the account, as requests name it (`user_id`, or OpenAI's `user`), percent-encoded.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase everything the account holds about one end user
+         * @description Erases what `GET /z1/users/{user_id}/export` returns, and everything derived from it: the user's
+         *     memories with their history and their queued extractions, their documents with their text, chunks and
+         *     index entries (a document still `processing` is its own ingestion job, erased with it), and every
+         *     cached chat answer that drew on their memories or documents, which is never served again (such answers
+         *     are keyed by the user's memory and document versions, which the erase retires for good). Their usage
+         *     rows are kept without the user id: the account's requests, tokens and credits stay true, as its SLA
+         *     does. The same user id in another account is another user and is not touched, nor are the account's
+         *     other users. Idempotent: erasing a user the account holds nothing about answers 200 with zero counts.
+         *     This request's own usage row does not name the user.
+         */
+        delete: operations["eraseUserData"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/z1/sla": {
         parameters: {
             query?: never;
@@ -644,7 +715,7 @@ export interface components {
              * @description Must be the model's own dimension (384 for all-MiniLM-L6-v2) when given: its vectors cannot be shortened.
              */
             dimensions?: number;
-            /** @description OpenAI's end-user field: accepted, with the same rules as in chat, and ignored (an embedding is no end user's data). */
+            /** @description OpenAI's end-user field, with the same rules as in chat: it changes nothing of the answer (an embedding is no end user's data) and names the user on the request's usage row (`GET /z1/users/{user_id}/export`). */
             user?: string;
         };
         Embedding: {
@@ -1237,6 +1308,71 @@ export interface components {
             /** @enum {string} */
             object: "list";
             data: components["schemas"]["DocumentChunkMatch"][];
+        };
+        /** @description Everything the account holds about one end user, a list per kind of data (see `exportUserData`). */
+        UserExport: {
+            /** @enum {string} */
+            object: "user.export";
+            user_id: string;
+            /** Format: date-time */
+            exported_at: string;
+            /** @description Each memory the service holds anything of, by memory id. */
+            memories: components["schemas"]["UserMemoryExport"][];
+            /** @description The user's documents, oldest first, with their extracted text. */
+            documents: components["schemas"]["UserDocumentExport"][];
+            /** @description The usage rows of the requests that named the user, oldest first. */
+            usage: components["schemas"]["UserUsageRecord"][];
+        };
+        UserMemoryExport: {
+            memory_id: string;
+            memory?: components["schemas"]["Memory"];
+            /** @description Every change of the memory, oldest first (as `GET /z1/memory/{memory_id}/history`), its deletion included. */
+            history: components["schemas"]["MemoryChange"][];
+        };
+        UserDocumentExport: components["schemas"]["Document"] & {
+            /** @description The text extracted from the document (its content, for a document sent as JSON). */
+            text: string;
+        };
+        UserUsageRecord: {
+            request_id: string;
+            /** @description The operationId of the request. */
+            endpoint: string;
+            model: string | null;
+            /** Format: int32 */
+            status: number;
+            /** Format: int64 */
+            prompt_tokens: number;
+            /** Format: int64 */
+            completion_tokens: number;
+            /** Format: int64 */
+            credits: number;
+            cached: boolean;
+            /** Format: int64 */
+            latency_ms: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        UserErasure: {
+            /** @enum {string} */
+            object: "user.erased";
+            user_id: string;
+            erased: {
+                /**
+                 * Format: int64
+                 * @description Memories deleted, with their history (and the history of memories deleted before).
+                 */
+                memories: number;
+                /**
+                 * Format: int64
+                 * @description Documents deleted, with their text, chunks and index entries.
+                 */
+                documents: number;
+                /**
+                 * Format: int64
+                 * @description Usage rows kept without the user id.
+                 */
+                usage: number;
+            };
         };
         Percentiles: {
             p50: number;
@@ -1906,6 +2042,11 @@ export interface components {
          * @example user-123
          */
         UserIdQuery: string;
+        /**
+         * @description The end user inside the account, as requests name it (`user_id`, or OpenAI's `user`), percent-encoded.
+         * @example user-123
+         */
+        UserIdPath: string;
         /** @example mem_5b1f0c9e2d4a */
         MemoryId: string;
         /** @example doc_7c2e9a0b1f3d */
@@ -2997,6 +3138,154 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportUserData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The end user inside the account, as requests name it (`user_id`, or OpenAI's `user`), percent-encoded.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The end user's data. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "user.export",
+                     *       "user_id": "user-123",
+                     *       "exported_at": "2026-11-23T08:00:00.000Z",
+                     *       "memories": [
+                     *         {
+                     *           "memory_id": "mem_5b1f0c9e2d4a",
+                     *           "memory": {
+                     *             "id": "mem_5b1f0c9e2d4a",
+                     *             "object": "memory",
+                     *             "user_id": "user-123",
+                     *             "content": "Lives in Paris.",
+                     *             "metadata": {},
+                     *             "source": "conversation",
+                     *             "created_at": "2026-11-21T10:00:00.000Z",
+                     *             "updated_at": "2026-11-22T09:00:00.000Z"
+                     *           },
+                     *           "history": [
+                     *             {
+                     *               "event": "add",
+                     *               "content": "Lives in Lyon.",
+                     *               "previous_content": null,
+                     *               "source": "conversation",
+                     *               "at": "2026-11-21T10:00:00.000Z"
+                     *             },
+                     *             {
+                     *               "event": "update",
+                     *               "content": "Lives in Paris.",
+                     *               "previous_content": "Lives in Lyon.",
+                     *               "source": "conversation",
+                     *               "at": "2026-11-22T09:00:00.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "documents": [
+                     *         {
+                     *           "id": "doc_7c2e9a0b1f3d",
+                     *           "object": "document",
+                     *           "user_id": "user-123",
+                     *           "title": "Handbook",
+                     *           "content_type": "text/plain",
+                     *           "size_bytes": 24,
+                     *           "chunk_count": 1,
+                     *           "metadata": {},
+                     *           "created_at": "2026-11-21T10:00:00.000Z",
+                     *           "status": "ready",
+                     *           "progress": 1,
+                     *           "failure": null,
+                     *           "text": "Our office opens at 9am."
+                     *         }
+                     *       ],
+                     *       "usage": [
+                     *         {
+                     *           "request_id": "req_2f9c1e7a",
+                     *           "endpoint": "createChatCompletion",
+                     *           "model": "PV-TURBO",
+                     *           "status": 200,
+                     *           "prompt_tokens": 42,
+                     *           "completion_tokens": 12,
+                     *           "credits": 1,
+                     *           "cached": false,
+                     *           "latency_ms": 850,
+                     *           "created_at": "2026-11-22T09:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    eraseUserData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The end user inside the account, as requests name it (`user_id`, or OpenAI's `user`), percent-encoded.
+                 * @example user-123
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was erased, by kind. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "user.erased",
+                     *       "user_id": "user-123",
+                     *       "erased": {
+                     *         "memories": 3,
+                     *         "documents": 1,
+                     *         "usage": 42
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserErasure"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getSla: {

@@ -18,6 +18,11 @@ const MISSING_IDS = {
   model: 'PV-NONEXISTENT',
 };
 const TOO_LONG_ID = 'x'.repeat(65); // every path id is maxLength 64: a 400 before any lookup
+// The end user of the examples, the one the hooks export and erase instead (with data of their own), and an end
+// user id over the maxLength of 256.
+const EXAMPLE_USER = 'user-123';
+const ERASED_USER = 'dredd-erased';
+const TOO_LONG_USER = 'u'.repeat(257);
 
 // The error code each provoked status must carry (400 and 403 are refined per operation below).
 const EXPECTED_CODE = {
@@ -54,4 +59,14 @@ function capabilityOf(path) {
   return null;
 }
 
-module.exports = { EXAMPLE_IDS, MISSING_IDS, TOO_LONG_ID, EXPECTED_CODE, SKIP_STATUS, capabilityOf };
+module.exports = {
+  EXAMPLE_IDS,
+  MISSING_IDS,
+  TOO_LONG_ID,
+  EXAMPLE_USER,
+  ERASED_USER,
+  TOO_LONG_USER,
+  EXPECTED_CODE,
+  SKIP_STATUS,
+  capabilityOf,
+};

@@ -24,6 +24,9 @@ const {
   EXAMPLE_IDS,
   MISSING_IDS,
   TOO_LONG_ID,
+  EXAMPLE_USER,
+  ERASED_USER,
+  TOO_LONG_USER,
   EXPECTED_CODE,
   SKIP_STATUS,
   capabilityOf,
@@ -120,6 +123,15 @@ hooks.beforeAll((transactions, done) => {
           body: { user_id: 'dredd-fixture', content: 'Likes tea.', metadata: { origin: 'settings' } },
         })
       ).id;
+    }
+    // The end user the export and erase transactions work on (2xx), with data of their own to export and erase.
+    if (available.memory === true) {
+      await must(201, 'POST', '/z1/memory', { body: { user_id: ERASED_USER, content: 'Plays the cello.' } });
+    }
+    if (available.rag === true) {
+      await must(201, 'POST', '/z1/rag/documents', {
+        body: { user_id: ERASED_USER, title: 'To erase', content: 'A document to export and erase.' },
+      });
     }
     if (available.rag === true) {
       ids.document = (
@@ -245,6 +257,8 @@ hooks.beforeEach((t) => {
     }
     // The fixture memory's user (the example's user-123 is forgotten by DELETE /z1/memory first).
     if (kind === 'memory') setQuery(t, (q) => q.set('user_id', 'dredd-fixture'));
+    // An end user of their own: exported, then erased (the export's path comes first in the document).
+    if (resource.includes('{user_id}')) setPath(t, t.fullPath.replace(EXAMPLE_USER, ERASED_USER));
     if (resource === '/admin/accounts' && method === 'POST') {
       setBody(t, { ...jsonBody(t), email: `dredd-created-${Date.now()}@example.com` });
     }
@@ -259,6 +273,7 @@ hooks.beforeEach((t) => {
         t.expectedCode = 'INVALID_MODEL';
       } else if (hasBody)
         setBody(t, { ...jsonBody(t), unexpected_field: true }); // additionalProperties: false
+      else if (resource.includes('{user_id}')) setPath(t, t.fullPath.replace(EXAMPLE_USER, TOO_LONG_USER));
       else if (kind) setPath(t, t.fullPath.replace(currentId, TOO_LONG_ID));
       else if (resource === '/z1/usage') setQuery(t, (q) => q.set('group_by', 'week'));
       else if (resource === '/z1/sla') setQuery(t, (q) => q.set('window', '2h'));

@@ -8,7 +8,7 @@ reports: only when the response is that documented refusal *and* the request rea
 400 to a schema-valid request, on these operations or elsewhere, still fails the run.
 
 More rules the contract states in words: a string holding U+0000 or an unpaired surrogate is refused with 400
-INVALID_TEXT (every operation, http/text.ts), a document whose content is only whitespace with 400 EMPTY_DOCUMENT,
+INVALID_TEXT (every operation, http/text.ts), a JSON body with a `__proto__` key with 400 INVALID_JSON, a document whose content is only whitespace with 400 EMPTY_DOCUMENT,
 a chat content part the models cannot read (image_url, input_audio, file) with 400 UNSUPPORTED_CONTENT, and a chat
 request naming no end user (neither user_id nor user) with 400 on user_id. Those refusals are dropped too, only
 when the request really breaks the rule; refused otherwise, the failure stands.
@@ -183,10 +183,27 @@ def _embedding_refusal(case, response):
     return False
 
 
+def _has_proto_key(value):
+    """Whether a JSON value has an object key `__proto__` at any depth."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "__proto__" in item:
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
+
+
 @schemathesis.hook
 def filter_failure(context, failure, case, response):
     """Keep every failure except ST202 for the documented refusals (see the module's text)."""
     if failure.code == "ST202" and _documented_text_refusal(case, response):
+        return False
+    if failure.code == "ST202" and _code(response) == "INVALID_JSON" and _has_proto_key(case.body):
+        # A body with a `__proto__` key is refused (documented: protection against prototype poisoning).
         return False
     if failure.code == "ST202" and (case.method.upper(), case.operation.path) == EMBEDDINGS:
         # Dropped when the request really earned the documented refusal; any other 400 stays a failure.

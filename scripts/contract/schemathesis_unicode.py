@@ -2,19 +2,23 @@
 
 Every text field of every operation (JSON bodies at any depth, query and path parameters, form fields) is drawn
 either as schemathesis generates it or with Unicode edge cases put into it: NUL and other C0/C1 controls, DEL,
-unpaired surrogates (JSON bodies only: a URL cannot carry them), zero-width and joiner characters, bidi
+unpaired surrogates (JSON bodies only: a URL or a form cannot carry them), zero-width and joiner characters, bidi
 controls, line and paragraph separators, a BOM, noncharacters, U+FFFD, combining marks without a base,
 characters outside the Basic Multilingual Plane (emoji with modifiers, tags, private use, U+10FFFF), and letters
-whose case mapping changes length. One code point replaces one, so a value keeps the length its schema allows;
+whose case mapping changes length. One code point replaces one, so a value keeps the length its schema allows
+(a path parameter, which reaches the hook percent-encoded, is decoded, edited and encoded again);
 a value whose schema fixes its form (enum, const, format) is left alone; an identifier (the contract's
-identifier pattern) gets only the edge cases its pattern admits. What the server must then do is what the
+identifier pattern) gets only the edge cases its pattern admits, and one that breaks the pattern (a case made
+invalid on purpose) is left as it is. What the server must then do is what the
 contract says: no 5xx, the documented status and body, and a 400 INVALID_TEXT only where the text earned it
 (scripts/contract/schemathesis_hooks.py, loaded here too, keeps every other refusal of a schema-valid request a
 failure).
 """
 
 import os
+import re
 import sys
+import urllib.parse
 
 import schemathesis
 from hypothesis import strategies as st
@@ -23,6 +27,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schemathesis_hooks  # noqa: E402,F401  (its filter_failure applies to this run too)
 
 IDENTIFIER_PATTERN = "^[^\\u0000-\\u001F\\u007F]+$"
+# As JSON Schema reads it: `$` is the end of the string (Python's would match before a final newline, too).
+IDENTIFIER = re.compile(IDENTIFIER_PATTERN.removesuffix("$") + r"\Z")
 CONTROLS = ["\x00", "\x01", "\x08", "\x0b", "\x17", "\x1b", "\x1f", "\x7f"]
 SURROGATES = ["\ud800", "\udbff", "\udc00", "\udfff"]
 OTHERS = [
@@ -98,10 +104,21 @@ def _children(schemas, key, root):
     return _concrete(found, root)
 
 
-def _value(value, schemas, root, url=False):
+def _value(value, schemas, root, url=False, encoded=False):
     """A strategy for `value` with edge cases in its free text, walking its schema beside it."""
     if isinstance(value, str):
-        return _text(value, _string_edges(schemas, url))
+        edges = _string_edges(schemas, url)
+        # A path parameter reaches the hook percent-encoded: its characters are edited, not its escapes (one code
+        # point for one, so it keeps the length its schema allows), then it is encoded again.
+        text = urllib.parse.unquote(value) if encoded else value
+        # An identifier that breaks its pattern is a case schemathesis made invalid on purpose (a control
+        # character): replacing its code points could make it valid, and schemathesis would still expect the
+        # refusal of an invalid one (a valid end user id is answered 200, not 404 as an unknown resource id is).
+        if edges is IDENTIFIER_EDGES and not IDENTIFIER.search(text):
+            return st.just(value)
+        if not encoded:
+            return _text(value, edges)
+        return st.one_of(st.just(value), _text(text, edges).map(lambda v: urllib.parse.quote(v, safe="")))
     if isinstance(value, dict):
         keys = list(value)
         parts = [_value(value[k], _children(schemas, k, root), root, url) for k in keys]
@@ -113,11 +130,18 @@ def _value(value, schemas, root, url=False):
     return st.just(value)
 
 
-def _body_schemas(ctx):
+def _body_schemas(ctx, body):
+    """The schemas `body` is drawn from, and whether it is a form: a multipart form's when the body has the form's
+    required fields (a form, like a URL, cannot carry unpaired surrogates: they are for JSON bodies), else JSON's."""
     operation = ctx.operation
     content = ((operation.definition.raw or {}).get("requestBody") or {}).get("content") or {}
     root = operation.schema.raw_schema
-    return [media.get("schema", {}) for media in content.values()], root
+    forms = {kind: media for kind, media in content.items() if kind.startswith("multipart/form-data")}
+    for media in forms.values():
+        required = {key for s in _concrete([media.get("schema", {})], root) for key in s.get("required", [])}
+        if required and isinstance(body, dict) and required <= body.keys():
+            return [media.get("schema", {})], root, True
+    return [media.get("schema", {}) for kind, media in content.items() if kind not in forms], root, False
 
 
 def _parameter_schemas(ctx, where):
@@ -133,8 +157,8 @@ def _parameter_schemas(ctx, where):
 
 @schemathesis.hook
 def flatmap_body(ctx, body):
-    schemas, root = _body_schemas(ctx)
-    return _value(body, _concrete(schemas, root), root)
+    schemas, root, form = _body_schemas(ctx, body)
+    return _value(body, _concrete(schemas, root), root, url=form)
 
 
 def _parameters(ctx, values, where):
@@ -143,7 +167,11 @@ def _parameters(ctx, values, where):
         return st.just(values)
     schemas, root = _parameter_schemas(ctx, where)
     keys = list(values)
-    parts = [_value(values[k], _concrete([schemas.get(k, {"type": "string"})], root), root, url=True) for k in keys]
+    encoded = where == "path_parameters"
+    parts = [
+        _value(values[k], _concrete([schemas.get(k, {"type": "string"})], root), root, url=True, encoded=encoded)
+        for k in keys
+    ]
     return st.tuples(*parts).map(lambda drawn: dict(zip(keys, drawn)))
 
 

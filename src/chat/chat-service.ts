@@ -91,7 +91,7 @@ export class ChatService {
   async complete(principal: Principal, request: ChatCompletionRequest, signal: AbortSignal): Promise<Answer> {
     const ticket = await this.#admit(principal, request);
     if (ticket.cached) {
-      this.#observe(ticket);
+      await this.#observe(ticket);
       return { ...admitted(ticket), completion: ticket.cached };
     }
     let completion: Completion;
@@ -102,7 +102,7 @@ export class ChatService {
       throw failure(err, signal);
     }
     await this.#remember(ticket, completion);
-    this.#observe(ticket);
+    await this.#observe(ticket);
     return { ...admitted(ticket), completion };
   }
 
@@ -113,7 +113,7 @@ export class ChatService {
   async stream(principal: Principal, request: ChatCompletionRequest, signal: AbortSignal): Promise<StreamedAnswer> {
     const ticket = await this.#admit(principal, request);
     if (ticket.cached) {
-      this.#observe(ticket);
+      await this.#observe(ticket);
       return { ...admitted(ticket), parts: replay(ticket.cached) };
     }
     let inner: AsyncIterator<StreamPart> | undefined;
@@ -165,12 +165,16 @@ export class ChatService {
     }
     const completion = answer.result();
     if (completion) await this.#remember(ticket, completion);
-    this.#observe(ticket);
+    // Before the stream's end is written: a client that saw the end knows the turn is stored.
+    await this.#observe(ticket);
   }
 
-  /** The answer is out: sources that learn from a request (memory extraction) take it from here. */
-  #observe(ticket: Ticket): void {
-    this.#deps.context.observe(ticket.principal, ticket.request, (err) =>
+  /**
+   * The answer is made: sources that learn from a request (memory extraction) store what they need
+   * before it goes out (a turn that was answered is never lost to a crash) and do their work behind it.
+   */
+  #observe(ticket: Ticket): Promise<unknown> | undefined {
+    return this.#deps.context.observe(ticket.principal, ticket.request, (err) =>
       this.#deps.warn?.(err, 'a context source failed to observe an answer'),
     );
   }

@@ -51,6 +51,7 @@ export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): 
     createChatCompletion: async ({ body }, call) => {
       const { account } = requirePrincipal(call);
       const request = normalizeChatRequest(body);
+      call.usage.userId = request.user_id;
       checkToolChoice(request);
       deps.tiers.checkModel(account, request.model);
       deps.tiers.checkRagK(account, request.rag_k);

@@ -10,6 +10,7 @@ export function codeOperations(deps: { sandbox: CodeRunner; tiers: TierPolicy })
   return {
     executeCode: async ({ body }, call) => {
       const { account } = requirePrincipal(call);
+      call.usage.userId = body.user_id;
       const timeout = deps.tiers.codeTimeout(account, body.timeout);
       const outcome = await deps.sandbox.execute(
         { code: body.code, timeoutSeconds: timeout, accountId: account.id },

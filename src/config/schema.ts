@@ -95,7 +95,7 @@ export const configSchema = z
       .strict()
       .optional(),
     localEngine: localEngineSchema,
-    /** Memory: `extractionModel` extracts facts with that PV model (JSON-schema answer) instead of the rules. */
+    /** Memory: `extractionModel` extracts facts with that PV model (JSON-schema answer) instead of the statement model. */
     memory: z
       .object({ extractionModel: z.enum(['PV-TURBO', 'PV-STANDARD', 'PV-ADVANCED', 'PV-CODEX']).optional() })
       .strict()

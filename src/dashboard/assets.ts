@@ -43,7 +43,7 @@ a.button { display: inline-block; padding: .35rem .8rem; border-radius: 6px; bor
 a.button.secondary { background: #fff; color: var(--fg); border-color: #8c959f; }
 .windows { margin-bottom: 1rem; gap: .5rem; }
 button.secondary { background: #fff; color: var(--fg); border-color: #8c959f; }
-button.danger { background: #fff; color: var(--danger); border-color: var(--danger); }
+button.danger, a.button.danger { background: #fff; color: var(--danger); border-color: var(--danger); }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 1.25rem; background: #fff; }
 .signin { margin: 0; }
 .notice { border-left: 4px solid var(--accent); background: #eef4ff; padding: .75rem 1rem; border-radius: 4px; margin-bottom: 1rem; }

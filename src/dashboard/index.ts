@@ -13,3 +13,4 @@ export {
   dashboardRoutes,
 } from './routes.js';
 export { type Session, SessionStore } from './sessions.js';
+export type { DashboardUsers } from './user-data-routes.js';

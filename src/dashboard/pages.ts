@@ -178,7 +178,16 @@ export function documentsPage(o: {
   memories?: readonly DashboardMemoryItem[] | undefined;
   notice?: string;
   memoryAvailable: boolean;
+  /** The user's data can be exported and erased here (user-data-routes.ts). */
+  userData?: boolean;
 }): string {
+  const user = encodeURIComponent(o.userId);
+  const userData =
+    o.userId && o.userData
+      ? html`<h2>All data of ${o.userId}</h2>
+<p class="row"><a class="button secondary" href="/dashboard/users/export?user=${user}" download>Export this user's data</a>
+<a class="button danger" href="/dashboard/users/erase?user=${user}">Erase this user</a></p>`
+      : '';
   const memories = !o.memoryAvailable
     ? html`<p class="empty">Memory per end user is not available on this server yet.</p>`
     : !o.userId
@@ -221,7 +230,8 @@ ${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ''}
 </form>
 ${o.userId ? html`<h2>Documents of ${o.userId}</h2>${list}` : ''}
 <h2>Memory</h2>
-${memories}`,
+${memories}
+${userData}`,
   });
 }
 

@@ -23,6 +23,7 @@ import {
   usagePage,
 } from './pages.js';
 import type { Session, SessionStore } from './sessions.js';
+import { type DashboardUsers, userDataRoutes } from './user-data-routes.js';
 import { CSRF_REFUSED, readForm, sameOrigin, seeOther, send } from './web.js';
 
 export const DASHBOARD_PATH = '/dashboard';
@@ -61,6 +62,8 @@ export interface DashboardDeps {
   documents?: DashboardDocuments;
   /** Memory per end user (see DashboardMemory). */
   memory?: DashboardMemory;
+  /** An end user's data: export and erase, from the Documents page (user-data-routes.ts). */
+  users?: DashboardUsers;
   /** SLA reports, for the tiers that have SLA monitoring. */
   sla?: {
     available(account: Account): boolean;
@@ -316,6 +319,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
           documents,
           memories,
           memoryAvailable: deps.memory !== undefined,
+          userData: deps.users !== undefined,
           ...(notice ? { notice } : {}),
         }),
       );
@@ -330,6 +334,16 @@ export function dashboardRouter(deps: DashboardDeps): Router {
       seeOther(ctx, `${DASHBOARD_PATH}/documents?user=${encodeURIComponent(userId)}&deleted=1`);
     }),
   );
+
+  if (deps.users) {
+    userDataRoutes(router, page, {
+      users: deps.users,
+      preview: async (tenant) => ({
+        documents: (await deps.documents?.list(tenant))?.length,
+        memories: (await deps.memory?.list(tenant))?.length,
+      }),
+    });
+  }
 
   return router;
 }

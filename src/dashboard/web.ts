@@ -3,6 +3,7 @@
  * no framing, only the service's own scripts), pages and redirects, forms read within their limit, and
  * the check that a browser's form came from this dashboard's origin.
  */
+import type { Readable } from 'node:stream';
 import type Koa from 'koa';
 import { AppError } from '../errors/index.js';
 
@@ -27,6 +28,20 @@ export function send(ctx: Koa.Context, status: number, page: string): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = page;
+}
+
+/**
+ * A file to save (`Content-Disposition: attachment`), streamed: a failure after its first bytes cuts the
+ * connection, so the browser reports a failed download rather than saving a truncated file as if whole.
+ */
+export function download(ctx: Koa.Context, filename: string, body: Readable): void {
+  secureHeaders(ctx);
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  const ascii = filename.replace(/[^A-Za-z0-9._-]/g, '_');
+  ctx.set('Content-Disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`);
+  body.once('error', () => ctx.res.destroy());
+  ctx.body = body;
 }
 
 /** 303 to `location` (after a form, and to the sign-in page). */

@@ -5,13 +5,15 @@ import { embeddingListBody, readInput } from './wire.js';
 
 /**
  * POST /z1/embeddings: OpenAI's request read into texts, the service (bounds, credits, the model), and OpenAI's
- * answer. Every tier may embed (docs/decisions.md), so no tier rule is asked; `user` is accepted and ignored.
+ * answer. Every tier may embed (docs/decisions.md), so no tier rule is asked; `user` changes nothing of the answer and
+ * names the end user on the request's usage row.
  */
 export function embeddingOperations(deps: { embeddings: EmbeddingService }): Operations<'createEmbedding'> {
   return {
     createEmbedding: async ({ body }, call) => {
       const principal = requirePrincipal(call);
       call.usage.model = EMBEDDING_MODEL_ID;
+      call.usage.userId = body.user;
       const input = readInput(body.input);
       const result = await deps.embeddings.embed(
         principal,

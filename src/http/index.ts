@@ -16,8 +16,10 @@ export {
 } from './connection-limits.js';
 export { loadContract, projectRoot } from './document.js';
 export { toAppError } from './error-middleware.js';
+export { jsonStream, type Streamed } from './json-stream.js';
 export { contractBackend, openApiRequest, useIndexedRouter } from './openapi.js';
 export type {
+  JsonStreamReply,
   Operation,
   OperationId,
   OperationRequest,

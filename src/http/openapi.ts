@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import addFormats from 'ajv-formats';
 import type Koa from 'koa';
 import {
@@ -12,6 +13,7 @@ import { bodyOf } from './body.js';
 import { callOf } from './call.js';
 import { loadContract } from './document.js';
 import { IndexedOpenAPIRouter } from './indexed-router.js';
+import { jsonStream } from './json-stream.js';
 import { isMultipart } from './multipart.js';
 import type { AnyReply, OperationId, OperationRequest, Operations } from './operation.js';
 import type { HttpPorts } from './ports.js';
@@ -48,24 +50,62 @@ export function useIndexedRouter(api: OpenAPIBackend): void {
  * Writes a handler's reply: status, headers, and a body, a typed text or a stream. A stream whose client
  * stops reading for `streamWriteTimeoutMs` is cut (stream-deadline.ts), and its usage row says so.
  */
-function writeReply(ctx: AppContext, reply: AnyReply, streamWriteTimeoutMs: number): void {
+async function writeReply(ctx: AppContext, reply: AnyReply, streamWriteTimeoutMs: number): Promise<void> {
+  if ('streamed' in reply) {
+    // Before the status is set: a failure while the first piece is read is still an ordinary error answer.
+    const stream = await jsonStream(reply.streamed);
+    ctx.status = reply.status;
+    if (reply.headers) ctx.set(reply.headers);
+    ctx.type = 'application/json';
+    sendStream(ctx, stream, jsonStreamDone(ctx, stream), streamWriteTimeoutMs);
+    return;
+  }
   ctx.status = reply.status;
   if (reply.headers) ctx.set(reply.headers);
   if ('stream' in reply) {
     ctx.type = reply.type;
-    ctx.body = reply.stream;
-    ctx.state.streamDone = reply.finished;
-    cutWhenStalled(ctx.res, streamWriteTimeoutMs, () => {
-      ctx.state.streamStalled = true;
-      ctx.state.log.warn(
-        { operation: ctx.state.operationId, stream_write_timeout_ms: streamWriteTimeoutMs },
-        'cut a stream whose client stopped reading',
-      );
-    });
+    sendStream(ctx, reply.stream, reply.finished, streamWriteTimeoutMs);
   } else if ('body' in reply) {
     if (reply.type) ctx.type = reply.type;
     ctx.body = reply.body;
   }
+}
+
+/** A stream as the body; the usage row waits for `finished`. */
+function sendStream(ctx: AppContext, stream: Readable, finished: Promise<void>, streamWriteTimeoutMs: number): void {
+  ctx.body = stream;
+  ctx.state.streamDone = finished;
+  cutWhenStalled(ctx.res, streamWriteTimeoutMs, () => {
+    ctx.state.streamStalled = true;
+    ctx.state.log.warn(
+      { operation: ctx.state.operationId, stream_write_timeout_ms: streamWriteTimeoutMs },
+      'cut a stream whose client stopped reading',
+    );
+  });
+}
+
+/**
+ * Settles when a streamed JSON body's response is over. A failure after its status line went out cannot be
+ * answered any more: the connection is cut, so the client gets a truncated body (no final chunk), never one
+ * that parses, and the usage row records the 500 the client could not be told.
+ */
+function jsonStreamDone(ctx: AppContext, stream: Readable): Promise<void> {
+  let failed = false;
+  stream.once('error', (err) => {
+    failed = true;
+    ctx.state.usage.failedStatus = 500;
+    ctx.state.log.error(
+      { err, operation: ctx.state.operationId },
+      'a streamed JSON body failed; the connection was cut',
+    );
+    ctx.res.destroy();
+  });
+  return new Promise((resolve) => {
+    ctx.res.once('close', () => {
+      if (!failed && !ctx.res.writableFinished) ctx.state.usage.clientClosed = true;
+      resolve();
+    });
+  });
 }
 
 /** An operation as openapi-backend calls it: the validated request in, the reply written to Koa. */
@@ -76,7 +116,7 @@ function adapt(
   return async (c: OpenApiContext, ctx: AppContext) => {
     const request = { body: c.request.requestBody, params: c.request.params, query: c.request.query };
     const reply = await operation(request as OperationRequest<OperationId>, callOf(ctx, ports.stopping));
-    writeReply(ctx, reply as AnyReply, ports.streamWriteTimeoutMs);
+    await writeReply(ctx, reply as AnyReply, ports.streamWriteTimeoutMs);
   };
 }
 

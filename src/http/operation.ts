@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { components, operations } from '../../generated/contract/schema.js';
+import type { Streamed } from './json-stream.js';
 import type { Call } from './types.js';
 
 /**
@@ -54,6 +55,16 @@ export interface StreamReply<S> {
   finished: Promise<void>;
 }
 
+/**
+ * A JSON body written while it is read (json-stream.ts): the document's shape, where a list may be an
+ * AsyncIterable of its items. For bodies too large to build in memory (an end user's export).
+ */
+export interface JsonStreamReply<S, B> {
+  status: S;
+  streamed: Streamed<B>;
+  headers?: Record<string, string>;
+}
+
 type RepliesFor<S, R> = R extends { content: infer C }
   ? {
       [T in keyof C & string]: T extends 'text/event-stream'
@@ -61,7 +72,7 @@ type RepliesFor<S, R> = R extends { content: infer C }
         : C[T] extends ErrorBody
           ? never
           : T extends 'application/json'
-            ? { status: S; type?: T; body: C[T]; headers?: Record<string, string> }
+            ? { status: S; type?: T; body: C[T]; headers?: Record<string, string> } | JsonStreamReply<S, C[T]>
             : // Other media types carry the data serialised (YAML, HTML, text): the handler gives the text.
               { status: S; type: T; body: string; headers?: Record<string, string> };
     }[keyof C & string]
@@ -75,6 +86,7 @@ export type Reply<K extends OperationId> = {
 /** Any operation's reply, as the HTTP layer writes it. */
 export type AnyReply =
   | StreamReply<number>
+  | JsonStreamReply<number, unknown>
   | { status: number; type?: string; body?: unknown; headers?: Record<string, string> };
 
 export type Operation<K extends OperationId> = (

@@ -12,6 +12,8 @@ export interface RequestRecord {
   /** The operationId, e.g. createChatCompletion. */
   endpoint: string;
   model: string | null;
+  /** The end user the request named (UsageNote.userId); null when it named none. */
+  userId?: string | null | undefined;
   status: number;
   promptTokens: number;
   completionTokens: number;

@@ -53,6 +53,7 @@ export function usageRecorder(ports: Pick<HttpPorts, 'recordRequest' | 'clock'>)
         requestId,
         endpoint: operationId ?? ctx.path,
         model: usage.model,
+        userId: usage.userId ?? null,
         status: statusOf(),
         promptTokens: usage.promptTokens,
         completionTokens: usage.completionTokens,

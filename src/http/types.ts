@@ -24,6 +24,11 @@ export interface Upload {
 /** What the usage row of a request records beyond status and latency; handlers fill it in. */
 export interface UsageNote {
   model: string | null;
+  /**
+   * The end user the request names (`user_id`, or OpenAI's `user`), when it names one: kept on the usage row
+   * so that the user's rows can be exported, and made anonymous when the user is erased.
+   */
+  userId?: string | undefined;
   promptTokens: number;
   completionTokens: number;
   credits: number;

@@ -1,4 +1,10 @@
-import { type ChatCompletionRequest, type ContextContribution, type ContextSource, userTurns } from '../chat/index.js';
+import {
+  type ChatCompletionRequest,
+  type ContextContribution,
+  type ContextSource,
+  lastUserText,
+  userTurns,
+} from '../chat/index.js';
 import type { Principal } from '../kernel/index.js';
 import type { MemoryService } from './memory-service.js';
 
@@ -15,7 +21,7 @@ const ABOUT_THE_USER =
 /**
  * Memory in chat, on unless `use_memory: false`: before the answer, the user's memories relevant to
  * their last message become notes in the system prompt (counted in `memory_context`); after it, their
- * turns are handed to extraction, which runs behind the answer. The version is the user's memory
+ * last turn is queued durably for extraction (before the answer goes out), which runs behind it. The version is the user's memory
  * version, so a cached answer is never served after their memory changed. `use_memory: false`
  * neither reads nor writes.
  */
@@ -56,8 +62,7 @@ export function memoryContextSource(memory: MemoryService, k = MEMORY_K): Contex
         : await memory.search(tenant(principal, request), query, k, { floor: true, signal });
       return { notes: found.map((m) => m.content), itemsRetrieved: found.length };
     },
-    observe(principal, request) {
-      void memory.observe(tenant(principal, request), userTurns(request));
-    },
+    // The turn the user just said (earlier turns of the conversation were observed when they were said).
+    observe: (principal, request) => memory.observe(tenant(principal, request), lastUserText(request)),
   };
 }

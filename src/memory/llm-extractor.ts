@@ -1,15 +1,26 @@
 import { z } from 'zod';
 import type { Completion, RoutedRequest } from '../providers/index.js';
+import { FACT_KINDS, isFactKind } from './extraction/kinds.js';
+import { mayState } from './extraction/statements.js';
 import type { Extraction, FactExtractor } from './types.js';
+
+const KINDS = Object.keys(FACT_KINDS);
 
 const FACT_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['content', 'slot'],
+  required: ['content', 'kind', 'replaces'],
   properties: {
     content: { type: 'string', maxLength: 300 },
-    slot: { type: ['string', 'null'], maxLength: 64 },
+    kind: { type: 'string', enum: KINDS },
+    replaces: { type: 'array', maxItems: 3, items: { type: 'string', maxLength: 60 } },
   },
+} as const;
+const FORGET_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['content'],
+  properties: { content: { type: 'string', maxLength: 300 } },
 } as const;
 
 /** What the model must answer: OpenAI `response_format` json_schema (the local engine turns it into a grammar). */
@@ -24,7 +35,7 @@ export const EXTRACTION_RESPONSE_FORMAT = {
       required: ['facts', 'forget'],
       properties: {
         facts: { type: 'array', maxItems: 20, items: FACT_SCHEMA },
-        forget: { type: 'array', maxItems: 20, items: FACT_SCHEMA },
+        forget: { type: 'array', maxItems: 20, items: FORGET_SCHEMA },
       },
     },
   },
@@ -32,14 +43,20 @@ export const EXTRACTION_RESPONSE_FORMAT = {
 
 const fact = z.object({
   content: z.string().trim().min(1).max(300),
-  slot: z.string().trim().min(1).max(64).nullable(),
+  // An upstream may ignore the enum: an unknown kind is a fact without a slot.
+  kind: z.string().trim().max(64).nullable().optional(),
+  replaces: z.array(z.string().trim().min(1).max(60)).max(3).optional(),
 });
-const answer = z.object({ facts: z.array(fact).max(20), forget: z.array(fact).max(20) });
+const answer = z.object({
+  facts: z.array(fact).max(20),
+  forget: z.array(z.object({ content: z.string().trim().min(1).max(300) })).max(20),
+});
 
 const INSTRUCTIONS = `You extract durable facts a user states about themselves, for a memory that lasts across conversations.
 Read only the user's messages. For each fact, write one short sentence in the third person starting with "The user" (e.g. "The user is allergic to peanuts.").
-Give a fact a "slot" when only one value can be true at a time (name, location, employer, occupation, age, or "my:<thing>" for "my <thing> is …", "prefers:<topic>"), so a correction replaces the old value; otherwise null.
-List in "forget" what the user asks you to forget, in the same form.
+Give each fact its "kind": ${KINDS.join(', ')}.
+When the user corrects something said before, put the old value(s) they replace in "replaces" (e.g. "Tartu" for "I live in Pärnu now, not Tartu"); otherwise [].
+List in "forget" what the user asks you to forget, as a sentence in the same form.
 Ignore questions, greetings, requests for help and anything about other people. Answer with JSON only.`;
 
 export interface LlmExtractorOptions {
@@ -51,8 +68,9 @@ export interface LlmExtractorOptions {
 /**
  * Extraction by a model through the provider layer, constrained to a JSON schema. The answer is
  * validated again here (an upstream may ignore response_format); anything else is an error, which
- * the memory service logs without touching the user's memories. Reconciliation with existing
- * memories stays deterministic (reconcile.ts) whichever extractor found the facts.
+ * the memory service logs without touching the user's memories (the job is tried again, then dropped).
+ * Reconciliation with existing memories stays deterministic (reconcile.ts) whichever extractor found the
+ * facts: the model's kind is the slot, its `replaces` the correction's old values.
  */
 export class LlmExtractor implements FactExtractor {
   readonly name = 'llm';
@@ -60,6 +78,11 @@ export class LlmExtractor implements FactExtractor {
 
   constructor(options: LlmExtractorOptions) {
     this.#options = options;
+  }
+
+  /** The same first look as the default extractor: a turn with nothing to say about the user is not queued. */
+  mayState(turn: string): boolean {
+    return mayState(turn);
   }
 
   async extract(userTurns: readonly string[], signal: AbortSignal): Promise<Extraction> {
@@ -85,6 +108,13 @@ export class LlmExtractor implements FactExtractor {
     const result = answer.safeParse(parsed);
     if (!result.success)
       throw new Error(`the extraction model's answer does not fit the schema: ${result.error.message}`);
-    return result.data;
+    return {
+      facts: result.data.facts.map((f) => ({
+        content: f.content,
+        slot: f.kind && isFactKind(f.kind) ? f.kind : null,
+        ...(f.replaces?.length ? { correction: { replaces: f.replaces } } : {}),
+      })),
+      forget: result.data.forget.map((f) => ({ content: f.content, slot: null })),
+    };
   }
 }

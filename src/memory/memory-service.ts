@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
-import { untilAborted } from '../kernel/index.js';
 import { type Chunk, type ChunkHit, type ChunkIndex, type Embedder, reciprocalRankFusion } from '../retrieval/index.js';
+import { kindWords } from './extraction/kinds.js';
+import type { ExtractionQueue } from './extraction-queue.js';
+import { type ExtractionOptions, ExtractionWorker } from './extraction-worker.js';
 import { reconcile } from './reconcile.js';
 import type {
-  Extraction,
   FactExtractor,
   MemoryChange,
   MemoryRecord,
@@ -18,10 +19,8 @@ import type {
 
 /** Cosine below which a memory is not offered to the chat by meaning (MiniLM, measured: a question and an unrelated fact ~0.05–0.2, a related one 0.4–0.5). */
 export const MIN_SIMILARITY = 0.25;
-/** How long one extraction may run after an answer before it is abandoned (it never delays the answer). */
-export const EXTRACTION_TIMEOUT_MS = 10_000;
-/** Extractions waiting at most; more are dropped with a warning rather than growing without bound. */
-const MAX_PENDING = 1000;
+/** How often an erase looks again for the user's extraction a worker is running (it waits until it ended). */
+const ERASE_POLL_MS = 25;
 
 export interface MemoryServiceDeps {
   store: MemoryStore;
@@ -29,18 +28,28 @@ export interface MemoryServiceDeps {
   index: ChunkIndex;
   embedder?: Embedder | undefined;
   extractor: FactExtractor;
+  /** The durable queue of turns to extract (in the service's database, shared by replicas). */
+  queue: ExtractionQueue;
+  /** This process alone writes the database (SQLite owner): extraction leases of a previous run are void. */
+  soleWorker: boolean;
   clock: Clock;
   logger: Logger;
-  extractionTimeoutMs?: number;
+  extraction?: Partial<ExtractionOptions> | undefined;
 }
 
 /** A memory as one indexed chunk: the whole memory is its only chunk, with the memory's id. */
-function asChunk(m: Pick<MemoryRecord, 'id' | 'content'>): Chunk {
+/**
+ * A memory as one indexed chunk: the whole memory is its only chunk, with the memory's id. Its words are the
+ * content's and its kind's (`kindWords`), so "Which city do I live in?" finds "The user moved to Paris last
+ * year." by "city" and "live"; its vector is the content's alone.
+ */
+function asChunk(m: Pick<MemoryRecord, 'id' | 'content' | 'slot'>): Chunk {
+  const words = m.slot ? kindWords(m.slot) : '';
   return {
     id: m.id,
     documentId: m.id,
     ordinal: 0,
-    text: m.content,
+    text: words ? `${m.content} ${words}` : m.content,
     charStart: 0,
     charEnd: m.content.length,
     page: null,
@@ -50,28 +59,50 @@ function asChunk(m: Pick<MemoryRecord, 'id' | 'content'>): Chunk {
 /**
  * Memories per (account, user): the store is the truth, the index makes them findable. Every read and
  * write is scoped by the tenant (the account from the API key and the request's user_id), never by
- * similarity alone. Facts from conversations are extracted after the answer, off the request path, one
- * tenant at a time (so two answers of one user never race on the same fact).
+ * similarity alone. Facts from conversations are extracted after the answer, off the request path: the
+ * turn is queued durably before its answer goes out, and the extraction worker (`extraction-worker.ts`)
+ * takes each user's turns one at a time, in order (so two answers of one user never race on a fact).
  */
 export class MemoryService {
   readonly #deps: MemoryServiceDeps;
-  readonly #queues = new Map<string, Promise<void>>();
-  #pending = 0;
+  readonly #worker: ExtractionWorker;
   #closed = false;
-  readonly #abort = new AbortController();
 
   constructor(deps: MemoryServiceDeps) {
     this.#deps = deps;
+    this.#worker = new ExtractionWorker({
+      queue: deps.queue,
+      extractor: deps.extractor,
+      apply: async (tenant, extraction) => {
+        await reconcile(this, tenant, extraction, deps.store);
+      },
+      clock: deps.clock,
+      logger: deps.logger,
+      soleWorker: deps.soleWorker,
+      options: deps.extraction,
+    });
+  }
+
+  /** The extractor the worker runs (benchmarks time it alone). */
+  get extractor(): FactExtractor {
+    return this.#deps.extractor;
   }
 
   async start(): Promise<void> {
     const { embedder, index } = this.#deps;
     await index.prepare(embedder ? { id: embedder.id, dimension: await embedder.dimension() } : undefined);
+    await this.#worker.start();
   }
 
   async create(
     tenant: Tenant,
-    input: { content: string; metadata?: Record<string, unknown> | undefined; slot?: string | null },
+    input: {
+      content: string;
+      metadata?: Record<string, unknown> | undefined;
+      slot?: string | null;
+      /** The content's embedding when the caller has it (the extractor computed it): not computed again. */
+      vector?: Float32Array | undefined;
+    },
     source: MemorySource = 'api',
   ): Promise<MemoryRecord> {
     const now = this.#deps.clock();
@@ -88,7 +119,7 @@ export class MemoryService {
     // All or nothing: embedded before anything is written (a failing embedder leaves nothing behind), indexed
     // before the row is stored (an index entry without its row is never returned: search reads the rows by
     // id), and taken out of the index again if the row cannot be stored, so a client's retry makes one.
-    const vector = await this.#embed(memory.content);
+    const vector = input.vector ?? (await this.#embed(memory.content));
     // Bumped before (a crash after the insert must not leave version 0, which chat reads as "no
     // memories") and after (an answer cached while the memory was being written is not kept for it).
     await this.#deps.store.bumpVersion(tenant);
@@ -131,7 +162,11 @@ export class MemoryService {
     const vector = await this.#embed(change.content);
     let after: MemoryRecord | undefined;
     try {
-      await this.#index(tenant, { id, content: change.content }, vector);
+      await this.#index(
+        tenant,
+        { id, content: change.content, slot: change.slot === undefined ? before.slot : change.slot },
+        vector,
+      );
       after = await this.#deps.store.update(tenant, id, patch, source, this.#deps.clock());
     } catch (err) {
       await this.#reindex(tenant, before);
@@ -154,8 +189,16 @@ export class MemoryService {
     await this.#deps.store.bumpVersion(tenant);
   }
 
-  /** Forgets the user: every memory, its history and its vectors. Returns how many memories there were. */
+  /**
+   * Forgets the user: their queued extractions, then every memory, its history and its vectors. An
+   * extraction some worker (of any replica) is running for the user is waited for first (bounded by its
+   * lease), so nothing it writes outlives the erase. Returns how many memories there were.
+   */
   async forget(tenant: Tenant): Promise<number> {
+    const { queue, clock } = this.#deps;
+    while ((await queue.dropTenant(tenant, clock())).leased > 0) {
+      await new Promise((resolve) => setTimeout(resolve, ERASE_POLL_MS));
+    }
     await this.#deps.index.deleteTenant(tenant);
     return this.#deps.store.deleteTenant(tenant);
   }
@@ -211,78 +254,33 @@ export class MemoryService {
   }
 
   /**
-   * After an answer: extract facts from the user's turns and reconcile them with the user's memories.
-   * Returns at once; the work runs behind, one tenant at a time, bounded in time, and never throws.
-   * The returned promise (settled when this tenant's queue is through it) exists for tests and close().
+   * After an answer, before it goes out: the user's turn, when it may state a fact (the extractor's cheap
+   * first look), is queued durably for extraction, which runs behind. Resolves once the turn is stored; a
+   * crash after that loses none of its facts.
    */
-  observe(tenant: Tenant, userTurns: readonly string[]): Promise<void> {
-    if (this.#closed || userTurns.length === 0) return Promise.resolve();
-    if (this.#pending >= MAX_PENDING) {
-      this.#deps.logger.warn({ pending: this.#pending }, 'memory extraction queue full; a turn was not observed');
-      return Promise.resolve();
-    }
-    const key = JSON.stringify([tenant.accountId, tenant.userId]);
-    this.#pending++;
-    const previous = this.#queues.get(key) ?? Promise.resolve();
-    const next = previous
-      .then(() => this.#extract(tenant, userTurns))
-      .catch((err: unknown) => this.#deps.logger.warn({ err }, 'memory extraction failed; the answer was not affected'))
-      .finally(() => {
-        this.#pending--;
-        if (this.#queues.get(key) === next) this.#queues.delete(key);
-      });
-    this.#queues.set(key, next);
-    return next;
+  async observe(tenant: Tenant, turn: string): Promise<void> {
+    if (this.#closed || !turn.trim()) return;
+    const { extractor } = this.#deps;
+    if (extractor.mayState && !extractor.mayState(turn)) return;
+    await this.#deps.queue.enqueue(tenant, turn, this.#deps.clock());
+    this.#worker.kick();
   }
 
-  /** Resolves when every extraction queued so far is through (benchmarks, tests, a clean stop). */
-  async settled(): Promise<void> {
-    while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
+  /** Resolves when every queued extraction is through (benchmarks, tests). */
+  settled(): Promise<void> {
+    return this.#worker.settled();
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    this.#abort.abort();
-    await Promise.allSettled([...this.#queues.values()]);
+    await this.#worker.close();
     await this.#deps.index.close();
   }
 
-  /**
-   * One extraction, after the answer went out (setImmediate: the response is written by then, even
-   * for an extractor whose work is synchronous), then reconciled with the user's memories.
-   */
-  async #extract(tenant: Tenant, userTurns: readonly string[]): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    if (this.#abort.signal.aborted) return; // closed while this one waited its turn
-    const { extractor } = this.#deps;
-    const extraction = extractor.extractNow ? extractor.extractNow(userTurns) : await this.#extractBounded(userTurns);
-    if (!extraction || this.#abort.signal.aborted) return;
-    await reconcile(this, tenant, extraction, this.#deps.store);
-  }
-
-  /**
-   * An asynchronous extractor (a model), bounded in time and stopped by close(); undefined when it was.
-   * One cleared timer and one listener, not AbortSignal.timeout + AbortSignal.any: those keep a 10 s
-   * timer and a composite signal alive per chat request (20,000 of each at 2,000 req/s).
-   */
-  async #extractBounded(userTurns: readonly string[]): Promise<Extraction | undefined> {
-    const controller = new AbortController();
-    const { signal } = controller;
-    const onClose = () => controller.abort(this.#abort.signal.reason);
-    this.#abort.signal.addEventListener('abort', onClose, { once: true });
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      timer = setTimeout(
-        () => controller.abort(new DOMException('memory extraction timed out', 'TimeoutError')),
-        this.#deps.extractionTimeoutMs ?? EXTRACTION_TIMEOUT_MS,
-      );
-      // An extractor that hangs and ignores its signal is abandoned all the same.
-      const extraction = await untilAborted(this.#deps.extractor.extract(userTurns, signal), signal);
-      return signal.aborted ? undefined : extraction;
-    } finally {
-      clearTimeout(timer);
-      this.#abort.signal.removeEventListener('abort', onClose);
-    }
+  /** The texts' vectors (reconciliation compares facts by meaning); none without an embedder. */
+  async vectors(texts: readonly string[]): Promise<Array<Float32Array | undefined>> {
+    const { embedder } = this.#deps;
+    return embedder && texts.length > 0 ? embedder.embed([...texts]) : texts.map(() => undefined);
   }
 
   /** The content's vector; undefined without an embedder, or for text with nothing the model reads. */
@@ -292,7 +290,11 @@ export class MemoryService {
   }
 
   /** Findable by its words, and by meaning when it has a vector (a memory of no words is listed, not found). */
-  async #index(tenant: Tenant, memory: Pick<MemoryRecord, 'id' | 'content'>, vector: Float32Array | undefined) {
+  async #index(
+    tenant: Tenant,
+    memory: Pick<MemoryRecord, 'id' | 'content' | 'slot'>,
+    vector: Float32Array | undefined,
+  ) {
     const { index } = this.#deps;
     await index.putChunks(tenant, memory.id, [asChunk(memory)]);
     if (vector) await index.putVectors(tenant, memory.id, [{ chunkId: memory.id, vector }]);

@@ -25,7 +25,7 @@ export function memoryBody(m: MemoryRecord): Schema<'Memory'> {
   };
 }
 
-function changeBody(c: MemoryChange): Schema<'MemoryChange'> {
+export function changeBody(c: MemoryChange): Schema<'MemoryChange'> {
   return {
     event: c.event,
     content: c.content,
@@ -43,10 +43,11 @@ export function memoryOperations(
   memory: MemoryService,
   tiers: Pick<TierPolicy, 'checkRagK'>,
 ): Operations<MemoryOperationId> {
-  const tenantOf = (call: Call, userId: string) => ({
-    accountId: requirePrincipal(call).account.id,
-    userId,
-  });
+  const tenantOf = (call: Call, userId: string) => {
+    // Every memory operation names its end user: so does its usage row (the user's export lists it).
+    call.usage.userId = userId;
+    return { accountId: requirePrincipal(call).account.id, userId };
+  };
   return {
     listMemories: async ({ query }, call) => {
       const list = await memory.list(tenantOf(call, query.user_id));

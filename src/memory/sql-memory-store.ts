@@ -68,13 +68,13 @@ export class SqlMemoryStore implements MemoryStore {
     return rows.map(toMemory);
   }
 
-  async bySlot(tenant: Tenant, slot: string): Promise<MemoryRecord | undefined> {
+  async inSlot(tenant: Tenant, slot: string): Promise<MemoryRecord[]> {
     const rows = await this.#db.query(
       `SELECT ${COLUMNS} FROM memories WHERE account_id = $1 AND user_id = $2 AND slot = $3
-       ORDER BY updated_at DESC LIMIT 1`,
+       ORDER BY updated_at DESC, id LIMIT 50`,
       [tenant.accountId, tenant.userId, slot],
     );
-    return rows[0] ? toMemory(rows[0]) : undefined;
+    return rows.map(toMemory);
   }
 
   async update(

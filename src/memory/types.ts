@@ -33,7 +33,8 @@ export interface MemoryStore {
   /** Newest first. */
   list(tenant: Tenant): Promise<MemoryRecord[]>;
   many(tenant: Tenant, ids: readonly string[]): Promise<MemoryRecord[]>;
-  bySlot(tenant: Tenant, slot: string): Promise<MemoryRecord | undefined>;
+  /** The memories of a slot, newest first. */
+  inSlot(tenant: Tenant, slot: string): Promise<MemoryRecord[]>;
   /** Changes content and/or metadata and records what it said before; undefined when not the tenant's. */
   update(
     tenant: Tenant,
@@ -55,7 +56,25 @@ export interface MemoryStore {
 /** A fact a user stated about themselves, in the third person, ready to store. */
 export interface CandidateFact {
   content: string;
+  /**
+   * What the fact is about (a kind: `home`, `work`, `pets`, …, see extraction/kinds.ts). For a kind that
+   * holds one value at a time a new fact of the slot supersedes the memory holding it; for the others it
+   * narrows what a correction may supersede.
+   */
   slot: string | null;
+  /**
+   * The statement corrects an earlier one ("Actually…", "not anymore", "switched to"); `replaces` holds the
+   * old value when the user named it ("…, not Tartu", "from VS Code to Neovim").
+   */
+  correction?: { replaces: string[] } | undefined;
+  /**
+   * The statement says something changed ("Emil is 4 now", "choir moved to Thursdays"): of a kind of many
+   * values, it supersedes the memory of its slot closest in meaning, when that one is close enough.
+   */
+  changed?: boolean | undefined;
+
+  /** The content's embedding, when the extractor computed it: stored with the memory, not computed again. */
+  vector?: Float32Array | undefined;
 }
 
 export interface Extraction {
@@ -64,15 +83,15 @@ export interface Extraction {
   forget: CandidateFact[];
 }
 
-/** Turns a user's chat turns into candidate facts. Rule-based by default; an LLM one when configured. */
+/** Turns a user's chat turns into candidate facts: the statement classifier by default, a model when configured. */
 export interface FactExtractor {
   readonly name: string;
   extract(userTurns: readonly string[], signal: AbortSignal): Promise<Extraction>;
   /**
-   * The same, synchronously, for an extractor that needs no I/O (the rule-based one): it then runs
-   * without a timeout and its abort machinery, which cost more than the extraction itself.
+   * A first look, in microseconds, on the request path: false when the turn cannot state a fact (no first
+   * person, no instruction about answers, no correction), so it is not queued at all.
    */
-  extractNow?(userTurns: readonly string[]): Extraction;
+  mayState?(turn: string): boolean;
 }
 
 /** A memory found by a search, with its fused score (higher is better). */

@@ -11,3 +11,4 @@ export { type NewDocument, RagService, type RagServiceDeps } from './rag-service
 export { SqlDocumentStore } from './sql-document-store.js';
 export type { ChunkMatch, DocumentRecord, DocumentStore } from './types.js';
 export { fileToDocument } from './upload.js';
+export { ragUserData } from './user-data.js';

@@ -205,7 +205,7 @@ export class IngestionWorker {
           group.map((g) => ({ documentId: g.doc.id, chunks: g.chunks, fresh: g.fresh })),
         );
         await store.putChunks(group);
-        await store.bumpVersion(tenant);
+        await store.refreshVersion(tenant);
         for (const g of group) g.doc.chunkCount = g.chunks.length;
       } catch (err) {
         if (this.#closed) return;
@@ -244,7 +244,7 @@ export class IngestionWorker {
         if (this.#closed) return;
       }
       await store.finish(doc.id, { status: 'ready' });
-      await store.bumpVersion(tenant);
+      await store.refreshVersion(tenant);
     } catch (err) {
       if (!this.#closed) await this.#fail(doc, err);
     }

@@ -1,5 +1,5 @@
 import { Extractor } from '../extract/index.js';
-import { type Operations, requirePrincipal, type Schema } from '../http/index.js';
+import { type Call, type Operations, requirePrincipal, type Schema } from '../http/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import type { RagService } from './rag-service.js';
 import type { ChunkMatch, DocumentRecord } from './types.js';
@@ -49,45 +49,42 @@ export function ragOperations(
   tiers: Pick<TierPolicy, 'checkRagK'>,
   extractor = new Extractor(),
 ): Operations<DocumentOperationId> {
+  const tenantOf = (call: Call, userId: string) => {
+    // Every document operation names its end user: so does its usage row (the user's export lists it).
+    call.usage.userId = userId;
+    return { accountId: requirePrincipal(call).account.id, userId };
+  };
   return {
     createDocument: async ({ body }, call) => {
-      const { account } = requirePrincipal(call);
       if (call.upload) {
         const { userId, document } = await fromUpload(call.upload, extractor);
-        const doc = await rag.create({ accountId: account.id, userId }, document);
+        const doc = await rag.create(tenantOf(call, userId), document);
         return { status: 201, body: documentBody(doc) };
       }
-      const doc = await rag.create(
-        { accountId: account.id, userId: body.user_id },
-        {
-          title: body.title,
-          text: body.content,
-          metadata: body.metadata,
-          contentType: 'text/plain',
-          sizeBytes: Buffer.byteLength(body.content),
-        },
-      );
+      const doc = await rag.create(tenantOf(call, body.user_id), {
+        title: body.title,
+        text: body.content,
+        metadata: body.metadata,
+        contentType: 'text/plain',
+        sizeBytes: Buffer.byteLength(body.content),
+      });
       return { status: 201, body: documentBody(doc) };
     },
     listDocuments: async ({ query }, call) => {
-      const { account } = requirePrincipal(call);
-      const docs = await rag.list({ accountId: account.id, userId: query.user_id });
+      const docs = await rag.list(tenantOf(call, query.user_id));
       return { status: 200, body: { object: 'list', data: docs.map(documentBody) } };
     },
     getDocument: async ({ params, query }, call) => {
-      const { account } = requirePrincipal(call);
-      const doc = await rag.get({ accountId: account.id, userId: query.user_id }, params.document_id);
+      const doc = await rag.get(tenantOf(call, query.user_id), params.document_id);
       return { status: 200, body: documentBody(doc) };
     },
     deleteDocument: async ({ params, query }, call) => {
-      const { account } = requirePrincipal(call);
-      await rag.delete({ accountId: account.id, userId: query.user_id }, params.document_id);
+      await rag.delete(tenantOf(call, query.user_id), params.document_id);
       return { status: 200, body: { id: params.document_id, object: 'document.deleted', deleted: true } };
     },
     searchDocuments: async ({ body }, call) => {
-      const { account } = requirePrincipal(call);
-      tiers.checkRagK(account, body.k, 'k');
-      const matches = await rag.search({ accountId: account.id, userId: body.user_id }, body.query, body.k ?? 5);
+      tiers.checkRagK(requirePrincipal(call).account, body.k, 'k');
+      const matches = await rag.search(tenantOf(call, body.user_id), body.query, body.k ?? 5);
       return { status: 200, body: { object: 'list', data: matches.map(matchBody) } };
     },
   };

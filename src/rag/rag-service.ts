@@ -9,6 +9,8 @@ import type { ChunkMatch, DocumentRecord, DocumentStore } from './types.js';
 
 /** How long an upload waits for its own document to become ready before answering `processing`. */
 export const READY_WAIT_MS = 1500;
+/** Documents per page of a user's export (their metadata; the texts are read one by one). */
+const EXPORT_PAGE = 100;
 
 export interface NewDocument {
   title?: string | undefined;
@@ -78,6 +80,9 @@ export class RagService {
       failure: null,
       createdAt: now,
     };
+    // Bumped before too: a stored document always has its user's version row, which the ingestion worker's
+    // refreshVersion (an update, never an insert) then changes as the document becomes findable.
+    await this.#deps.store.bumpVersion(tenant);
     await this.#deps.store.insert(doc, input.text, input.pages ?? []);
     await this.#deps.store.bumpVersion(tenant);
     const done = this.#waitFor(doc.id, this.#deps.readyWaitMs ?? READY_WAIT_MS);
@@ -103,12 +108,44 @@ export class RagService {
     await this.#deps.store.bumpVersion(tenant);
   }
 
-  /** Changes whenever what search could return for the user changes (cache key of RAG answers). */
+  /**
+   * Forgets the user (an erase): their documents with text and chunks, the jobs of those still processing, their
+   * index entries, then their version. In that order: until the version goes, a chat reads the old one, which
+   * no later version repeats; once it is gone (the version a user without documents has), nothing of theirs is
+   * left to be found. A job already running for one of the documents finds it deleted and cleans the index
+   * again (ingestion-worker.ts). Returns how many documents there were.
+   */
+  async forget(tenant: Tenant): Promise<number> {
+    const deleted = await this.#deps.store.deleteTenant(tenant);
+    await this.#deps.index.deleteTenant(tenant);
+    await this.#deps.store.deleteVersion(tenant);
+    return deleted;
+  }
+
+  /** The user's documents with their text, oldest first, read a page at a time (the user's export). */
+  async *exportDocuments(
+    tenant: Tenant,
+    pageSize = EXPORT_PAGE,
+  ): AsyncGenerator<{ doc: DocumentRecord; text: string }> {
+    let after: DocumentRecord | undefined;
+    for (;;) {
+      const page = await this.#deps.store.exportPage(tenant, after, pageSize);
+      for (const doc of page) {
+        // One document's text at a time (up to 24 MiB each); one deleted meanwhile is left out.
+        const text = await this.#deps.store.text(tenant, doc.id);
+        if (text !== undefined) yield { doc, text };
+      }
+      after = page.at(-1);
+      if (page.length < pageSize) return;
+    }
+  }
+
   /** Ingestion jobs not finished yet (documents `processing`), for the metrics. */
   processingCount(): Promise<number> {
     return this.#deps.store.countProcessing();
   }
 
+  /** Changes whenever what search could return for the user changes (cache key of RAG answers). */
   async version(tenant: Tenant): Promise<number> {
     return this.#deps.store.version(tenant);
   }

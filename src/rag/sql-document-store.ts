@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { Chunk, Tenant } from '../retrieval/index.js';
 import {
   byIdsFirst,
@@ -8,6 +9,17 @@ import {
   transaction,
 } from '../storage/index.js';
 import type { ChunkMatch, DocumentRecord, DocumentStore, IngestionJob } from './types.js';
+
+/**
+ * A user's next document version (the chat cache key of their RAG answers): random, never a count. Erasing the
+ * user deletes their version row, and a count starting again at 1 would repeat a version that answers still in
+ * the response cache were keyed with, citing the erased documents. At least 2^32, above any count the column
+ * held before versions were random (so none of those repeats either), and below 2^52: exact as a JavaScript
+ * number and as a BIGINT, and with 52 random bits as unlikely to repeat as memory's random versions.
+ */
+function freshVersion(): number {
+  return randomInt(1, 2 ** 20) * 2 ** 32 + randomInt(0, 2 ** 32);
+}
 
 const DOC_COLUMNS = `id, account_id, user_id, title, content_type, size_bytes, metadata, status, chunk_count,
   chunks_embedded, failure_code, failure_message, created_at`;
@@ -163,10 +175,55 @@ export class SqlDocumentStore implements DocumentStore {
 
   async bumpVersion(tenant: Tenant): Promise<void> {
     await this.#db.query(
-      `INSERT INTO rag_user_versions (account_id, user_id, version) VALUES ($1, $2, 1)
-       ON CONFLICT (account_id, user_id) DO UPDATE SET version = rag_user_versions.version + 1`,
+      `INSERT INTO rag_user_versions (account_id, user_id, version) VALUES ($1, $2, $3)
+       ON CONFLICT (account_id, user_id) DO UPDATE SET version = $3`,
+      [tenant.accountId, tenant.userId, freshVersion()],
+    );
+  }
+
+  async refreshVersion(tenant: Tenant): Promise<void> {
+    await this.#db.query('UPDATE rag_user_versions SET version = $3 WHERE account_id = $1 AND user_id = $2', [
+      tenant.accountId,
+      tenant.userId,
+      freshVersion(),
+    ]);
+  }
+
+  async deleteTenant(tenant: Tenant): Promise<number> {
+    // Their chunks go with them (ON DELETE CASCADE), and so do the jobs of those still `processing`.
+    const rows = await this.#db.query('DELETE FROM rag_documents WHERE account_id = $1 AND user_id = $2 RETURNING id', [
+      tenant.accountId,
+      tenant.userId,
+    ]);
+    return rows.length;
+  }
+
+  async deleteVersion(tenant: Tenant): Promise<void> {
+    // Not while the user has a document (one uploaded during the erase): a stored document always has its
+    // version row, or answers drawn from it would be cached under the version of a user without documents.
+    await this.#db.query(
+      `DELETE FROM rag_user_versions WHERE account_id = $1 AND user_id = $2
+          AND NOT EXISTS (SELECT 1 FROM rag_documents WHERE account_id = $1 AND user_id = $2)`,
       [tenant.accountId, tenant.userId],
     );
+  }
+
+  async exportPage(tenant: Tenant, after: DocumentRecord | undefined, limit: number): Promise<DocumentRecord[]> {
+    const rows = await this.#db.query(
+      `SELECT ${DOC_COLUMNS} FROM rag_documents WHERE account_id = $1 AND user_id = $2
+          AND (created_at > $3 OR (created_at = $3 AND id > $4))
+        ORDER BY created_at, id LIMIT $5`,
+      [tenant.accountId, tenant.userId, after?.createdAt ?? -1, after?.id ?? '', limit],
+    );
+    return rows.map(toDocument);
+  }
+
+  async text(tenant: Tenant, id: string): Promise<string | undefined> {
+    const rows = await this.#db.query<{ text: string }>(
+      'SELECT text FROM rag_documents WHERE id = $1 AND account_id = $2 AND user_id = $3',
+      [id, tenant.accountId, tenant.userId],
+    );
+    return rows[0]?.text;
   }
 
   async claim(now: number, leaseMs: number): Promise<IngestionJob | undefined> {

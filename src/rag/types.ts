@@ -37,7 +37,21 @@ export interface DocumentStore {
   /** Documents still `processing` (unfinished ingestion jobs), all tenants: for the metrics. */
   countProcessing(): Promise<number>;
   version(tenant: Tenant): Promise<number>;
+  /** A fresh random version (never a count: see sql-document-store.ts), the user's row made if missing. */
   bumpVersion(tenant: Tenant): Promise<void>;
+  /**
+   * A fresh version only where the user has one: the ingestion worker's, so a job that outlives an erase of its
+   * user does not leave a version row of theirs behind.
+   */
+  refreshVersion(tenant: Tenant): Promise<void>;
+  /** Deletes all of the user's documents, their chunks and jobs; returns how many documents. */
+  deleteTenant(tenant: Tenant): Promise<number>;
+  /** Deletes the user's version row (an erase, once nothing of theirs is left to be searched), unless they have a document. */
+  deleteVersion(tenant: Tenant): Promise<void>;
+  /** The user's documents after `after` in (created, id) order, at most `limit`: a page of their export. */
+  exportPage(tenant: Tenant, after: DocumentRecord | undefined, limit: number): Promise<DocumentRecord[]>;
+  /** The document's extracted text; undefined when it is not the tenant's (or was deleted). */
+  text(tenant: Tenant, id: string): Promise<string | undefined>;
   /** Leases one `processing` document whose lease has run out (a crashed or restarted worker's). */
   claim(now: number, leaseMs: number): Promise<IngestionJob | undefined>;
   /**

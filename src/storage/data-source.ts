@@ -12,6 +12,8 @@ import { Dashboard1764400000000 } from './migrations/1764400000000-dashboard.js'
 import { Memory1764500000000 } from './migrations/1764500000000-memory.js';
 import { LexicalTerms1764600000000 } from './migrations/1764600000000-lexical-terms.js';
 import { AttemptCounts1764700000000 } from './migrations/1764700000000-attempt-counts.js';
+import { UsageUser1764800000000 } from './migrations/1764800000000-usage-user.js';
+import { MemoryExtractions1764900000000 } from './migrations/1764900000000-memory-extractions.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -27,6 +29,8 @@ export const MIGRATIONS = [
   Memory1764500000000,
   LexicalTerms1764600000000,
   AttemptCounts1764700000000,
+  UsageUser1764800000000,
+  MemoryExtractions1764900000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

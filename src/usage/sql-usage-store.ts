@@ -1,10 +1,18 @@
-import { type Db, type DialectStatements, placeholderList, type Row, transaction } from '../storage/index.js';
-import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
+import {
+  type Db,
+  type DialectStatements,
+  placeholderList,
+  type Row,
+  toSqliteParams,
+  toSqlitePlaceholders,
+  transaction,
+} from '../storage/index.js';
+import type { EndUser, UsageGroupBy, UsageRecord, UsageStore, UsageTotals, UserUsageRow } from './types.js';
 
 const DAY_MS = 86_400_000;
 /** The rollup's granularity: a period's partial first and last hour are read from the rows. */
 const HOUR_MS = 3_600_000;
-/** Rows per PostgreSQL INSERT, largest first: 12 parameters a row stays well under the parameter limit. */
+/** Rows per PostgreSQL INSERT, largest first: 13 parameters a row stays well under the parameter limit. */
 const INSERT_CHUNKS = [256, 64, 16, 4, 1];
 
 const SUMS = `count(*) AS requests, coalesce(sum(credits), 0) AS credits,
@@ -59,7 +67,9 @@ function toTotals(row: Row | undefined): UsageTotals {
 }
 
 const COLUMNS = `account_id, key_id, request_id, endpoint, model, status, prompt_tokens, completion_tokens, credits,
-  latency_ms, cached, created_at`;
+  latency_ms, cached, created_at, user_id`;
+/** Per row of COLUMNS. */
+const PARAMETERS = 13;
 
 /** A row's values in COLUMNS order; better-sqlite3 binds no booleans, so SQLite gets `cached` as 0/1. */
 function values(r: UsageRecord, options: { sqliteBooleans?: boolean } = {}): unknown[] {
@@ -76,6 +86,7 @@ function values(r: UsageRecord, options: { sqliteBooleans?: boolean } = {}): unk
     Math.round(r.latencyMs),
     options.sqliteBooleans ? Number(r.cached) : r.cached,
     r.createdAt,
+    r.userId ?? null,
   ];
 }
 
@@ -93,11 +104,11 @@ interface UsageStatements {
  */
 const statements: DialectStatements<UsageStatements> = {
   sqlite: {
-    insert: (rows) => insertOf(rows, () => `(${'?, '.repeat(11)}?)`),
+    insert: (rows) => insertOf(rows, () => `(${'?, '.repeat(PARAMETERS - 1)}?)`),
     addToRollup: ROLLUP_UPSERT.replace(/\$\d+/g, '?'),
   },
   postgres: {
-    insert: (rows) => insertOf(rows, (row) => `(${placeholderList(12, row * 12 + 1)})`),
+    insert: (rows) => insertOf(rows, (row) => `(${placeholderList(PARAMETERS, row * PARAMETERS + 1)})`),
     addToRollup: ROLLUP_UPSERT,
   },
 };
@@ -158,6 +169,46 @@ export class SqlUsageStore implements UsageStore {
 
   async flush(): Promise<void> {
     // Rows are written by record() itself.
+  }
+
+  /** The rows that name the end user, oldest first, after the row `afterId` (a page of the user's export). */
+  async userRows(tenant: EndUser, afterId: number, limit: number): Promise<UserUsageRow[]> {
+    const rows = await this.#db.query(
+      `SELECT id, request_id, endpoint, model, status, prompt_tokens, completion_tokens, credits, cached, latency_ms,
+              created_at
+         FROM usage_records WHERE account_id = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4`,
+      [tenant.accountId, tenant.userId, afterId, limit],
+    );
+    return rows.map((r) => ({
+      id: Number(r.id),
+      requestId: String(r.request_id),
+      endpoint: String(r.endpoint),
+      model: (r.model as string | null) ?? null,
+      status: Number(r.status),
+      promptTokens: Number(r.prompt_tokens),
+      completionTokens: Number(r.completion_tokens),
+      credits: Number(r.credits),
+      cached: Boolean(r.cached),
+      latencyMs: Number(r.latency_ms),
+      createdAt: Number(r.created_at),
+    }));
+  }
+
+  /**
+   * Keeps the end user's rows without the user id (the erase): their counts, tokens and credits are the
+   * account's and stay, so its usage, credits and SLA stay true. Returns how many rows named the user.
+   */
+  async forgetUser(tenant: EndUser): Promise<number> {
+    const sql = 'UPDATE usage_records SET user_id = NULL WHERE account_id = $1 AND user_id = $2';
+    const params = [tenant.accountId, tenant.userId];
+    if (this.#db.dialect === 'sqlite') {
+      return this.#db.sqlite.prepare(toSqlitePlaceholders(sql)).run(toSqliteParams(params)).changes;
+    }
+    const [row] = await this.#db.query<{ n: number }>(
+      `WITH changed AS (${sql} RETURNING 1) SELECT count(*) AS n FROM changed`,
+      params,
+    );
+    return Number(row?.n ?? 0);
   }
 
   async totals(accountId: string, start: number, end: number): Promise<UsageTotals> {

@@ -25,3 +25,24 @@ export interface UsageStore {
   /** Makes every recorded row durable (a no-op for stores that write at once). */
   flush(): Promise<void>;
 }
+
+/** An end user of an account, whose usage rows are exported or kept without them. */
+export interface EndUser {
+  accountId: string;
+  userId: string;
+}
+
+/** A usage row as an end user's export shows it (the key that made the request is the account's, not theirs). */
+export interface UserUsageRow {
+  id: number;
+  requestId: string;
+  endpoint: string;
+  model: string | null;
+  status: number;
+  promptTokens: number;
+  completionTokens: number;
+  credits: number;
+  cached: boolean;
+  latencyMs: number;
+  createdAt: number;
+}

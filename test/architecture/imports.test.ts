@@ -14,6 +14,8 @@ import { describe, it } from 'node:test';
  * 5. No import circle between files (type-only imports count too).
  * 6. scripts/ (benches, contract and client checks) reach the product through a capability's index.ts, or a
  *    file at the root of src/ (server.ts, compose.ts), like any folder of src/.
+ * 7. users/ (an end user's export and erase) knows no capability: the capabilities register their sections with
+ *    it (compose.ts) and import its port, never the reverse. It imports shared folders and retrieval's Tenant.
  */
 const SRC = resolve(import.meta.dirname, '../../src');
 const SHARED = new Set(['kernel', 'errors', 'clock', 'text', 'config', 'storage', 'http', 'tiers']);
@@ -94,6 +96,13 @@ function importsDocumentsCapability(e: Edge): boolean {
   return to === 'rag' && from !== 'rag' && e.from !== 'compose.ts';
 }
 
+/** Rule 7: users/ imports only shared folders and retrieval/ (the Tenant type). */
+function usersImportsCapability(e: Edge): boolean {
+  const [from, to] = [folderOf(e.from), folderOf(e.to)];
+  if (from !== 'users' || to === 'users' || to === 'outside') return false;
+  return !SHARED.has(to) && to !== 'retrieval';
+}
+
 /** Rule 5: the files of each import circle (Tarjan's strongly connected components of more than one file, or a self-import). */
 function circles(graph: readonly Edge[]): string[][] {
   const next = new Map<string, string[]>();
@@ -169,6 +178,11 @@ describe('import rules (docs/architecture.md)', () => {
     assert.deepEqual(scriptEdges.filter(scriptReachesPastIndex), []);
   });
 
+  it('users/ imports no capability: they register their sections with it', () => {
+    assert.ok(edges.some((e) => e.from === join('memory', 'user-data.ts') && e.to === join('users', 'index.ts')));
+    assert.deepEqual(edges.filter(usersImportsCapability), []);
+  });
+
   it('no file imports itself through a circle of files', () => {
     assert.deepEqual(circles(edges), []);
   });
@@ -194,5 +208,8 @@ describe('import rules (docs/architecture.md)', () => {
     assert.ok(scriptReachesPastIndex(edge('../scripts/bench/x.ts', join('rag', 'rag-service.ts'))));
     assert.ok(!scriptReachesPastIndex(edge('../scripts/bench/x.ts', join('rag', 'index.ts'))));
     assert.ok(!scriptReachesPastIndex(edge('../scripts/bench/x.ts', 'server.ts')));
+    assert.ok(usersImportsCapability(edge(join('users', 'x.ts'), join('memory', 'index.ts'))));
+    assert.ok(!usersImportsCapability(edge(join('users', 'x.ts'), join('http', 'index.ts'))));
+    assert.ok(!usersImportsCapability(edge(join('memory', 'x.ts'), join('users', 'index.ts'))));
   });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { findChromium, screenshotPath } from '../support/browser.js';
@@ -238,6 +239,36 @@ describe('developer dashboard in Chromium', { skip }, () => {
     await page.getByRole('button', { name: 'Delete Recipes' }).click();
     await page.getByText('Document deleted.').waitFor();
     assert.equal(await page.getByRole('cell', { name: 'Recipes', exact: true }).count(), 0);
+  });
+
+  it("downloads an end user's data, then erases the user after the id is typed out", async () => {
+    await load('/dashboard/documents?user=carol');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: "Export this user's data" }).click(),
+    ]);
+    assert.equal(download.suggestedFilename(), 'pvai-export-carol.json');
+    const exported = JSON.parse(readFileSync(await download.path(), 'utf8')) as {
+      user_id: string;
+      documents: Array<{ title: string; text: string }>;
+    };
+    assert.equal(exported.user_id, 'carol');
+    assert.deepEqual(
+      exported.documents.map((d) => d.title),
+      ['Garden notes'],
+    );
+    await page.getByRole('link', { name: 'Erase this user' }).click();
+    await page.getByRole('heading', { name: /Erase everything about carol/ }).waitFor();
+    await page.screenshot({ path: screenshotPath('09-erase-confirm'), fullPage: true });
+    // A slip of the hand erases nobody.
+    await page.getByLabel('Type the user id to confirm').fill('Carol');
+    await page.getByRole('button', { name: 'Erase this user' }).click();
+    await page.getByRole('alert').getByText('Nothing was erased').waitFor();
+    await page.getByLabel('Type the user id to confirm').fill('carol');
+    await page.getByRole('button', { name: 'Erase this user' }).click();
+    await page.getByText(/Erased carol: 1 document/).waitFor();
+    await load('/dashboard/documents?user=carol');
+    await page.getByText('No documents for carol.').waitFor();
   });
 
   it('signs out, and the dashboard asks to sign in again', async () => {

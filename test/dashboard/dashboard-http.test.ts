@@ -193,6 +193,78 @@ for (const backend of backends()) {
       assert.match((await asBob.get('/dashboard/documents?user=carol')).html, /No documents for carol/);
     });
 
+    it("exports and erases an end user's data from their page, behind a typed confirmation, in its own account only", async () => {
+      for (const [key, content] of [
+        [bob.apiKey, 'Dave rows on the river.'],
+        [alice.apiKey, "Alice's Dave has a cat."],
+      ] as const) {
+        const res = await server.request('POST', '/z1/memory', { apiKey: key, body: { user_id: 'dave', content } });
+        assert.equal(res.status, 201, res.text);
+      }
+      const doc = await server.request('POST', '/z1/rag/documents', {
+        apiKey: bob.apiKey,
+        body: { user_id: 'dave', title: 'Dave log', content: 'Dave logs his training here.' },
+      });
+      assert.equal(doc.status, 201, doc.text);
+      const asBob = new DashboardClient(server.url);
+      await asBob.signIn(bob.email, bob.password);
+      const userPage = await asBob.get('/dashboard/documents?user=dave');
+      assert.match(userPage.html, /href="\/dashboard\/users\/export\?user=dave" download>Export this user's data</);
+      assert.match(userPage.html, /href="\/dashboard\/users\/erase\?user=dave">Erase this user</);
+
+      const exported = await asBob.get('/dashboard/users/export?user=dave');
+      assert.equal(exported.status, 200);
+      assert.match(exported.headers.get('content-disposition') ?? '', /^attachment; filename="pvai-export-dave\.json"/);
+      assert.equal(exported.headers.get('cache-control'), 'no-store');
+      const body = JSON.parse(exported.html) as { user_id: string; memories: unknown[]; documents: unknown[] };
+      assert.equal(body.user_id, 'dave');
+      assert.equal(body.memories.length, 1);
+      assert.equal(body.documents.length, 1);
+      assert.ok(exported.html.includes('Dave rows on the river.') && !exported.html.includes('cat'), "Bob's dave only");
+
+      const confirm = await asBob.get('/dashboard/users/erase?user=dave');
+      assert.equal(confirm.status, 200);
+      assert.match(confirm.html, /<li>1 document<\/li><li>1 memory<\/li>/);
+      assert.match(confirm.html, /<label for="confirm">Type the user id to confirm<\/label>/);
+      const token = asBob.csrf;
+      // Refused: without the session's token, from another origin, or with the id mistyped. Nothing is erased.
+      assert.equal(
+        (await asBob.post('/dashboard/users/erase', { _csrf: '', user: 'dave', confirm: 'dave' })).status,
+        403,
+      );
+      const foreign = await asBob.post(
+        '/dashboard/users/erase',
+        { user: 'dave', confirm: 'dave' },
+        { Origin: 'https://evil.example' },
+      );
+      assert.equal(foreign.status, 403);
+      const mistyped = await asBob.post('/dashboard/users/erase', { _csrf: token, user: 'dave', confirm: 'Dave' });
+      assert.equal(mistyped.status, 400);
+      assert.match(mistyped.html, /does not match\. Nothing was erased/);
+      assert.match((await asBob.get('/dashboard/documents?user=dave')).html, /Dave rows on the river\./);
+
+      // Alice erasing "dave" erases her own dave only.
+      const asAlice = new DashboardClient(server.url);
+      await asAlice.signIn(alice.email, alice.password);
+      await asAlice.get('/dashboard/users/erase?user=dave');
+      const hers = await asAlice.post('/dashboard/users/erase', { user: 'dave', confirm: 'dave' });
+      assert.equal(hers.status, 200);
+      assert.match(hers.html, /0 documents\s+and 1 memory deleted/);
+      assert.match((await asBob.get('/dashboard/documents?user=dave')).html, /Dave log/);
+
+      await asBob.get('/dashboard/users/erase?user=dave');
+      const erased = await asBob.post('/dashboard/users/erase', { user: 'dave', confirm: 'dave' });
+      assert.equal(erased.status, 200);
+      assert.match(erased.html, /Erased <code>dave<\/code>: 1 document\s+and 1 memory deleted; \d+ usage rows? kept/);
+      const after = await asBob.get('/dashboard/documents?user=dave');
+      assert.match(after.html, /No documents for dave/);
+      assert.match(after.html, /No memories for dave/);
+      const empty = JSON.parse((await asBob.get('/dashboard/users/export?user=dave')).html) as { memories: unknown[] };
+      assert.deepEqual(empty.memories, []);
+      const signedOut = await new DashboardClient(server.url).get('/dashboard/users/export?user=dave');
+      assert.equal(signedOut.location, '/dashboard/sign-in');
+    });
+
     it('signs out: the session ends on the server, the old cookie no longer works', async () => {
       const client = new DashboardClient(server.url);
       await client.signIn(alice.email, alice.password);

@@ -35,6 +35,12 @@ describe('POST /z1/code/execute', { skip: sandboxHostSkip() }, () => {
     assert.equal(res.body.error, null);
     assert.ok(res.body.execution_time_ms >= 0);
     assert.equal(res.headers.get('x-credits-charged'), '0');
+    // Its usage row names the end user, for the user's export (and is made anonymous by their erase).
+    const rows = await server.usageRows<{ user_id: string | null }>(
+      "SELECT user_id FROM usage_records WHERE request_id = $1 AND endpoint = 'executeCode'",
+      [res.headers.get('x-request-id')],
+    );
+    assert.deepEqual(rows, [{ user_id: 'u1' }]);
   });
 
   it('puts an exception traceback in error with status 200', async () => {

@@ -29,7 +29,11 @@ function contractPaths(): ContractPath[] {
   });
 }
 
-/** Headers that differ between two requests by nature, or concern the connection rather than the answer. */
+/**
+ * Headers that differ between two requests by nature, or concern the connection rather than the answer: a body
+ * streamed in chunks (an end user's export) is framed `Transfer-Encoding: chunked`, which a HEAD answer, having
+ * no body to frame, does not carry (RFC 9112 §6.1 allows either).
+ */
 const VOLATILE = new Set([
   'date',
   'x-request-id',
@@ -37,6 +41,7 @@ const VOLATILE = new Set([
   'x-ratelimit-reset',
   'connection',
   'keep-alive',
+  'transfer-encoding',
 ]);
 
 function stableHeaders(headers: Headers): Record<string, string> {

@@ -75,10 +75,13 @@ for (const rag of ragBackends()) {
     });
 
     it('lets a correction replace the old fact in retrieval and keeps the old one in its history', async () => {
+      const lyon = (await memories(apiKey, 'ada')).find((m) => m.content === 'The user lives in Lyon.');
+      assert.ok(lyon);
       await say(apiKey, 'ada', 'Actually, I moved to Paris last year.');
       const list = await memoriesUntil(apiKey, 'ada', (l) => l.some((m) => m.content.includes('Paris')));
-      const home = list.find((m) => m.content === 'The user lives in Paris.');
-      assert.ok(home, JSON.stringify(list));
+      // The same memory, superseded: one memory of where the user lives.
+      const home = list.find((m) => m.id === lyon.id);
+      assert.equal(home?.content, 'The user moved to Paris last year.', JSON.stringify(list));
       assert.ok(!list.some((m) => m.content.includes('Lyon')));
 
       const history = await server.request<{
@@ -89,7 +92,7 @@ for (const rag of ragBackends()) {
         history.body.data.map((c) => [c.event, c.content, c.previous_content]),
         [
           ['add', 'The user lives in Lyon.', null],
-          ['update', 'The user lives in Paris.', 'The user lives in Lyon.'],
+          ['update', 'The user moved to Paris last year.', 'The user lives in Lyon.'],
         ],
       );
 

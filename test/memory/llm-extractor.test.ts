@@ -44,8 +44,8 @@ describe('memory extraction by a model (memory.extractionModel)', () => {
       kind: 'answer',
       text: JSON.stringify({
         facts: [
-          { content: 'The user keeps bees in Devon.', slot: null },
-          { content: 'The user is called Kim.', slot: 'name' },
+          { content: 'The user keeps bees in Devon.', kind: 'hobbies', replaces: [] },
+          { content: 'The user is called Kim.', kind: 'name', replaces: [] },
         ],
         forget: [],
       }),
@@ -65,10 +65,13 @@ describe('memory extraction by a model (memory.extractionModel)', () => {
     assert.match(body.messages.at(-1)?.content ?? '', /hives in Devon/);
   });
 
-  it('applies a correction the model reports under the same slot, and ignores an answer that is not the schema', async () => {
+  it('applies a correction the model reports under the same kind, and ignores an answer that is not the schema', async () => {
     upstream.scriptModel('extractor', {
       kind: 'answer',
-      text: JSON.stringify({ facts: [{ content: 'The user is called Kimberly.', slot: 'name' }], forget: [] }),
+      text: JSON.stringify({
+        facts: [{ content: 'The user is called Kimberly.', kind: 'name', replaces: ['Kim'] }],
+        forget: [],
+      }),
     });
     await say('Actually, call me Kimberly');
     let list = await eventually(memories, (l) => l.some((m) => m.content.includes('Kimberly')), 5000);

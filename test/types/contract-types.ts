@@ -82,3 +82,40 @@ export const streamWhereJson: Reply<'getHealth'> = {
   stream: undefined,
   finished: Promise.resolve(),
 };
+
+async function* nothing(): AsyncGenerator<never> {}
+async function* wrongUsage() {
+  yield { request_id: 7 };
+}
+
+// A JSON body may be streamed where the document has JSON: its lists as async iterables of their items.
+export const streamedExport: Reply<'exportUserData'> = {
+  status: 200,
+  streamed: {
+    object: 'user.export',
+    user_id: 'u',
+    exported_at: '2026-11-23T08:00:00.000Z',
+    memories: nothing(),
+    documents: [],
+    usage: nothing(),
+  },
+};
+
+export const streamedWrongItems: Reply<'exportUserData'> = {
+  status: 200,
+  streamed: {
+    object: 'user.export',
+    user_id: 'u',
+    exported_at: '2026-11-23T08:00:00.000Z',
+    memories: nothing(),
+    documents: [],
+    // @ts-expect-error: items of the wrong shape (request_id is a string, and the rest is missing).
+    usage: wrongUsage(),
+  },
+};
+
+export const streamedMissingList: Reply<'exportUserData'> = {
+  status: 200,
+  // @ts-expect-error: a list the document requires (documents) is missing.
+  streamed: { object: 'user.export', user_id: 'u', exported_at: '2026-11-23T08:00:00.000Z', memories: [], usage: [] },
+};

@@ -15,7 +15,9 @@
 //  6. balances past 2^31: an account created with 3,000,000,000 credits reads that balance from GetUsage (int64),
 //     and a grant that would pass the 10^12 ceiling is 400 INVALID_PARAMETER naming `amount`;
 //  7. with PV-EMBED listed, CreateEmbedding: a vector of the model's dimensions per text (float32 values), and
-//     base64 (little-endian float32) the same values.
+//     base64 (little-endian float32) the same values;
+//  8. an end user's export (a corrected memory, a deleted one with its history, a document with its text, the
+//     usage rows) and erase (the counts, then an empty export and zeros; users.go).
 //
 // Exits 1 on the first failed check.
 package main
@@ -217,6 +219,9 @@ func main() {
 	} else {
 		smokeEmbeddings(asKey, api, int(embedding.GetDimensions()))
 	}
+
+	// 8. an end user's export and erase
+	smokeUserData(asKey, api)
 
 	fmt.Println("go client smoke test passed")
 }

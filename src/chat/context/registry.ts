@@ -40,16 +40,31 @@ export class ContextRegistry {
     return out;
   }
 
-  /** Hands the answered request to every applicable source that learns from it; never throws. */
-  observe(principal: Principal, request: ChatCompletionRequest, log: (err: unknown) => void): void {
+  /**
+   * Hands the answered request to every applicable source that learns from it; never throws. What the
+   * sources store before the answer goes out is the returned promise (undefined when none stores anything,
+   * so a request that gives nothing to learn creates no promise).
+   */
+  observe(
+    principal: Principal,
+    request: ChatCompletionRequest,
+    log: (err: unknown) => void,
+  ): Promise<unknown> | undefined {
+    let stored: Array<Promise<unknown>> | undefined;
     for (const source of this.#sources) {
       if (!source.observe || !source.applies(request)) continue;
       try {
-        source.observe(principal, request);
+        const storing = source.observe(principal, request);
+        if (storing) {
+          stored ??= [];
+          stored.push(storing.catch(log));
+        }
       } catch (err) {
         log(err);
       }
     }
+    if (!stored) return undefined;
+    return stored.length === 1 ? stored[0] : Promise.all(stored);
   }
 
   /** Every applicable source's contribution, assembled into system messages and citations. */

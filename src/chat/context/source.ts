@@ -39,8 +39,9 @@ export interface ContextSource {
   version(principal: Principal, request: ChatCompletionRequest): Promise<string | undefined>;
   contribute(principal: Principal, request: ChatCompletionRequest, signal: AbortSignal): Promise<ContextContribution>;
   /**
-   * After the answer (also a cached one): learn from the request (e.g. memory extraction). Must return
-   * at once and never throw; whatever it does runs behind the answer.
+   * After the answer (also a cached one), before it goes out: learn from the request (e.g. memory
+   * extraction). The answer waits for the returned promise, so it must only store what it needs (a
+   * queued job, in microseconds) and do the work behind; a failure is logged, never the answer's.
    */
-  observe?(principal: Principal, request: ChatCompletionRequest): void;
+  observe?(principal: Principal, request: ChatCompletionRequest): Promise<void> | void;
 }

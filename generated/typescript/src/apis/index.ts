@@ -11,3 +11,4 @@ export * from './ModelsApi.js';
 export * from './RAGApi.js';
 export * from './SLAApi.js';
 export * from './UsageApi.js';
+export * from './UsersApi.js';

@@ -47,7 +47,7 @@ export interface EmbeddingRequest {
      */
     dimensions?: number;
     /**
-     * OpenAI's end-user field: accepted, with the same rules as in chat, and ignored (an embedding is no end user's data).
+     * OpenAI's end-user field, with the same rules as in chat: it changes nothing of the answer (an embedding is no end user's data) and names the user on the request's usage row (`GET /z1/users/{user_id}/export`).
      */
     user?: string;
 }

@@ -1,0 +1,94 @@
+import type { Embedder } from '../../retrieval/index.js';
+import type { CandidateFact, Extraction, FactExtractor } from '../types.js';
+import { lexicalFeatures } from './features.js';
+import type { StatementClass } from './kinds.js';
+import { StatementModel } from './statement-model.js';
+import { EMBEDDING_AND_WORDS_HEAD, WORDS_HEAD } from './statement-weights.js';
+import { mayState, type Statement, statementsOf } from './statements.js';
+import { thirdPerson } from './third-person.js';
+
+/** A name as people give it: "name's Zoë", "call me Bex", "I'm Ines", "olek here", "it's Siobhán". */
+const NAME = String.raw`((?:(?:dr|mr|ms|mrs|prof)\.?\s+)?[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+){0,2})`;
+const NAME_PATTERNS = [
+  new RegExp(
+    String.raw`\b(?:name is|name's|names|call me|calls me|called|go by|goes by|address me as|known as)\s+${NAME}`,
+    'iu',
+  ),
+  new RegExp(
+    String.raw`^(?:i'm|im|i am|it's|its|this is|here's|heres)\s+${NAME}(?:\s+(?:here|speaking|writing|again))*$`,
+    'iu',
+  ),
+  new RegExp(String.raw`^${NAME}\s+(?:here|speaking|writing)\b`, 'iu'),
+];
+
+/** The stored sentence for a statement of a kind: names as "The user's name is …", everything else as said. */
+function contentOf(kind: StatementClass, statement: Statement, said: string): string {
+  if (kind === 'name') {
+    for (const pattern of NAME_PATTERNS) {
+      const name = statement.text.match(pattern)?.[1];
+      if (name) return `The user's name is ${name.charAt(0).toUpperCase()}${name.slice(1)}.`;
+    }
+  }
+  return said;
+}
+
+export interface StatementExtractorOptions {
+  /** The service's embedder: the model's default head reads its vectors when it is the one it was trained on. */
+  embedder?: Embedder | undefined;
+}
+
+/**
+ * The default extractor, on the embedded default with no upstream: each statement of the turn
+ * (`statements.ts`) is put in the third person (`third-person.ts`) and judged by the statement model
+ * (`statement-model.ts`: a softmax regression over the statement's MiniLM embedding and its word features,
+ * trained offline on labelled turns, its weights a committed data file) as a lasting fact of some kind, or
+ * none. The kind is the memory's slot, which reconciliation uses to supersede. A server whose embedder is
+ * another model runs the words-only head. One embedding per statement, reused to store the memory.
+ */
+export class StatementExtractor implements FactExtractor {
+  readonly name = 'statements';
+  readonly #embedder: Embedder | undefined;
+  readonly #model: StatementModel;
+
+  constructor(options: StatementExtractorOptions = {}) {
+    const full = new StatementModel(EMBEDDING_AND_WORDS_HEAD);
+    const reads = options.embedder !== undefined && full.reads(options.embedder.id);
+    this.#model = reads ? full : new StatementModel(WORDS_HEAD);
+    this.#embedder = reads ? options.embedder : undefined;
+  }
+
+  /** Which head runs: `embedding+words` or `words`. */
+  get head(): string {
+    return this.#embedder ? 'embedding+words' : 'words';
+  }
+
+  mayState(turn: string): boolean {
+    return mayState(turn);
+  }
+
+  async extract(userTurns: readonly string[], signal: AbortSignal): Promise<Extraction> {
+    const facts: CandidateFact[] = [];
+    const forget: CandidateFact[] = [];
+    for (const turn of userTurns) {
+      const found = statementsOf(turn);
+      for (const text of found.forget) forget.push({ content: thirdPerson(text), slot: null });
+      if (found.statements.length === 0) continue;
+      const said = found.statements.map((s) => thirdPerson(s.text));
+      const vectors = this.#embedder ? await this.#embedder.embed(said, signal) : [];
+      found.statements.forEach((statement, i) => {
+        const verdict = this.#model.judge(lexicalFeatures(statement.raw), vectors[i]);
+        if (!verdict.fact && !statement.remember) return;
+        const content = contentOf(verdict.kind, statement, said[i] as string);
+        facts.push({
+          content,
+          slot: verdict.kind === 'none' ? null : verdict.kind,
+          ...(statement.correction ? { correction: { replaces: statement.replaces } } : {}),
+          ...(statement.changed ? { changed: true } : {}),
+          // The vector is the stored text's only when the text is the one embedded.
+          ...(content === said[i] && vectors[i] ? { vector: vectors[i] } : {}),
+        });
+      });
+    }
+    return { facts, forget };
+  }
+}

@@ -1,0 +1,262 @@
+/**
+ * A user's turn cut into the statements that may tell something lasting about them: sentences, split again
+ * where a new clause starts ("I'm Ines, I live in Porto and I teach maths"), with questions, hypotheticals
+ * and requests about this answer left out, and what people put in front of a statement ("btw", "oh and",
+ * "actually", "remember that") taken off and noted. Pure string work, microseconds per turn: it runs on the
+ * request path to decide whether a turn is queued for extraction at all.
+ */
+
+export interface Statement {
+  /** The clause with the filler in front of it taken off and a trailing correction ("…, not Tartu") cut. */
+  text: string;
+  /** The clause as written (quotes and spaces normalised): what the model's word features read. */
+  raw: string;
+  /** The user corrects something said before ("actually", "no longer", "not … anymore", "switched to"). */
+  correction: boolean;
+  /**
+   * The statement says something changed ("now", "these days", "turned", "sold", "switched"): for a kind
+   * of many values it may supersede the memory it updates (reconcile.ts decides by meaning).
+   */
+  changed: boolean;
+  /** Old values the correction names ("…, not Tartu", "from VS Code to Neovim", "no longer vegetarian"). */
+  replaces: string[];
+  /** Asked to be remembered ("remember that…", "keep in mind…"): kept whatever the model says. */
+  remember: boolean;
+}
+
+export interface TurnStatements {
+  statements: Statement[];
+  /** What the user asked to be forgotten ("forget that I live in Lyon"), as written. */
+  forget: string[];
+}
+
+/** Instructions about how to answer, which hold for later turns too. */
+const ABOUT_ANSWERS =
+  /\b(?:answers?|repl(?:y|ies)|respon(?:d|ses?)|explanations?|talk to me|write to me|speak to me|address me|call me|from now on|going forward|in (?:the )?future|by default|always|every time|whenever|when (?:you|u) can|units|metric|imperial|bullet points?|emojis?|formal|informal|casual|concise|brief|tone|jargon|sources)\b/i;
+/** A question that asks for something lasting ("Could you reply in Estonian from here on?"): an instruction. */
+const LASTING =
+  /\b(?:from now on|from here on|going forward|in (?:the )?future|always|every time|whenever|by default|in your (?:replies|responses|answers))\b/i;
+/** A request about this answer only ("Tell me a story", "Summarise this"): it states nothing about the user. */
+const REQUEST =
+  /^(?:please\s+)?(?:tell|say|write|give|explain|show|make|translate|summari[sz]e|list|create|generate|help|find|fix|draft|compose|describe|compare|suggest|recommend|calculate|convert|rewrite|rephrase|check|review|proofread|edit|shorten|expand|continue|repeat|define|outline|brainstorm|design|build|implement|debug|solve|let's|lets|go on|try again)\b/i;
+/** Nothing but a greeting, thanks or a yes. */
+const SMALL_TALK =
+  /^(?:thanks|thank you|thx|ty|cheers|great|cool|nice|perfect|awesome|ok|okay|yes|no|yep|nope|sure|hello|hi|hey|good (?:morning|afternoon|evening|night)|bye|lol|haha)\b[\s!.,]*(?:(?:so much|a lot|again|mate|man)\b[\s!.,]*)*$/i;
+const HYPOTHETICAL =
+  /^(?:if|suppose|supposing|imagine|assuming|what if|let's say|say|in case|hypothetically|when i retire)\b/i;
+const QUESTION_START =
+  /^(?:can|could|would|will|what|what's|how|why|where|when|which|who|whom|whose|do|does|did|is|are|was|were|should|shall|may|might|any|anything|have you|has)\b/i;
+
+/** A question typed without its question mark ("is Zürich or Geneva prettier", "whats thank you in korean"). */
+const BARE_QUESTION =
+  /^(?:is|are|was|were|what|what's|whats|how|how's|hows|why|where|where's|wheres|which|who|who's|whos|can (?:you|u)|could (?:you|u)|would (?:you|u)|do (?:you|u)|does|did (?:you|u)|should i|any (?:tips|ideas|idea|suggestions|recommendations))\b/i;
+/** In front of a statement and meaningless for it ("oh and btw, …"). */
+const FILLER =
+  /^(?:oh|ah|um+|uh+|hmm+|well|ok(?:ay)?|so|and|but|also|plus|hi|hey|hello|yo|lol|haha|tbh|ngl|honestly|anyway|btw|by the way|fyi|just so you know|just fyi|for the record|for context|for reference|heads up|quick note|side note|as i said|like i said|as you know|just letting you know|just to let you know|one more thing|another thing)\b[\s,:;!.-]*/i;
+/** In front of a statement that corrects an earlier one. */
+const CORRECTING =
+  /^(?:actually|correction|update|scratch that|no wait|wait|sorry|oops|my bad|i misspoke|i meant to say|i meant|small correction|quick correction|to correct myself|not quite)\b[\s,:;!.-]*/i;
+const REMEMBER =
+  /^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:remember|note|keep in mind|bear in mind|don't forget|do not forget|never forget|make a note|take note|save|store)(?:\s+(?:that|this))?\b[\s,:]*/i;
+const FORGET =
+  /^(?:please\s+)?(?:forget|delete|erase|remove|drop)\s+(?:about\s+|that\s+|the fact that\s+|what i (?:said|told you) about\s+)?(.+)$/i;
+/** After a statement and meaningless for it ("got 2 cats lol"). */
+const TRAILING_FILLER =
+  /(?:[\s,]+(?:lol|haha+|tbh|ngl|btw|fyi|thx|thanks|thank you|please|pls|plz|though|lmao|:\)|:d))+[.!]*$/i;
+/** A question tagged on to a statement ("…, ok?", "…, right?"): the statement stays one. */
+const TAG_QUESTION = /,?\s+(?:ok|okay|right|yeah|yes|alright|pls|please|k|got it|understood|deal)\s*\?+\s*$/i;
+/** Words that say a statement updates an earlier one; "also", "too", "another" say it adds to it. */
+const CHANGE_WORDS =
+  /\b(?:now|these days|nowadays|anymore|any more|no longer|instead|switched|changed|moved|turned|since|lost|sold|replaced|rewrote|upgraded|swapped|traded)\b/i;
+const ADDITION_WORDS = /\b(?:also|too|as well|another|additionally|in addition)\b/i;
+/** Words inside a statement that make it a correction of something said before. */
+const CORRECTION_WORDS =
+  /\b(?:actually|no longer|anymore|any more|instead|switched|changed|not anymore|i meant|misspoke|scratch that|correction|sold|replaced|swapped|traded|quit|gave up|stopped)\b/i;
+/** The tail naming the value a statement replaces: "…, not Tartu", "…, not two". Not "I'm not vegan". */
+const NOT_TAIL =
+  /(?:,\s*|\s+)(?:and\s+|but\s+)?not\s+(?:in\s+|at\s+|from\s+|with\s+|a\s+|an\s+|the\s+)?([^,;]{1,40}?)\s*(?:anymore|any more)?$/i;
+const AUX_BEFORE_NOT =
+  /\b(?:i'm|im|am|is|are|was|were|do|does|did|can|could|will|would|should|have|has|had|i|we|it's|that's|be)$/i;
+const INSTEAD_TAIL = /,?\s*(?:instead of|rather than)\s+([^,;]{1,40})$/i;
+const FROM_TO =
+  /\b(?:switched|moved|changed|went|upgraded|relocated|transferred|migrated)\b.*?\bfrom\s+(.{1,40}?)\s+to\s+/i;
+const NO_LONGER = /\b(?:no longer|not\s+.{1,40}?\s+anymore|not\s+.{1,40}?\s+any more)\b/i;
+
+const SENTENCES = /(?<=[.!?…])\s+|\n+|\s*;\s*|\s+[—–]\s+|\s+-\s+|:\s+(?=(?:i|i'm|im|my|we|our)\b)/i;
+/**
+ * Where a sentence holds another clause: before a new subject ("…, I live in Porto", "… and my wife is …")
+ * or a question ("…, can you …"). Not before "who"/"which"/"where" (a relative clause belongs to its
+ * sentence: "My employer is Spotify, where I'm a data engineer"), and not before "my"/"our" right after a
+ * name ("Bruno, our golden retriever, needs long walks"): that is an apposition.
+ */
+const CLAUSE_BREAK =
+  /(?<!^[\p{L}'-]+),\s*(?:and\s+|but\s+|so\s+|also\s+|plus\s+)?(?=(?:my|our)\b)|,\s*(?:and\s+|but\s+|so\s+|also\s+|plus\s+)?(?=(?:i|i'm|im|i've|ive|i'd|we|we're|can|could|would|will|do|does|please|any|should|btw|also)\b)|\s+(?:and|but|so|plus|while)\s+(?=(?:i|i'm|im|i've|ive|i'd|my|we|we're|our)\b)/iu;
+/** Abbreviations whose full stop ends no sentence ("10 p.m. to 6 a.m.", "Dr. Okafor", "e.g. Python"). */
+const ABBREVIATION =
+  /\b(?:[a-zA-Z]\.)+[a-zA-Z]\.(?=\s+[\p{Ll}\p{N}])|\b(?:[Dd]r|[Mm]rs?|[Mm]s|[Ss]t|[Pp]rof|[JjSs]r|vs)\.|\b(?:etc|approx|no)\.(?=\s+[\p{Ll}\p{N}])/gu;
+const STOP = '\u2024';
+
+/** "my girlfriend Ana and I live together": one clause, whose subject is both (not "my girlfriend Ana" and "I live …"). */
+function mergeCompoundSubjects(sentence: string, clauses: string[]): string[] {
+  const out: string[] = [];
+  for (const clause of clauses) {
+    const previous = out.at(-1);
+    if (
+      previous &&
+      /^(?:my|our)(?:\s+[\p{L}'-]+){1,3}$/iu.test(previous.trim()) &&
+      /^i\b/i.test(clause.trim()) &&
+      sentence.includes(`${previous.trim()} and ${clause.trim()}`)
+    ) {
+      out[out.length - 1] = `${previous.trim()} and ${clause.trim()}`;
+    } else out.push(clause);
+  }
+  return out;
+}
+
+export function normalise(text: string): string {
+  return text
+    .replace(/[’‘`´]/g, "'")
+    .replace(/[“”„]/g, '"')
+    .replace(/\p{Extended_Pictographic}/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** The last word of a phrase, the value a "no longer"/"not … anymore" names ("not at Google anymore" → Google). */
+function lastWord(phrase: string): string | undefined {
+  return phrase
+    .replace(/\b(?:anymore|any more)\b/gi, '')
+    .trim()
+    .split(/\s+/)
+    .at(-1)
+    ?.replace(/[^\p{L}\p{N}'-]/gu, '');
+}
+
+function stripFront(clause: string): { text: string; correction: boolean; remember: boolean } {
+  let text = clause;
+  let correction = false;
+  let remember = false;
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [pattern, note] of [
+      [FILLER, undefined],
+      [CORRECTING, 'correction'],
+      [REMEMBER, 'remember'],
+    ] as const) {
+      const m = text.match(pattern);
+      if (m && m[0].length > 0 && m[0].length < text.length) {
+        text = text.slice(m[0].length);
+        if (note === 'correction') correction = true;
+        if (note === 'remember') remember = true;
+        changed = true;
+      }
+    }
+  }
+  return { text: text.trim(), correction, remember };
+}
+
+/** The value a correction names, cut from the statement's text where it only says what no longer holds. */
+function corrections(text: string): { text: string; replaces: string[]; named: boolean } {
+  const replaces: string[] = [];
+  let out = text.replace(/[.!?]+$/, '');
+  const not = out.match(NOT_TAIL);
+  if (not?.[1] && not.index !== undefined && !AUX_BEFORE_NOT.test(out.slice(0, not.index).trim())) {
+    replaces.push(not[1].trim());
+    out = out.slice(0, not.index).replace(/[\s,]+(?:now)?$/i, (m) => (/now/i.test(m) ? ' now' : ''));
+  }
+  const instead = out.match(INSTEAD_TAIL);
+  if (instead?.[1] && instead.index !== undefined) {
+    replaces.push(instead[1].trim());
+    out = out.slice(0, instead.index);
+  }
+  const fromTo = out.match(FROM_TO);
+  if (fromTo?.[1]) replaces.push(fromTo[1].trim());
+  const noLonger = out.match(NO_LONGER);
+  const word = noLonger ? lastWord(out.slice(noLonger.index)) : undefined;
+  if (word) replaces.push(word);
+  return { text: out.trim(), replaces, named: replaces.length > 0 };
+}
+
+/**
+ * Whether the model should judge the clause: every statement but a hypothetical, a request about this
+ * answer, or small talk. People state facts without "I" ("data engineer at Spotify", "3 older sisters
+ * lol"), so a first-person filter would lose them; what is left out here costs the model nothing.
+ */
+function isCandidate(text: string, front: { remember: boolean; correction: boolean }): boolean {
+  if (front.remember || front.correction) return true;
+  if (HYPOTHETICAL.test(text)) return false;
+  if (ABOUT_ANSWERS.test(text)) return true;
+  if (REQUEST.test(text) || SMALL_TALK.test(text)) return false;
+  return /\p{L}/u.test(text) && text.length >= 3;
+}
+
+/** The statements of a turn that may tell something lasting about the user, and what it asks to forget. */
+export function statementsOf(turn: string): TurnStatements {
+  const statements: Statement[] = [];
+  const forget: string[] = [];
+  // "Actually," or "Remember:" alone before the clause it is about.
+  let carried = { correction: false, remember: false };
+  const protectedTurn = normalise(turn).replace(ABBREVIATION, (a) => a.replaceAll('.', STOP));
+  for (const said of protectedTurn.split(SENTENCES)) {
+    const sentence = said.replace(TAG_QUESTION, '').replaceAll(STOP, '.');
+    const asks = /\?\s*$/.test(sentence);
+    let clauses = mergeCompoundSubjects(
+      sentence,
+      sentence.split(CLAUSE_BREAK).filter((c) => c.trim().length > 0),
+    );
+    const last = clauses.at(-1) ?? '';
+    if (asks && clauses.length === 1 && last.includes(', ')) {
+      // "im vegan, dinner ideas?": the question is the part after the last comma.
+      const cut = last.lastIndexOf(', ');
+      clauses = [last.slice(0, cut), last.slice(cut + 2)];
+    }
+    // "sold it, I've got a Kia now", "quit bartending, I'm a tester now": a correction in one clause of a
+    // sentence makes its other statements corrections too.
+    const correcting = CORRECTION_WORDS.test(sentence);
+    clauses.forEach((clause, i) => {
+      const raw = clause.trim().replace(/^[,\s]+/, '');
+      const stripped = stripFront(raw);
+      const alone = stripFront(`${stripped.text} x`);
+      if (alone.text === 'x') {
+        carried = { correction: alone.correction || carried.correction, remember: alone.remember || carried.remember };
+        return;
+      }
+      const front = {
+        text: stripped.text.replace(TRAILING_FILLER, ''),
+        correction: stripped.correction || carried.correction,
+        remember: stripped.remember || carried.remember,
+      };
+      carried = { correction: false, remember: false };
+      const forgetting = front.text.match(FORGET);
+      if (forgetting?.[1] && !front.remember) {
+        forget.push(forgetting[1].replace(/[.!?]+$/, '').trim());
+        return;
+      }
+      // A question states nothing ("Is my code correct?"), except what it asks to remember; in a
+      // sentence that ends with one, the clauses before the question are statements ("I'm vegetarian,
+      // can you suggest a dinner?").
+      const question =
+        (asks && (i === clauses.length - 1 || QUESTION_START.test(front.text))) || BARE_QUESTION.test(front.text);
+      if (question && !front.remember && !(ABOUT_ANSWERS.test(front.text) && LASTING.test(front.text))) return;
+      if (!isCandidate(front.text, front)) return;
+      const { text, replaces, named } = corrections(front.text);
+      if (text.length < 2 || text.length > 300) return;
+      const correction = front.correction || named || correcting;
+      statements.push({
+        text,
+        raw,
+        correction,
+        changed: correction || (CHANGE_WORDS.test(front.text) && !ADDITION_WORDS.test(front.text)),
+        replaces,
+        remember: front.remember,
+      });
+    });
+  }
+  return { statements, forget };
+}
+
+/** The request path's first look: could this turn state a fact (or ask to forget one)? */
+export function mayState(turn: string): boolean {
+  const { statements, forget } = statementsOf(turn);
+  return statements.length > 0 || forget.length > 0;
+}

@@ -1,0 +1,17 @@
+/**
+ * An end user's data, in one call each: the export of everything the account holds about one of its end users,
+ * and its erase. The data is the capabilities' (memory, documents, usage): each registers its section
+ * (`UserDataSection`) in compose.ts, as context sources are registered for chat.
+ */
+export { userOperations } from './operations.js';
+export { paged } from './paged.js';
+export type {
+  Erased,
+  SectionItem,
+  SectionName,
+  UserData,
+  UserDataSection,
+  UserDataSections,
+  UserExport,
+} from './types.js';
+export { UserDataService } from './user-data-service.js';

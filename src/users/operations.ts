@@ -1,0 +1,18 @@
+import { type Call, type Operations, requirePrincipal } from '../http/index.js';
+import type { UserDataService } from './user-data-service.js';
+
+/**
+ * GET /z1/users/{user_id}/export and DELETE /z1/users/{user_id}, for the key's account. Neither notes the
+ * user on its own usage row (`call.usage.userId`): the erase's row would name the user it erased, and the
+ * export's would be the next export's content.
+ */
+export function userOperations(users: UserDataService): Operations<'exportUserData' | 'eraseUserData'> {
+  const tenantOf = (call: Call, userId: string) => ({ accountId: requirePrincipal(call).account.id, userId });
+  return {
+    exportUserData: ({ params }, call) => ({ status: 200, streamed: users.export(tenantOf(call, params.user_id)) }),
+    eraseUserData: async ({ params }, call) => {
+      const erased = await users.erase(tenantOf(call, params.user_id));
+      return { status: 200, body: { object: 'user.erased', user_id: params.user_id, erased } };
+    },
+  };
+}
