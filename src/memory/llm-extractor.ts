@@ -94,7 +94,8 @@ export class LlmExtractor implements FactExtractor {
           { role: 'user', content: userTurns.map((t, i) => `Message ${i + 1}: ${t}`).join('\n') },
         ],
         temperature: 0,
-        maxTokens: 512,
+        // A turn's facts fit in far less (20 facts of ~12 tokens); a small local model that rambles is cut sooner.
+        maxTokens: 256,
         responseFormat: EXTRACTION_RESPONSE_FORMAT,
       },
       signal,
