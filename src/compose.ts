@@ -32,6 +32,7 @@ import { Metrics, metricsOperations } from './metrics/index.js';
 import { creditsPerRequest, embeddingCredits, modelOperations } from './models/index.js';
 import { createProviderFactories, createRouter, routeTargets } from './providers/index.js';
 import { RagService, ragContextSource, ragOperations, ragUserData, SqlDocumentStore } from './rag/index.js';
+import { ResponsesService, responseOperations, responsesUserData, SqlResponseStore } from './responses/index.js';
 import { chunkIndexFor, createEmbedder, SqlChunkIndex } from './retrieval/index.js';
 import type { Runtime, ServiceOptions } from './runtime.js';
 import { countingExecutions, createSandbox } from './sandbox/index.js';
@@ -175,10 +176,12 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
   });
   opened.usage = () => usage.flush();
   // An end user's data in one call each: every capability that keeps some registers its section here.
+  const responseStore = new SqlResponseStore(db);
   const users = new UserDataService(
     {
       memories: memoryUserData(memory, new SqlMemoryExport(db, memoryStore)),
       documents: ragUserData(rag),
+      responses: responsesUserData(responseStore),
       usage: usageUserData(usage, usageStore),
     },
     clock,
@@ -275,6 +278,11 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
       rateLimits: (account) => admission.windows(account),
     }),
     ...chatOperations({ chat, tiers }),
+    ...responseOperations({
+      responses: new ResponsesService({ chat, store: responseStore, sandbox, clock }),
+      store: responseStore,
+      tiers,
+    }),
     ...embeddingOperations({ embeddings }),
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),

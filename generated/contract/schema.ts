@@ -28,6 +28,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/z1/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a response (OpenAI's Responses API)
+         * @description OpenAI's Responses API over pvai's own pipeline: the same routing, context, credits, limits, cache and
+         *     usage as chat completions (a response is a chat completion in another wire format). `input` is a string or
+         *     input items (messages with `input_text` parts, `function_call_output`, items of an earlier output);
+         *     `previous_response_id` continues a stored conversation of the same end user. Built-in tools run on pvai's
+         *     own capabilities: `file_search` searches the end user's documents (results and `file_citation`
+         *     annotations with the page and character span), `web_search` grounds the answer in a live web search
+         *     (`url_citation` annotations), `code_interpreter` runs Python in the sandbox when the model calls it.
+         *     With `stream: true` the answer is a Server-Sent-Events stream of typed events (`response.created`,
+         *     `response.in_progress`, `response.output_item.added`, `response.content_part.added`,
+         *     `response.output_text.delta`/`.done`, `response.function_call_arguments.delta`/`.done`,
+         *     `response.output_item.done`, `response.completed` or `response.failed`), each with `sequence_number`.
+         *     What is supported, refused and ignored: `docs/responses-conformance.md`.
+         */
+        post: operations["createResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/responses/{response_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A stored response
+         * @description A response created with `store` (the default) by this account, as it was returned. Another account's id, one created with `store: false` and a deleted one are 404.
+         */
+        get: operations["getResponse"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a stored response
+         * @description Deletes the response and its input items; a later `previous_response_id` naming it is 404. Responses that continued it keep their own copy of the conversation.
+         */
+        delete: operations["deleteResponse"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/responses/{response_id}/input_items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The input items of a stored response
+         * @description The items the response was created with (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`.
+         */
+        get: operations["listResponseInputItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/z1/embeddings": {
         parameters: {
             query?: never;
@@ -1320,6 +1401,8 @@ export interface components {
             memories: components["schemas"]["UserMemoryExport"][];
             /** @description The user's documents, oldest first, with their extracted text. */
             documents: components["schemas"]["UserDocumentExport"][];
+            /** @description The user's stored responses (Responses API), each as it was returned, with its input items. */
+            responses: components["schemas"]["UserResponseExport"][];
             /** @description The usage rows of the requests that named the user, oldest first. */
             usage: components["schemas"]["UserUsageRecord"][];
         };
@@ -1328,6 +1411,12 @@ export interface components {
             memory?: components["schemas"]["Memory"];
             /** @description Every change of the memory, oldest first (as `GET /z1/memory/{memory_id}/history`), its deletion included. */
             history: components["schemas"]["MemoryChange"][];
+        };
+        UserResponseExport: {
+            response: components["schemas"]["Response"];
+            input_items: {
+                [key: string]: unknown;
+            }[];
         };
         UserDocumentExport: components["schemas"]["Document"] & {
             /** @description The text extracted from the document (its content, for a document sent as JSON). */
@@ -1367,6 +1456,11 @@ export interface components {
                  * @description Documents deleted, with their text, chunks and index entries.
                  */
                 documents: number;
+                /**
+                 * Format: int64
+                 * @description Stored responses deleted, with their input and output items.
+                 */
+                responses: number;
                 /**
                  * Format: int64
                  * @description Usage rows kept without the user id.
@@ -1506,6 +1600,357 @@ export interface components {
         KeyWithSecret: {
             key: components["schemas"]["ApiKey"];
             api_key: string;
+        };
+        /**
+         * @description OpenAI's Responses request. The end user is `user_id`, else OpenAI's `user`, else `safety_identifier` (400
+         *     `INVALID_PARAMETER` naming `user_id` with none); memory is on by default as in chat (`use_memory`), and
+         *     `skip_cache` bypasses the response cache. Accepted and ignored: `reasoning`, `truncation`, `service_tier`,
+         *     `prompt_cache_key`, `stream_options`, `text.verbosity`, `top_logprobs: 0`, `background: false`
+         *     (`docs/responses-conformance.md`).
+         */
+        ResponseCreateRequest: {
+            model: components["schemas"]["ModelId"];
+            input: string | components["schemas"]["ResponseInputItem"][];
+            /** @description A system message for this response only (not carried to a response that continues it). */
+            instructions?: string | null;
+            /** @description A stored response of the same end user whose conversation this one continues; another end user's, another account's or an unstored one is 404. */
+            previous_response_id?: string | null;
+            /**
+             * @description Keep the response for `GET`, `previous_response_id` and `input_items` (in the service's database, per account and end user).
+             * @default true
+             */
+            store?: boolean;
+            /**
+             * Format: int32
+             * @description The answer limit, as chat's `max_tokens`. Reached: `status: incomplete` with `incomplete_details.reason: max_output_tokens`.
+             */
+            max_output_tokens?: number;
+            temperature?: number | null;
+            top_p?: number | null;
+            tools?: components["schemas"]["ResponseTool"][];
+            tool_choice?: components["schemas"]["ResponseToolChoice"];
+            parallel_tool_calls?: boolean | null;
+            /**
+             * Format: int32
+             * @description Built-in tool calls (code_interpreter) at most before the answer; default 4.
+             */
+            max_tool_calls?: number | null;
+            text?: {
+                format?: components["schemas"]["ResponseTextFormat"];
+                /**
+                 * @description Accepted and ignored.
+                 * @enum {string|null}
+                 */
+                verbosity?: "low" | "medium" | "high" | null;
+            };
+            /** @default false */
+            stream?: boolean;
+            stream_options?: {
+                /** @description Accepted and ignored: no obfuscation padding is sent. */
+                include_obfuscation?: boolean;
+            } | null;
+            /** @description `file_search_call.results` adds the results to the file_search_call item, `web_search_call.action.sources` the pages read; `code_interpreter_call.outputs` is always included; `message.output_text.logprobs` is refused (400); the rest concern inputs and models pvai does not have and are ignored. */
+            include?: ("file_search_call.results" | "web_search_call.results" | "web_search_call.action.sources" | "code_interpreter_call.outputs" | "message.output_text.logprobs" | "reasoning.encrypted_content" | "message.input_image.image_url" | "computer_call_output.output.image_url")[] | null;
+            /** @description OpenAI's end-user field: names the end user when `user_id` is absent. */
+            user?: string;
+            /** @description The end user; memory, documents and stored responses are isolated per user. */
+            user_id?: string;
+            /** @description OpenAI's newer end-user field: names the end user when neither `user_id` nor `user` is given. */
+            safety_identifier?: string;
+            /** @description Stored with the response and returned. */
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            /** @default false */
+            skip_cache?: boolean;
+            /** @default true */
+            use_memory?: boolean;
+            /** @description Accepted and ignored (the PV models do not reason apart from their answer). */
+            reasoning?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Accepted and ignored: the prompt is always fitted to the model's window, history first.
+             * @enum {string|null}
+             */
+            truncation?: "auto" | "disabled" | null;
+            /** @description Accepted and ignored. */
+            service_tier?: string | null;
+            /** @description Accepted and ignored. */
+            prompt_cache_key?: string | null;
+            /**
+             * Format: int32
+             * @description Only 0: log-probabilities are not returned.
+             */
+            top_logprobs?: number | null;
+            /**
+             * @description Only false: a response is answered while the request waits.
+             * @enum {boolean|null}
+             */
+            background?: false | null;
+        };
+        /**
+         * @description An input item. A message (`type: message`, or no `type` with a `role`): `role` user, assistant, system or
+         *     developer and `content` a string or parts (`input_text`, `output_text` and `refusal` are read; any other
+         *     part, an image or a file, is 400 `UNSUPPORTED_CONTENT` naming it). `function_call_output` answers a
+         *     `function_call` by its `call_id`. Items of an earlier output passed back (`function_call`,
+         *     `file_search_call`, `web_search_call`, `code_interpreter_call`, `reasoning`) are read as the conversation's
+         *     history; an `item_reference` names an item of a stored response of the same end user.
+         */
+        ResponseInputItem: {
+            /** @enum {string} */
+            type?: "message" | "function_call_output" | "function_call" | "file_search_call" | "web_search_call" | "code_interpreter_call" | "reasoning" | "item_reference";
+            /** @enum {string} */
+            role?: "user" | "assistant" | "system" | "developer";
+            content?: string | ({
+                type: string;
+                text?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            id?: string;
+            call_id?: string;
+            name?: string;
+            arguments?: string;
+            output?: string | {
+                [key: string]: unknown;
+            }[];
+            status?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description `function` (`name`, `description`, `parameters`, `strict`): as chat's tools, grammar-constrained on the local
+         *     engine. `file_search`: the end user's documents (`max_num_results` within the tier's `rag_k`,
+         *     `ranking_options.score_threshold` on pvai's relevance score from 0 to 1, `filters` on document metadata;
+         *     `vector_store_ids` are accepted and ignored, the documents are the end user's own). `web_search` (also
+         *     `web_search_preview`): a live web search, `search_context_size` low / medium / high reading 2 / 3 / 5 pages.
+         *     `code_interpreter`: Python in the sandbox, with the tier's timeout, run when the model calls it. Any other
+         *     type is 400 `INVALID_PARAMETER` naming it.
+         */
+        ResponseTool: {
+            type: string;
+            name?: string;
+            description?: string | null;
+            parameters?: {
+                [key: string]: unknown;
+            } | null;
+            strict?: boolean | null;
+            /** Format: int32 */
+            max_num_results?: number;
+            ranking_options?: {
+                ranker?: string;
+                score_threshold?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description OpenAI's attribute filters: a comparison (`eq`, `ne`, `gt`, `gte`, `lt`, `lte`, `in`, `nin` on `key` and `value`) or a compound (`and`, `or` of `filters`), on the document's `metadata`. */
+            filters?: {
+                [key: string]: unknown;
+            } | null;
+            vector_store_ids?: string[];
+            /** @enum {string} */
+            search_context_size?: "low" | "medium" | "high";
+            user_location?: {
+                [key: string]: unknown;
+            } | null;
+            container?: string | {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description `none`, `auto`, `required`, a function (`{type: function, name}`) or a built-in tool (`{type: file_search}`, `web_search`, `web_search_preview`, `code_interpreter`). */
+        ResponseToolChoice: ("none" | "auto" | "required") | ({
+            type: string;
+            name?: string;
+        } & {
+            [key: string]: unknown;
+        });
+        /** @description Structured output, as chat's `response_format`: `text`, `json_object`, or `json_schema` with `name` and `schema` (grammar-constrained on the local engine). */
+        ResponseTextFormat: {
+            /** @enum {string} */
+            type: "text" | "json_object" | "json_schema";
+            name?: string;
+            description?: string;
+            schema?: {
+                [key: string]: unknown;
+            };
+            strict?: boolean | null;
+        };
+        Response: {
+            id: string;
+            /** @enum {string} */
+            object: "response";
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created_at: number;
+            /** Format: int64 */
+            completed_at?: number | null;
+            /** @enum {string} */
+            status: "completed" | "incomplete" | "failed" | "in_progress";
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            incomplete_details: {
+                /** @enum {string} */
+                reason: "max_output_tokens" | "content_filter";
+            } | null;
+            instructions: string | null;
+            /** Format: int32 */
+            max_output_tokens?: number | null;
+            /** Format: int32 */
+            max_tool_calls?: number | null;
+            model: components["schemas"]["ModelId"];
+            output: components["schemas"]["ResponseOutputItem"][];
+            parallel_tool_calls: boolean;
+            previous_response_id?: string | null;
+            store?: boolean;
+            temperature: number | null;
+            top_p: number | null;
+            tool_choice: components["schemas"]["ResponseToolChoice"];
+            tools: components["schemas"]["ResponseTool"][];
+            text?: {
+                format?: components["schemas"]["ResponseTextFormat"];
+            };
+            /** @enum {string} */
+            truncation?: "auto" | "disabled";
+            reasoning?: {
+                effort?: string | null;
+                summary?: string | null;
+            } | null;
+            background?: boolean;
+            service_tier?: string;
+            usage: {
+                /** Format: int64 */
+                input_tokens: number;
+                input_tokens_details: {
+                    /** Format: int64 */
+                    cached_tokens: number;
+                };
+                /** Format: int64 */
+                output_tokens: number;
+                output_tokens_details: {
+                    /** Format: int64 */
+                    reasoning_tokens: number;
+                };
+                /** Format: int64 */
+                total_tokens: number;
+            } | null;
+            user?: string | null;
+            user_id: string;
+            safety_identifier?: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            memory_context: components["schemas"]["MemoryContext"];
+        };
+        /**
+         * @description `message` (role assistant, `content` of `output_text` parts with `annotations`: `file_citation` with the
+         *     document's id, title, page and character span; `url_citation` with `start_index`/`end_index` into the text),
+         *     `function_call` (`call_id`, `name`, `arguments`), `file_search_call` (`queries`, `results` when `include`
+         *     asks), `web_search_call` (`action`: the search and, when `include` asks, its sources),
+         *     `code_interpreter_call` (`code`, `outputs`).
+         */
+        ResponseOutputItem: {
+            id: string;
+            /** @enum {string} */
+            type: "message" | "function_call" | "file_search_call" | "web_search_call" | "code_interpreter_call";
+            /** @enum {string} */
+            status: "in_progress" | "searching" | "interpreting" | "completed" | "incomplete" | "failed";
+            /** @enum {string} */
+            role?: "assistant";
+            content?: components["schemas"]["ResponseOutputText"][];
+            call_id?: string;
+            name?: string;
+            arguments?: string;
+            queries?: string[];
+            results?: components["schemas"]["FileSearchResult"][] | null;
+            action?: {
+                /** @enum {string} */
+                type?: "search";
+                query?: string;
+                sources?: {
+                    /** @enum {string} */
+                    type: "url";
+                    url: string;
+                }[];
+            };
+            code?: string | null;
+            container_id?: string;
+            outputs?: {
+                /** @enum {string} */
+                type: "logs";
+                logs: string;
+            }[] | null;
+        };
+        ResponseOutputText: {
+            /** @enum {string} */
+            type: "output_text";
+            text: string;
+            annotations: components["schemas"]["ResponseAnnotation"][];
+            logprobs?: Record<string, never>[];
+        };
+        /** @description `file_citation`: `file_id` (the document id), `filename` (its title), `index` (where the answer cites it), and pvai's `chunk_id`, `page`, `char_start`, `char_end` into the document's extracted text. `url_citation`: `url`, `title`, `start_index`, `end_index` (the citation's span in the answer text). */
+        ResponseAnnotation: {
+            /** @enum {string} */
+            type: "file_citation" | "url_citation";
+            file_id?: string;
+            filename?: string;
+            /** Format: int32 */
+            index?: number;
+            chunk_id?: string;
+            /** Format: int32 */
+            page?: number | null;
+            /** Format: int32 */
+            char_start?: number;
+            /** Format: int32 */
+            char_end?: number;
+            url?: string;
+            title?: string;
+            /** Format: int32 */
+            start_index?: number;
+            /** Format: int32 */
+            end_index?: number;
+        };
+        FileSearchResult: {
+            file_id: string;
+            filename: string;
+            score: number;
+            text: string;
+            attributes: {
+                [key: string]: unknown;
+            };
+            chunk_id?: string;
+            /** Format: int32 */
+            page?: number | null;
+            /** Format: int32 */
+            char_start?: number;
+            /** Format: int32 */
+            char_end?: number;
+        };
+        ResponseDeleted: {
+            id: string;
+            /** @enum {string} */
+            object: "response";
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        ResponseInputItemList: {
+            /** @enum {string} */
+            object: "list";
+            data: ({
+                id: string;
+                type: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            first_id: string | null;
+            last_id: string | null;
+            has_more: boolean;
         };
     };
     responses: {
@@ -2049,6 +2494,8 @@ export interface components {
         UserIdPath: string;
         /** @example mem_5b1f0c9e2d4a */
         MemoryId: string;
+        /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
+        ResponseId: string;
         /** @example doc_7c2e9a0b1f3d */
         DocumentId: string;
         /** @example acct_3kTMd9e2XwQpL7vB */
@@ -2174,6 +2621,241 @@ export interface operations {
             502: components["responses"]["UpstreamError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["UpstreamTimeout"];
+        };
+    };
+    createResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "model": "PV-TURBO",
+                 *       "user_id": "user-123",
+                 *       "input": "Tell me a short story.",
+                 *       "max_output_tokens": 64
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResponseCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The response (JSON), or a Server-Sent-Events stream of response events when `stream` is true. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Cache": components["headers"]["XCache"];
+                    "X-Credits-Charged": components["headers"]["XCreditsCharged"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718",
+                     *       "object": "response",
+                     *       "created_at": 1795000000,
+                     *       "completed_at": 1795000001,
+                     *       "status": "completed",
+                     *       "error": null,
+                     *       "incomplete_details": null,
+                     *       "instructions": null,
+                     *       "max_output_tokens": 64,
+                     *       "model": "PV-TURBO",
+                     *       "output": [
+                     *         {
+                     *           "id": "msg_8f3a1c2b9d7e4f60a1b2c3d4e5f60718",
+                     *           "type": "message",
+                     *           "status": "completed",
+                     *           "role": "assistant",
+                     *           "content": [
+                     *             {
+                     *               "type": "output_text",
+                     *               "text": "Once upon a time, there was a little girl named Lily.",
+                     *               "annotations": [],
+                     *               "logprobs": []
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "parallel_tool_calls": true,
+                     *       "previous_response_id": null,
+                     *       "store": true,
+                     *       "temperature": 0.7,
+                     *       "top_p": 1,
+                     *       "tool_choice": "auto",
+                     *       "tools": [],
+                     *       "text": {
+                     *         "format": {
+                     *           "type": "text"
+                     *         }
+                     *       },
+                     *       "truncation": "disabled",
+                     *       "usage": {
+                     *         "input_tokens": 21,
+                     *         "input_tokens_details": {
+                     *           "cached_tokens": 0
+                     *         },
+                     *         "output_tokens": 12,
+                     *         "output_tokens_details": {
+                     *           "reasoning_tokens": 0
+                     *         },
+                     *         "total_tokens": 33
+                     *       },
+                     *       "user": null,
+                     *       "user_id": "user-123",
+                     *       "metadata": {},
+                     *       "memory_context": {
+                     *         "items_retrieved": 0,
+                     *         "retrieval_time_ms": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Response"];
+                    /**
+                     * @example {
+                     *       "event": "response.output_text.delta",
+                     *       "data": "{\"type\":\"response.output_text.delta\",\"sequence_number\":4,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"Once\",\"logprobs\":[]}"
+                     *     }
+                     */
+                    "text/event-stream": {
+                        data: string;
+                        event?: string;
+                        id?: string;
+                        /** Format: int32 */
+                        retry?: number;
+                    };
+                };
+            };
+            400: components["responses"]["ChatBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["InsufficientCredits"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["UpstreamError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["UpstreamTimeout"];
+        };
+    };
+    getResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The response. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718",
+                     *       "object": "response",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ResponseDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listResponseInputItems: {
+        parameters: {
+            query?: {
+                limit?: number;
+                order?: "asc" | "desc";
+                after?: string;
+            };
+            header?: never;
+            path: {
+                /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of input items. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseInputItemList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createEmbedding: {
@@ -3218,6 +3900,7 @@ export interface operations {
                      *           "text": "Our office opens at 9am."
                      *         }
                      *       ],
+                     *       "responses": [],
                      *       "usage": [
                      *         {
                      *           "request_id": "req_2f9c1e7a",
@@ -3275,6 +3958,7 @@ export interface operations {
                      *       "erased": {
                      *         "memories": 3,
                      *         "documents": 1,
+                     *         "responses": 2,
                      *         "usage": 42
                      *       }
                      *     }

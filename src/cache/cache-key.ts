@@ -29,6 +29,10 @@ export interface CacheKeyInput {
   use_rag?: boolean | null;
   rag_k?: number | null;
   use_web_search?: boolean | null;
+  /** The Responses API's file_search and web_search settings (absent for chat: the key is as before). */
+  rag_filter?: unknown;
+  rag_min_score?: number | null;
+  web_pages?: number | null;
   /**
    * Set by the pipeline: the version of each context source that takes part (memory, documents, web…),
    * by source name. Each changes whenever what its source would read changes.
@@ -58,7 +62,7 @@ const KEY_SCHEMA_VERSION = 2;
  *                 stop, presence_penalty, frequency_penalty, n, logit_bias,
  *                 logprobs, top_logprobs, response_format },
  *     tools, tool_choice, parallel_tool_calls, use_rag, rag_k, use_web_search,
- *     context, user_id }
+ *     rag_filter, rag_min_score, web_pages, context, user_id }
  *
  * where
  * - `account` scopes entries: two accounts never share a key;
@@ -111,6 +115,9 @@ export function cacheKeyMaterial(accountId: string, request: CacheKeyInput): Key
     use_rag: presentOrUndefined(request.use_rag),
     rag_k: presentOrUndefined(request.rag_k),
     use_web_search: presentOrUndefined(request.use_web_search),
+    rag_filter: presentOrUndefined(request.rag_filter),
+    rag_min_score: presentOrUndefined(request.rag_min_score),
+    web_pages: presentOrUndefined(request.web_pages),
     context,
     user_id: personalised ? presentOrUndefined(request.user_id) : undefined,
   };

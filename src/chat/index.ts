@@ -21,4 +21,11 @@ export {
 export { downloadPath, locateLocalModel, modelsDir } from './local-model.js';
 export { type LocalModelStatus, LocalModelSupervisor } from './local-model-supervisor.js';
 export { chatOperations } from './operations.js';
-export { type ChatCompletionRequest, DEFAULT_TEMPERATURE, lastUserText, userTurns } from './request.js';
+export {
+  type ChatCompletionRequest,
+  checkToolChoice,
+  DEFAULT_TEMPERATURE,
+  lastUserText,
+  userTurns,
+} from './request.js';
+export type { ResponseMeta } from './wire.js';

@@ -1,5 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { RequestBody } from '../http/index.js';
+import type { AttributeFilter } from '../kernel/index.js';
 import type { ChatMessage, RoutedRequest, ToolChoice, ToolDefinition } from '../providers/index.js';
 
 /** The body of POST /z1/chat/completions, as the contract's schema admits it (generated). */
@@ -16,6 +17,19 @@ export type ChatCompletionRequest = Omit<
 > & {
   user_id: string;
   messages: ChatMessage[];
+  /**
+   * Set by the Responses API's `file_search` (not part of the chat contract): documents whose metadata pass
+   * the filter, chunks of at least this relevance (0–1, `rag/`'s normalised fused score).
+   */
+  rag_filter?: AttributeFilter;
+  rag_min_score?: number;
+  /** Set by the Responses API's `web_search` (`search_context_size`): the pages read at most. */
+  web_pages?: number;
+  /**
+   * False for a follow-up model call of one response (after its code ran): the user's turn was already
+   * handed to the sources that learn from it (memory extraction) by the first call.
+   */
+  learn?: boolean;
 };
 
 /** What the end user said, turn by turn, oldest first (memory reads all of it). */

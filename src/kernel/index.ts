@@ -3,6 +3,7 @@
  * It imports nothing of the product; the HTTP layer and every capability may import it.
  */
 export { untilAborted } from './abort.js';
+export { type AttributeFilter, matchesFilter, readAttributeFilter } from './attribute-filter.js';
 export { addressBucket } from './client-address.js';
 export { EMBEDDING_MODEL_ID, type EmbeddingModelId, isModelId, MODEL_IDS, type ModelId } from './models.js';
 export type { Account, ApiKeyRecord, Principal } from './principal.js';

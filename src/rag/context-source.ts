@@ -30,7 +30,10 @@ export function ragContextSource(rag: RagService): ContextSource {
     async contribute(principal, request, signal): Promise<ContextContribution> {
       const query = lastUserText(request);
       if (!query.trim()) return { passages: [] };
-      const matches = await rag.search(tenant(principal, request), query, request.rag_k ?? DEFAULT_RAG_K, signal);
+      const matches = await rag.search(tenant(principal, request), query, request.rag_k ?? DEFAULT_RAG_K, signal, {
+        filter: request.rag_filter,
+        minRelevance: request.rag_min_score,
+      });
       return {
         // The citation is the search operation's match, field for field (`matchBody`), marked as a document's.
         passages: matches.map((m) => ({ text: m.text, citation: { source: 'document', ...matchBody(m) } })),

@@ -2,10 +2,16 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
-import type { ChunkIndex, Embedder, Tenant } from '../retrieval/index.js';
+import { type AttributeFilter, matchesFilter } from '../kernel/index.js';
+import { type ChunkIndex, type Embedder, fusedRelevance, type Tenant } from '../retrieval/index.js';
 import type { PageStarts } from './chunker.js';
 import { type IngestionOptions, IngestionWorker } from './ingestion-worker.js';
 import type { ChunkMatch, DocumentRecord, DocumentStore } from './types.js';
+
+/** A filtered search reads this many times `k` candidates (the index filters by tenant, not by metadata)… */
+const FILTER_DEPTH = 5;
+/** …and at most this many. */
+const MAX_FILTERED_DEPTH = 500;
 
 /** How long an upload waits for its own document to become ready before answering `processing`. */
 export const READY_WAIT_MS = 1500;
@@ -150,10 +156,26 @@ export class RagService {
     return this.#deps.store.version(tenant);
   }
 
-  async search(tenant: Tenant, query: string, k: number, signal?: AbortSignal): Promise<ChunkMatch[]> {
+  /**
+   * The best `k` chunks for the query. With `filter`, only chunks of documents whose metadata passes it
+   * (searched five times as deep, then filtered: the index knows no metadata); with `minRelevance`, only
+   * chunks at least that relevant (`fusedRelevance`, 0–1).
+   */
+  async search(
+    tenant: Tenant,
+    query: string,
+    k: number,
+    signal?: AbortSignal,
+    options: { filter?: AttributeFilter | undefined; minRelevance?: number | undefined } = {},
+  ): Promise<ChunkMatch[]> {
     const { store, index, embedder } = this.#deps;
     const vector = embedder ? (await embedder.embed([query], signal))[0] : undefined;
-    const hits = await index.search(tenant, { text: query, vector, k });
+    const deep = options.filter ? Math.min(k * FILTER_DEPTH, MAX_FILTERED_DEPTH) : k;
+    let hits = await index.search(tenant, { text: query, vector, k: deep });
+    if (options.minRelevance !== undefined) {
+      const floor = options.minRelevance;
+      hits = hits.filter((h) => fusedRelevance(h.score) >= floor);
+    }
     const byId = new Map(
       (
         await store.chunks(
@@ -163,10 +185,18 @@ export class RagService {
       ).map((c) => [c.id, c]),
     );
     // A hit the store does not know (a document deleted a moment ago) is left out.
-    return hits.flatMap((h) => {
+    const found = hits.flatMap((h) => {
       const chunk = byId.get(h.chunkId);
       return chunk ? [{ ...chunk, score: h.score }] : [];
     });
+    const { filter } = options;
+    if (!filter) return found;
+    const passing = new Map<string, boolean>();
+    for (const documentId of new Set(found.map((m) => m.documentId))) {
+      const doc = await store.get(tenant, documentId);
+      passing.set(documentId, doc !== undefined && matchesFilter(doc.metadata, filter));
+    }
+    return found.filter((m) => passing.get(m.documentId)).slice(0, k);
   }
 
   async close(): Promise<void> {

@@ -17,3 +17,11 @@ export function reciprocalRankFusion(
     .map(([chunkId, score]) => ({ chunkId, score }))
     .sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1));
 }
+
+/**
+ * A fused score as a relevance from 0 to 1: 1 for a chunk first in both rankings (lexical and dense), ½ for
+ * one first in one of them only. The Responses API's `file_search` reports it and thresholds on it.
+ */
+export function fusedRelevance(score: number): number {
+  return Math.min(1, (score * (K + 1)) / 2);
+}

@@ -7,7 +7,7 @@
 export { createEmbedder, DEFAULT_EMBEDDING_MODEL_FILE, defaultEmbeddingModelPath } from './embedders/create.js';
 export { LocalEmbedder, normalise } from './embedders/local-embedder.js';
 export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './embedders/openai-embedder.js';
-export { reciprocalRankFusion } from './fusion.js';
+export { fusedRelevance, reciprocalRankFusion } from './fusion.js';
 export { chunkIndexFor } from './index-for.js';
 export {
   DEFAULT_QDRANT_COLLECTION,

@@ -14,6 +14,7 @@ import { LexicalTerms1764600000000 } from './migrations/1764600000000-lexical-te
 import { AttemptCounts1764700000000 } from './migrations/1764700000000-attempt-counts.js';
 import { UsageUser1764800000000 } from './migrations/1764800000000-usage-user.js';
 import { MemoryExtractions1764900000000 } from './migrations/1764900000000-memory-extractions.js';
+import { Responses1765000000000 } from './migrations/1765000000000-responses.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -31,6 +32,7 @@ export const MIGRATIONS = [
   AttemptCounts1764700000000,
   UsageUser1764800000000,
   MemoryExtractions1764900000000,
+  Responses1765000000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

@@ -89,9 +89,11 @@ export class WebGrounding {
     return provider;
   }
 
-  async ground(query: string, signal: AbortSignal): Promise<Grounding> {
+  /** `pages`: read at most this many (the Responses API's `search_context_size`), never more than the limit. */
+  async ground(query: string, signal: AbortSignal, pagesAtMost?: number): Promise<Grounding> {
     const provider = this.assertAvailable();
-    const { limits } = this;
+    const limits =
+      pagesAtMost === undefined ? this.limits : { ...this.limits, pages: Math.min(pagesAtMost, this.limits.pages) };
     const started = performance.now();
     const budget = AbortSignal.any([signal, AbortSignal.timeout(limits.totalMs)]);
 
@@ -214,7 +216,7 @@ export function webContextSource(web: WebGrounding): ContextSource {
       web.assertAvailable();
       const query = lastUserText(request).trim();
       if (!query) return { passages: [], cacheTtlMs: WEB_CACHE_TTL_MS };
-      const grounding = await web.ground(query.slice(0, 400), signal);
+      const grounding = await web.ground(query.slice(0, 400), signal, request.web_pages);
       return { passages: grounding.passages, itemsRetrieved: grounding.passages.length, cacheTtlMs: WEB_CACHE_TTL_MS };
     },
   };

@@ -97,6 +97,7 @@ export const streamedExport: Reply<'exportUserData'> = {
     exported_at: '2026-11-23T08:00:00.000Z',
     memories: nothing(),
     documents: [],
+    responses: [],
     usage: nothing(),
   },
 };
@@ -109,6 +110,7 @@ export const streamedWrongItems: Reply<'exportUserData'> = {
     exported_at: '2026-11-23T08:00:00.000Z',
     memories: nothing(),
     documents: [],
+    responses: [],
     // @ts-expect-error: items of the wrong shape (request_id is a string, and the rest is missing).
     usage: wrongUsage(),
   },

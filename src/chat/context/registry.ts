@@ -50,6 +50,7 @@ export class ContextRegistry {
     request: ChatCompletionRequest,
     log: (err: unknown) => void,
   ): Promise<unknown> | undefined {
+    if (request.learn === false) return undefined;
     let stored: Array<Promise<unknown>> | undefined;
     for (const source of this.#sources) {
       if (!source.observe || !source.applies(request)) continue;

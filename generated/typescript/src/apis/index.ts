@@ -9,6 +9,7 @@ export * from './HealthApi.js';
 export * from './MemoryApi.js';
 export * from './ModelsApi.js';
 export * from './RAGApi.js';
+export * from './ResponsesApi.js';
 export * from './SLAApi.js';
 export * from './UsageApi.js';
 export * from './UsersApi.js';

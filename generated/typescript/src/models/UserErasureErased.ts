@@ -28,6 +28,10 @@ export interface UserErasureErased {
      */
     documents: number;
     /**
+     * Stored responses deleted, with their input and output items.
+     */
+    responses: number;
+    /**
      * Usage rows kept without the user id.
      */
     usage: number;
@@ -39,6 +43,7 @@ export interface UserErasureErased {
 export function instanceOfUserErasureErased(value: object): value is UserErasureErased {
     if (!('memories' in value) || value['memories'] === undefined) return false;
     if (!('documents' in value) || value['documents'] === undefined) return false;
+    if (!('responses' in value) || value['responses'] === undefined) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
     return true;
 }
@@ -55,6 +60,7 @@ export function UserErasureErasedFromJSONTyped(json: any, ignoreDiscriminator: b
         
         'memories': json['memories'],
         'documents': json['documents'],
+        'responses': json['responses'],
         'usage': json['usage'],
     };
 }
@@ -72,6 +78,7 @@ export function UserErasureErasedToJSONTyped(value?: UserErasureErased | null, i
         
         'memories': value['memories'],
         'documents': value['documents'],
+        'responses': value['responses'],
         'usage': value['usage'],
     };
 }

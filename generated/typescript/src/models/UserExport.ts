@@ -13,6 +13,13 @@
  */
 
 import { mapValues, parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime.js';
+import type { UserResponseExport } from './UserResponseExport.js';
+import {
+    UserResponseExportFromJSON,
+    UserResponseExportFromJSONTyped,
+    UserResponseExportToJSON,
+    UserResponseExportToJSONTyped,
+} from './UserResponseExport.js';
 import type { UserDocumentExport } from './UserDocumentExport.js';
 import {
     UserDocumentExportFromJSON,
@@ -62,6 +69,10 @@ export interface UserExport {
      */
     documents: Array<UserDocumentExport>;
     /**
+     * The user's stored responses (Responses API), each as it was returned, with its input items.
+     */
+    responses: Array<UserResponseExport>;
+    /**
      * The usage rows of the requests that named the user, oldest first.
      */
     usage: Array<UserUsageRecord>;
@@ -88,6 +99,7 @@ export function instanceOfUserExport(value: object): value is UserExport {
     if ((!('exportedAt' in (value as Record<string, any>)) && !('exported_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['exportedAt'] === undefined && (value as Record<string, any>)['exported_at'] === undefined)) return false;
     if (!('memories' in value) || value['memories'] === undefined) return false;
     if (!('documents' in value) || value['documents'] === undefined) return false;
+    if (!('responses' in value) || value['responses'] === undefined) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
     return true;
 }
@@ -107,6 +119,7 @@ export function UserExportFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         'exportedAt': (json['exported_at'] == null ? json['exported_at'] : parseDateTime(json['exported_at'])),
         'memories': ((json['memories'] as Array<any>).map(UserMemoryExportFromJSON)),
         'documents': ((json['documents'] as Array<any>).map(UserDocumentExportFromJSON)),
+        'responses': ((json['responses'] as Array<any>).map(UserResponseExportFromJSON)),
         'usage': ((json['usage'] as Array<any>).map(UserUsageRecordFromJSON)),
     };
 }
@@ -127,6 +140,7 @@ export function UserExportToJSONTyped(value?: UserExport | null, ignoreDiscrimin
         'exported_at': value['exportedAt'] == null ? value['exportedAt'] : serializeDateTime(value['exportedAt']),
         'memories': ((value['memories'] as Array<any>).map(UserMemoryExportToJSON)),
         'documents': ((value['documents'] as Array<any>).map(UserDocumentExportToJSON)),
+        'responses': ((value['responses'] as Array<any>).map(UserResponseExportToJSON)),
         'usage': ((value['usage'] as Array<any>).map(UserUsageRecordToJSON)),
     };
 }

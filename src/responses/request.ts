@@ -1,0 +1,194 @@
+import { type ChatCompletionRequest, DEFAULT_TEMPERATURE } from '../chat/index.js';
+import { AppError } from '../errors/index.js';
+import { readAttributeFilter } from '../kernel/index.js';
+import type { ChatMessage, ToolDefinition } from '../providers/index.js';
+import { CODE_TOOL, CODE_TOOL_NAME } from './code-interpreter.js';
+import type { ResponseCreateBody } from './types.js';
+
+/** `file_search`'s `max_num_results` when the request names none: the chat's default `rag_k`. */
+export const DEFAULT_FILE_SEARCH_RESULTS = 5;
+/** Pages a `web_search` reads by `search_context_size` (the web step's limit caps them). */
+const PAGES_BY_CONTEXT_SIZE = { low: 2, medium: 3, high: 5 } as const;
+/** Built-in tool calls (code runs) at most before the answer, when `max_tool_calls` says nothing. */
+export const DEFAULT_MAX_TOOL_CALLS = 4;
+
+export interface BuiltInTools {
+  fileSearch?: { k: number };
+  webSearch?: { pages: number };
+  codeInterpreter?: true;
+}
+
+/** A request read into what the chat pipeline runs, and what the response reports. */
+export interface ResponsePlan {
+  /** The first round's chat request (messages: instructions, the conversation so far, the new input). */
+  chat: ChatCompletionRequest;
+  /** The same without the instructions: what is stored as the conversation this response continues. */
+  conversation: ChatMessage[];
+  builtIns: BuiltInTools;
+  /** `tool_choice` names `code_interpreter`: the first round must call it. */
+  forceCode: boolean;
+  maxToolCalls: number;
+  include: Set<string>;
+}
+
+function bad(field: string, reason: string, message = `${field} ${reason}`): AppError {
+  return new AppError('INVALID_PARAMETER', message, { field, reason });
+}
+
+type Tool = NonNullable<ResponseCreateBody['tools']>[number];
+
+/** The request's tools: function tools for the model, built-ins as settings; any other type refused. */
+function readTools(tools: readonly Tool[]): {
+  functions: ToolDefinition[];
+  builtIns: BuiltInTools;
+  filter?: unknown;
+  minScore?: number;
+} {
+  const functions: ToolDefinition[] = [];
+  const builtIns: BuiltInTools = {};
+  let filter: unknown;
+  let minScore: number | undefined;
+  tools.forEach((tool, i) => {
+    const field = `tools[${i}]`;
+    switch (tool.type) {
+      case 'function': {
+        if (!tool.name) throw bad(`${field}.name`, 'is required');
+        if (tool.name === CODE_TOOL_NAME && tools.some((t) => t.type === 'code_interpreter')) {
+          throw bad(`${field}.name`, `is the name the code_interpreter tool takes; give the function another name`);
+        }
+        functions.push({
+          type: 'function',
+          function: {
+            name: tool.name,
+            ...(tool.description ? { description: tool.description } : {}),
+            ...(tool.parameters ? { parameters: tool.parameters } : {}),
+          },
+        });
+        return;
+      }
+      case 'file_search': {
+        builtIns.fileSearch = { k: tool.max_num_results ?? DEFAULT_FILE_SEARCH_RESULTS };
+        if (tool.filters) {
+          const read = readAttributeFilter(tool.filters, `${field}.filters`);
+          if ('reason' in read) throw bad(read.field, read.reason);
+          filter = read.filter;
+        }
+        minScore = tool.ranking_options?.score_threshold;
+        return;
+      }
+      case 'web_search':
+      case 'web_search_preview':
+      case 'web_search_2025_08_26':
+        builtIns.webSearch = { pages: PAGES_BY_CONTEXT_SIZE[tool.search_context_size ?? 'medium'] };
+        return;
+      case 'code_interpreter':
+        builtIns.codeInterpreter = true;
+        return;
+      default:
+        throw bad(
+          `${field}.type`,
+          'must be function, file_search, web_search (web_search_preview) or code_interpreter',
+          `${field}.type ${tool.type} is not a tool pvai runs: function, file_search, web_search and code_interpreter are`,
+        );
+    }
+  });
+  return { functions, builtIns, ...(filter ? { filter } : {}), ...(minScore !== undefined ? { minScore } : {}) };
+}
+
+/** `text.format` as chat's `response_format`. */
+function responseFormat(body: ResponseCreateBody): ChatCompletionRequest['response_format'] {
+  const format = body.text?.format;
+  if (!format || format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json_object' };
+  if (!format.schema) throw bad('text.format.schema', 'is required for json_schema');
+  return {
+    type: 'json_schema',
+    json_schema: {
+      name: format.name ?? 'response',
+      schema: format.schema,
+      ...(format.strict !== undefined && format.strict !== null ? { strict: format.strict } : {}),
+    },
+  };
+}
+
+/**
+ * The Responses body → the chat pipeline's request. `history` is the conversation of `previous_response_id`
+ * (already the same end user's), `input` the new turns as messages.
+ */
+export function planResponse(
+  body: ResponseCreateBody,
+  userId: string,
+  history: readonly ChatMessage[],
+  input: readonly ChatMessage[],
+): ResponsePlan {
+  if (body.include?.includes('message.output_text.logprobs')) {
+    throw bad('include', 'cannot ask for message.output_text.logprobs: log-probabilities are not returned');
+  }
+  const { functions, builtIns, filter, minScore } = readTools(body.tools ?? []);
+  const choice = body.tool_choice;
+  let toolChoice: ChatCompletionRequest['tool_choice'];
+  let forceCode = false;
+  if (typeof choice === 'string') {
+    if (choice === 'none') {
+      // No tool of any kind: the built-in searches do not run either.
+      delete builtIns.fileSearch;
+      delete builtIns.webSearch;
+      delete builtIns.codeInterpreter;
+    }
+    toolChoice = functions.length > 0 || builtIns.codeInterpreter ? choice : undefined;
+  } else if (choice) {
+    const named = choice.type === 'function' ? choice.name : undefined;
+    if (named !== undefined) {
+      if (!functions.some((f) => f.function.name === named)) {
+        throw bad(
+          'tool_choice.name',
+          'must name one of the functions in tools',
+          `tool_choice names the function ${named}, which is not in tools`,
+        );
+      }
+      toolChoice = { type: 'function', function: { name: named } };
+    } else if (choice.type === 'code_interpreter') {
+      if (!builtIns.codeInterpreter) throw bad('tool_choice.type', 'names code_interpreter, which is not in tools');
+      forceCode = true;
+    } else if (choice.type === 'file_search' || choice.type.startsWith('web_search')) {
+      const present = choice.type === 'file_search' ? builtIns.fileSearch : builtIns.webSearch;
+      if (!present) throw bad('tool_choice.type', `names ${choice.type}, which is not in tools`);
+    } else {
+      throw bad('tool_choice.type', 'must be function, file_search, web_search or code_interpreter');
+    }
+  }
+  const chatTools = [...functions, ...(builtIns.codeInterpreter ? [CODE_TOOL] : [])];
+  const conversation = [...history, ...input];
+  const system: ChatMessage[] = body.instructions ? [{ role: 'system', content: body.instructions }] : [];
+  const format = responseFormat(body);
+  const chat: ChatCompletionRequest = {
+    model: body.model,
+    user_id: userId,
+    messages: [...system, ...conversation],
+    temperature: body.temperature ?? DEFAULT_TEMPERATURE,
+    ...(body.top_p !== undefined && body.top_p !== null ? { top_p: body.top_p } : {}),
+    ...(body.max_output_tokens !== undefined ? { max_tokens: body.max_output_tokens } : {}),
+    ...(body.skip_cache !== undefined ? { skip_cache: body.skip_cache } : {}),
+    ...(body.use_memory !== undefined ? { use_memory: body.use_memory } : {}),
+    ...(chatTools.length > 0 ? { tools: chatTools } : {}),
+    ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
+    ...(format ? { response_format: format } : {}),
+    ...(builtIns.fileSearch
+      ? {
+          use_rag: true,
+          rag_k: builtIns.fileSearch.k,
+          ...(filter ? { rag_filter: filter as ChatCompletionRequest['rag_filter'] } : {}),
+          ...(minScore !== undefined ? { rag_min_score: minScore } : {}),
+        }
+      : {}),
+    ...(builtIns.webSearch ? { use_web_search: true, web_pages: builtIns.webSearch.pages } : {}),
+  };
+  return {
+    chat,
+    conversation,
+    builtIns,
+    forceCode,
+    maxToolCalls: body.max_tool_calls ?? DEFAULT_MAX_TOOL_CALLS,
+    include: new Set(body.include ?? []),
+  };
+}

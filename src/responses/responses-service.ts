@@ -1,0 +1,302 @@
+import { PassThrough } from 'node:stream';
+import type { CacheStatus, ChatCompletionRequest, ChatService, Citation } from '../chat/index.js';
+import type { Clock } from '../clock/index.js';
+import { AppError } from '../errors/index.js';
+import { ClientDisconnectedError } from '../http/index.js';
+import type { Principal } from '../kernel/index.js';
+import type { ChatMessage, FinishReason, ToolCall, Usage } from '../providers/index.js';
+import type { CodeRunner } from '../sandbox/index.js';
+import { responseBody, type Totals } from './body.js';
+import { CODE_TOOL_NAME, codeOf, runCode } from './code-interpreter.js';
+import { ResponseEvents } from './events.js';
+import { newId, readInput, referencedIds } from './input.js';
+import { codeItem, functionCallItem, messageItem, searchItems } from './output.js';
+import { planResponse, type ResponsePlan } from './request.js';
+import { type RoundAnswer, streamRound } from './stream-round.js';
+import type { OutputItem, ResponseBody, ResponseCreateBody, ResponseStore, StoredItem, Tenant } from './types.js';
+
+/** The slot of an item that opened in a stream and is not complete yet (a failed stream leaves some). */
+const OPENING: OutputItem = { id: '', type: 'message', status: 'in_progress' };
+
+export interface ResponsesServiceDeps {
+  chat: Pick<ChatService, 'complete' | 'stream'>;
+  store: ResponseStore;
+  sandbox: CodeRunner;
+  clock: Clock;
+}
+
+/** A request read and checked, before any model call: what both the JSON and the streamed answer run. */
+export interface PreparedResponse {
+  id: string;
+  createdAt: number;
+  tenant: Tenant;
+  body: ResponseCreateBody;
+  plan: ResponsePlan;
+  inputItems: StoredItem[];
+  /** The sandbox's timeout for code the model runs (the tier's default). */
+  codeTimeoutSeconds: number;
+}
+
+/** What a response cost, for its headers and usage row. */
+export interface Accounting {
+  credits: number;
+  cache: CacheStatus;
+  totals: Totals;
+}
+
+/** The state of one response across its model calls (more than one when code runs between them). */
+interface Run {
+  output: OutputItem[];
+  conversation: ChatMessage[];
+  accounting: Accounting;
+  citations: Citation[];
+  memoryContext: ResponseBody['memory_context'];
+  finishReason: FinishReason;
+  codeRuns: number;
+}
+
+function add(totals: Totals, usage: Usage, cache: CacheStatus): void {
+  totals.input += usage.promptTokens;
+  totals.output += usage.completionTokens;
+  if (cache === 'HIT') totals.cached += usage.promptTokens;
+}
+
+/**
+ * The Responses API as a second wire format over the chat pipeline: each model call is a ChatService call
+ * (routing, context sources, credits, cache, the same as a chat completion), and this service only reads the
+ * request into one, runs the sandbox between calls when the model asks for code, and writes the output items.
+ */
+export class ResponsesService {
+  readonly #deps: ResponsesServiceDeps;
+
+  constructor(deps: ResponsesServiceDeps) {
+    this.#deps = deps;
+  }
+
+  /** The end user, the conversation it continues, its input: 404 for a previous response that is not theirs. */
+  async prepare(principal: Principal, body: ResponseCreateBody, codeTimeoutSeconds: number): Promise<PreparedResponse> {
+    const userId = body.user_id ?? body.user ?? body.safety_identifier;
+    if (userId === undefined) {
+      throw new AppError(
+        'INVALID_PARAMETER',
+        "user_id is required (or OpenAI's user or safety_identifier naming the end user)",
+        {
+          field: 'user_id',
+          reason: 'is required',
+        },
+      );
+    }
+    const tenant = { accountId: principal.account.id, userId };
+    let history: ChatMessage[] = [];
+    if (body.previous_response_id) {
+      const previous = await this.#deps.store.get(tenant.accountId, body.previous_response_id);
+      // Another end user's conversation is as absent as another account's.
+      if (!previous || previous.tenant.userId !== userId) {
+        throw new AppError('NOT_FOUND', `No response ${body.previous_response_id}`, { field: 'previous_response_id' });
+      }
+      history = previous.conversation;
+    }
+    const resolved = await this.#deps.store.items(tenant, referencedIds(body.input));
+    const { messages, items } = readInput(body.input, resolved);
+    return {
+      id: newId('resp'),
+      createdAt: Math.floor(this.#deps.clock() / 1000),
+      tenant,
+      body,
+      plan: planResponse(body, userId, history, messages),
+      inputItems: items,
+      codeTimeoutSeconds,
+    };
+  }
+
+  async complete(
+    principal: Principal,
+    p: PreparedResponse,
+    signal: AbortSignal,
+  ): Promise<{ body: ResponseBody; accounting: Accounting }> {
+    let run: Run | undefined;
+    let request = this.#firstRequest(p);
+    for (;;) {
+      const answer = await this.#deps.chat.complete(principal, request, signal);
+      run ??= this.#start(p, answer.meta.citations ?? [], answer.meta.memoryContext, answer.cache);
+      run.accounting.credits += answer.credits;
+      add(run.accounting.totals, answer.completion.usage, answer.cache);
+      const { text, toolCalls, finishReason } = answer.completion;
+      const round: RoundAnswer = { text, calls: [], finishReason, usage: answer.completion.usage };
+      if (text) {
+        const status = finishReason === 'length' ? 'incomplete' : 'completed';
+        round.message = { item: messageItem(newId('msg'), text, run.citations, status) };
+      }
+      for (const call of toolCalls) {
+        round.calls.push(
+          call.function.name === CODE_TOOL_NAME ? { call } : { call, item: functionCallItem(newId('fc'), call) },
+        );
+      }
+      const next = await this.#afterRound(p, run, round, signal);
+      if (!next) break;
+      request = next;
+    }
+    const body = this.#body(p, run, 'done');
+    await this.#store(p, run, body);
+    return { body, accounting: run.accounting };
+  }
+
+  /**
+   * A streamed response: the first model call is made here (a failure before its first part is an HTTP
+   * error, refunded, as for a chat stream); the events are written to `out` by `done`, which resolves when
+   * the response ended (completed, incomplete, failed, or the client left).
+   */
+  async stream(
+    principal: Principal,
+    p: PreparedResponse,
+    signal: AbortSignal,
+  ): Promise<{ out: PassThrough; accounting: Accounting; done: Promise<{ failed?: AppError; clientClosed?: true }> }> {
+    const first = await this.#deps.chat.stream(principal, this.#firstRequest(p), signal);
+    const run = this.#start(p, first.meta.citations ?? [], first.meta.memoryContext, first.cache);
+    run.accounting.credits += first.credits;
+    const out = new PassThrough();
+    const events = new ResponseEvents(out);
+    const done = (async () => {
+      let failed: AppError | undefined;
+      try {
+        await events.started(this.#body(p, run, 'in_progress'));
+        for (const item of run.output) await events.wholeItem(run.output.indexOf(item), item);
+        let parts = first.parts;
+        let cache = first.cache;
+        for (;;) {
+          const outcome = await streamRound(parts, events, run.citations, () => this.#nextIndex(run));
+          if ('failed' in outcome) {
+            failed = outcome.failed;
+            break;
+          }
+          add(run.accounting.totals, outcome.answer.usage, cache);
+          const before = run.output.length;
+          const next = await this.#afterRound(p, run, outcome.answer, signal);
+          // Code runs this round added: shown once they ran.
+          for (const item of run.output.slice(before)) {
+            if (item.type === 'code_interpreter_call') await events.wholeItem(run.output.indexOf(item), item);
+          }
+          if (!next) break;
+          try {
+            const answer = await this.#deps.chat.stream(principal, next, signal);
+            run.accounting.credits += answer.credits;
+            parts = answer.parts;
+            cache = answer.cache;
+          } catch (err) {
+            if (!(err instanceof AppError)) throw err;
+            failed = err;
+            break;
+          }
+        }
+        const body = this.#body(p, run, failed ?? 'done');
+        await events.finished(body);
+        await this.#store(p, run, body);
+        return failed ? { failed } : {};
+      } catch (err) {
+        if (err instanceof ClientDisconnectedError || signal.aborted) return { clientClosed: true as const };
+        throw err;
+      } finally {
+        out.end();
+      }
+    })();
+    return { out, accounting: run.accounting, done };
+  }
+
+  #firstRequest(p: PreparedResponse): ChatCompletionRequest {
+    return p.plan.forceCode
+      ? { ...p.plan.chat, tool_choice: { type: 'function', function: { name: CODE_TOOL_NAME } } }
+      : p.plan.chat;
+  }
+
+  #start(p: PreparedResponse, citations: Citation[], memoryContext: Run['memoryContext'], cache: CacheStatus): Run {
+    const query = p.plan.conversation.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+    return {
+      output: searchItems(p.plan.builtIns, query, citations, p.plan.include),
+      conversation: [...p.plan.conversation],
+      accounting: { credits: 0, cache, totals: { input: 0, output: 0, cached: 0 } },
+      citations,
+      memoryContext,
+      finishReason: 'stop',
+      codeRuns: 0,
+    };
+  }
+
+  /** Output items are numbered in the order they appear: a streamed item takes its number (a slot) as it opens. */
+  #nextIndex(run: Run): number {
+    run.output.push(OPENING);
+    return run.output.length - 1;
+  }
+
+  /**
+   * After a model call: its items into the output, its turn into the conversation; code it asked for runs in
+   * the sandbox (within `max_tool_calls`), and the next call's request is returned. Undefined: the response is
+   * complete (a text answer, or function calls for the client to run).
+   */
+  async #afterRound(
+    p: PreparedResponse,
+    run: Run,
+    round: RoundAnswer,
+    signal: AbortSignal,
+  ): Promise<ChatCompletionRequest | undefined> {
+    run.finishReason = round.finishReason;
+    const placed = (item: OutputItem, index: number | undefined) => {
+      if (index === undefined) run.output.push(item);
+      else run.output[index] = item;
+    };
+    if (round.message) placed(round.message.item, round.message.index);
+    for (const { item, index } of round.calls) if (item) placed(item, index);
+    const calls: ToolCall[] = round.calls.map((c) => c.call);
+    run.conversation.push({
+      role: 'assistant',
+      content: round.text,
+      ...(calls.length > 0 ? { tool_calls: calls } : {}),
+    });
+    const code = round.calls.filter((c) => !c.item);
+    if (code.length === 0 || code.length < round.calls.length) return undefined;
+    for (const { call } of code) {
+      const source = codeOf(call.function.arguments);
+      if (run.codeRuns >= p.plan.maxToolCalls) {
+        run.output.push({ ...codeItem(newId('ci'), undefined, source), status: 'incomplete' });
+        return undefined;
+      }
+      run.codeRuns++;
+      const ran = await runCode(
+        this.#deps.sandbox,
+        source,
+        { timeoutSeconds: p.codeTimeoutSeconds, accountId: p.tenant.accountId },
+        signal,
+      );
+      run.output.push(codeItem(newId('ci'), ran, source));
+      run.conversation.push({ role: 'tool', tool_call_id: call.id, content: ran.logs || '(the code printed nothing)' });
+    }
+    const system: ChatMessage[] = p.body.instructions ? [{ role: 'system', content: p.body.instructions }] : [];
+    return { ...p.plan.chat, messages: [...system, ...run.conversation], learn: false };
+  }
+
+  #body(p: PreparedResponse, run: Run, state: 'in_progress' | 'done' | AppError): ResponseBody {
+    return responseBody({
+      id: p.id,
+      createdAt: p.createdAt,
+      completedAt: state === 'done' ? Math.floor(this.#deps.clock() / 1000) : null,
+      request: p.body,
+      userId: p.tenant.userId,
+      output: state === 'in_progress' ? [] : run.output.filter((o) => o !== OPENING),
+      state: state === 'in_progress' ? 'in_progress' : state === 'done' ? run.finishReason : state,
+      totals: state === 'in_progress' ? undefined : run.accounting.totals,
+      memoryContext: run.memoryContext,
+    });
+  }
+
+  async #store(p: PreparedResponse, run: Run, body: ResponseBody): Promise<void> {
+    if (p.body.store === false) return;
+    await this.#deps.store.insert({
+      id: p.id,
+      tenant: p.tenant,
+      createdAt: p.createdAt,
+      body,
+      conversation: run.conversation,
+      input: p.inputItems,
+      output: body.output.map((item) => ({ id: item.id, item: item as Record<string, unknown> })),
+    });
+  }
+}

@@ -1,0 +1,49 @@
+import type { RequestBody, Schema } from '../http/index.js';
+import type { ChatMessage } from '../providers/index.js';
+
+/** The body of POST /z1/responses, as the contract admits it. */
+export type ResponseCreateBody = RequestBody<'createResponse'>;
+export type ResponseBody = Schema<'Response'>;
+export type OutputItem = Schema<'ResponseOutputItem'>;
+export type InputItem = Schema<'ResponseInputItem'>;
+export type Annotation = Schema<'ResponseAnnotation'>;
+
+export interface Tenant {
+  accountId: string;
+  userId: string;
+}
+
+/** An item as stored: its id, and the item as the client sent it (input) or as it was returned (output). */
+export interface StoredItem {
+  id: string;
+  item: Record<string, unknown>;
+}
+
+export interface StoredResponse {
+  id: string;
+  tenant: Tenant;
+  createdAt: number;
+  body: ResponseBody;
+  /** The conversation the response ends, as chat messages: what a response continuing it starts from. */
+  conversation: ChatMessage[];
+  input: StoredItem[];
+  output: StoredItem[];
+}
+
+/**
+ * Stored responses per (account, end user). A response is read by its account (`GET`, `DELETE`: OpenAI's
+ * clients name no end user there) and continued only by the same end user (`previous_response_id`,
+ * `item_reference`).
+ */
+export interface ResponseStore {
+  insert(response: StoredResponse): Promise<void>;
+  /** The account's response; undefined when another account's or absent. */
+  get(accountId: string, id: string): Promise<StoredResponse | undefined>;
+  delete(accountId: string, id: string): Promise<boolean>;
+  /** Items of the end user's stored responses by id (an `item_reference`), newest first for a repeated id. */
+  items(tenant: Tenant, ids: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
+  /** The end user's responses, oldest first, a page at a time (the export). */
+  page(tenant: Tenant, after: string | undefined, limit: number): Promise<StoredResponse[]>;
+  /** Deletes every response of the end user; returns how many. */
+  deleteTenant(tenant: Tenant): Promise<number>;
+}
