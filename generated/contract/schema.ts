@@ -49,8 +49,10 @@ export interface paths {
          *     With `stream: true` the answer is a Server-Sent-Events stream of typed events (`response.created`,
          *     `response.in_progress`, `response.output_item.added`, `response.content_part.added`,
          *     `response.output_text.delta`/`.done`, `response.function_call_arguments.delta`/`.done`,
-         *     `response.output_item.done`, `response.completed` or `response.failed`), each with `sequence_number`.
-         *     What is supported, refused and ignored: `docs/responses-conformance.md`.
+         *     `response.output_item.done`, `response.completed`, `response.incomplete` or `response.failed`), each with
+         *     `sequence_number`. On a stream, `X-Credits-Charged` and `X-Cache` are the first model call's (a response that
+         *     runs code makes more; its usage row counts them all). What is supported, refused and ignored:
+         *     `docs/responses-conformance.md`.
          */
         post: operations["createResponse"];
         delete?: never;
@@ -1619,15 +1621,15 @@ export interface components {
              * @description Keep the response for `GET`, `previous_response_id` and `input_items` (in the service's database, per account and end user).
              * @default true
              */
-            store?: boolean;
+            store?: boolean | null;
             /**
              * Format: int32
              * @description The answer limit, as chat's `max_tokens`. Reached: `status: incomplete` with `incomplete_details.reason: max_output_tokens`.
              */
-            max_output_tokens?: number;
+            max_output_tokens?: number | null;
             temperature?: number | null;
             top_p?: number | null;
-            tools?: components["schemas"]["ResponseTool"][];
+            tools?: components["schemas"]["ResponseTool"][] | null;
             tool_choice?: components["schemas"]["ResponseToolChoice"];
             parallel_tool_calls?: boolean | null;
             /**
@@ -1642,21 +1644,21 @@ export interface components {
                  * @enum {string|null}
                  */
                 verbosity?: "low" | "medium" | "high" | null;
-            };
+            } | null;
             /** @default false */
-            stream?: boolean;
+            stream?: boolean | null;
             stream_options?: {
                 /** @description Accepted and ignored: no obfuscation padding is sent. */
                 include_obfuscation?: boolean;
             } | null;
-            /** @description `file_search_call.results` adds the results to the file_search_call item, `web_search_call.action.sources` the pages read; `code_interpreter_call.outputs` is always included; `message.output_text.logprobs` is refused (400); the rest concern inputs and models pvai does not have and are ignored. */
+            /** @description `file_search_call.results` adds the results to the file_search_call item, `web_search_call.action.sources` (or `web_search_call.results`) the pages whose passages the model was given; `code_interpreter_call.outputs` is always included; `message.output_text.logprobs` is refused (400); the rest concern inputs and models pvai does not have and are ignored. */
             include?: ("file_search_call.results" | "web_search_call.results" | "web_search_call.action.sources" | "code_interpreter_call.outputs" | "message.output_text.logprobs" | "reasoning.encrypted_content" | "message.input_image.image_url" | "computer_call_output.output.image_url")[] | null;
             /** @description OpenAI's end-user field: names the end user when `user_id` is absent. */
-            user?: string;
+            user?: string | null;
             /** @description The end user; memory, documents and stored responses are isolated per user. */
             user_id?: string;
             /** @description OpenAI's newer end-user field: names the end user when neither `user_id` nor `user` is given. */
-            safety_identifier?: string;
+            safety_identifier?: string | null;
             /** @description Stored with the response and returned. */
             metadata?: {
                 [key: string]: string;
@@ -1670,7 +1672,7 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
-             * @description Accepted and ignored: the prompt is always fitted to the model's window, history first.
+             * @description Accepted and ignored: the conversation is never shortened; one longer than the model's window is 400, as in chat (the response says `disabled`).
              * @enum {string|null}
              */
             truncation?: "auto" | "disabled" | null;
@@ -1724,7 +1726,8 @@ export interface components {
          *     engine. `file_search`: the end user's documents (`max_num_results` within the tier's `rag_k`,
          *     `ranking_options.score_threshold` on pvai's relevance score from 0 to 1, `filters` on document metadata;
          *     `vector_store_ids` are accepted and ignored, the documents are the end user's own). `web_search` (also
-         *     `web_search_preview`): a live web search, `search_context_size` low / medium / high reading 2 / 3 / 5 pages.
+         *     `web_search_preview` and the dated variants): a live web search, `search_context_size` low / medium / high
+         *     reading 2 / 3 / 5 pages, `filters.allowed_domains` keeping results on those domains.
          *     `code_interpreter`: Python in the sandbox, with the tier's timeout, run when the model calls it. Any other
          *     type is 400 `INVALID_PARAMETER` naming it.
          */

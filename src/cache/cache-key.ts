@@ -33,6 +33,7 @@ export interface CacheKeyInput {
   rag_filter?: unknown;
   rag_min_score?: number | null;
   web_pages?: number | null;
+  web_domains?: readonly string[] | null;
   /**
    * Set by the pipeline: the version of each context source that takes part (memory, documents, web…),
    * by source name. Each changes whenever what its source would read changes.
@@ -62,7 +63,7 @@ const KEY_SCHEMA_VERSION = 2;
  *                 stop, presence_penalty, frequency_penalty, n, logit_bias,
  *                 logprobs, top_logprobs, response_format },
  *     tools, tool_choice, parallel_tool_calls, use_rag, rag_k, use_web_search,
- *     rag_filter, rag_min_score, web_pages, context, user_id }
+ *     rag_filter, rag_min_score, web_pages, web_domains, context, user_id }
  *
  * where
  * - `account` scopes entries: two accounts never share a key;
@@ -118,6 +119,7 @@ export function cacheKeyMaterial(accountId: string, request: CacheKeyInput): Key
     rag_filter: presentOrUndefined(request.rag_filter),
     rag_min_score: presentOrUndefined(request.rag_min_score),
     web_pages: presentOrUndefined(request.web_pages),
+    web_domains: presentOrUndefined(request.web_domains),
     context,
     user_id: personalised ? presentOrUndefined(request.user_id) : undefined,
   };

@@ -25,6 +25,8 @@ export type ChatCompletionRequest = Omit<
   rag_min_score?: number;
   /** Set by the Responses API's `web_search` (`search_context_size`): the pages read at most. */
   web_pages?: number;
+  /** Set by the Responses API's `web_search` (`filters.allowed_domains`): only results on these domains. */
+  web_domains?: string[];
   /**
    * False for a follow-up model call of one response (after its code ran): the user's turn was already
    * handed to the sources that learn from it (memory extraction) by the first call.

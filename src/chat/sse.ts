@@ -40,6 +40,9 @@ export async function pipeAsSse(
     if (!out.write(payload)) await drainedOrClosed(out);
   };
   try {
+    let finished: StreamOutcome | undefined;
+    // Read to the parts' end, not only to the finish: the answer is stored (response cache, memory) as they
+    // end, before the stream's end is written.
     for await (const part of parts) {
       if (part.type === 'failed') {
         await write(event(errorBody(part.error)));
@@ -51,12 +54,11 @@ export async function pipeAsSse(
         onFirstPart();
       }
       for (const chunk of chunks) await write(event(chunk));
-      if (part.type === 'finish') {
-        await write(event('[DONE]'));
-        return { usage: part.usage };
-      }
+      if (part.type === 'finish') finished = { usage: part.usage };
     }
-    return {};
+    if (!finished) return {};
+    await write(event('[DONE]'));
+    return finished;
   } catch (err) {
     if (err instanceof ClientDisconnectedError) return { clientClosed: true };
     const error = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'Internal error');

@@ -47,7 +47,8 @@ export function responseBody(f: BodyFields): ResponseBody {
     created_at: f.createdAt,
     completed_at: f.completedAt,
     status,
-    error: failed ? { code: failed.code, message: failed.message } : null,
+    // OpenAI's form of the code, as in the `error` object of every error body (`upstream_error`).
+    error: failed ? { code: failed.code.toLowerCase(), message: failed.message } : null,
     incomplete_details: incomplete ? { reason: incomplete } : null,
     instructions: r.instructions ?? null,
     max_output_tokens: r.max_output_tokens ?? null,

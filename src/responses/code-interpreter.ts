@@ -1,3 +1,4 @@
+import { AppError } from '../errors/index.js';
 import type { ToolDefinition } from '../providers/index.js';
 import type { CodeRunner } from '../sandbox/index.js';
 
@@ -36,17 +37,27 @@ export function codeOf(args: string): string {
   }
 }
 
-/** Runs a call's code in the sandbox with the tier's timeout: a failure or a timeout is the run's outcome, for the model to read. */
+/**
+ * Runs a call's code in the sandbox with the tier's timeout. A failure of the code, a timeout, or a sandbox
+ * that cannot run it (no bubblewrap, every slot busy) is the run's outcome, for the model to read and the
+ * client to see in the item; only the client leaving stops the response.
+ */
 export async function runCode(
   sandbox: CodeRunner,
   code: string,
   limits: { timeoutSeconds: number; accountId: string },
   signal: AbortSignal,
 ): Promise<CodeRun> {
-  const outcome = await sandbox.execute(
-    { code, timeoutSeconds: limits.timeoutSeconds, accountId: limits.accountId },
-    signal,
-  );
+  let outcome: Awaited<ReturnType<CodeRunner['execute']>>;
+  try {
+    outcome = await sandbox.execute(
+      { code, timeoutSeconds: limits.timeoutSeconds, accountId: limits.accountId },
+      signal,
+    );
+  } catch (err) {
+    if (!(err instanceof AppError) || signal.aborted) throw err;
+    return { code, logs: `[the code did not run: ${err.message}]`, status: 'failed' };
+  }
   if (outcome.kind === 'timeout') {
     return {
       code,

@@ -40,13 +40,11 @@ function textOf(content: unknown, field: string): string {
   return text;
 }
 
-/** What a function_call_output carries: a string, or its parts' text (anything else as JSON). */
-function outputText(output: unknown): string {
+/** What a function_call_output carries: a string, or its text parts (any other part refused, as in a message). */
+function outputText(output: unknown, field: string): string {
   if (typeof output === 'string') return output;
-  if (!Array.isArray(output)) return JSON.stringify(output ?? '');
-  return output
-    .map((p: { type?: string; text?: unknown }) => (typeof p.text === 'string' ? p.text : JSON.stringify(p)))
-    .join('');
+  if (!Array.isArray(output)) throw bad(field, 'must be a string or a list of input_text parts');
+  return textOf(output, field);
 }
 
 export interface ReadInput {
@@ -83,7 +81,11 @@ export function readInput(
   input.forEach((given, i) => {
     const field = `input[${i}]`;
     let item = given as Record<string, unknown>;
-    if (item.type === 'item_reference') {
+    // OpenAI's item_reference may leave out its type: an item that is nothing but an id is one.
+    const reference =
+      item.type === 'item_reference' ||
+      (item.type === undefined && item.role === undefined && typeof item.id === 'string');
+    if (reference) {
       const found = typeof item.id === 'string' ? resolved.get(item.id) : undefined;
       if (!found) {
         throw bad(
@@ -109,7 +111,7 @@ export function readInput(
     flushCalls();
     if (type === 'function_call_output') {
       if (typeof item.call_id !== 'string') throw bad(`${field}.call_id`, 'is required');
-      messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output) });
+      messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output, `${field}.output`) });
       return;
     }
     if (type !== undefined && HISTORY_ONLY.has(type)) return;
@@ -126,7 +128,8 @@ export function readInput(
 export function referencedIds(input: string | InputItem[]): string[] {
   if (typeof input === 'string') return [];
   return input.flatMap((item) => {
-    const i = item as { type?: string; id?: unknown };
-    return i.type === 'item_reference' && typeof i.id === 'string' ? [i.id] : [];
+    const i = item as { type?: string; role?: string; id?: unknown };
+    const reference = i.type === 'item_reference' || (i.type === undefined && i.role === undefined);
+    return reference && typeof i.id === 'string' ? [i.id] : [];
   });
 }

@@ -17,6 +17,22 @@ function note(call: Call, accounting: Accounting): Record<string, string> {
   return { 'X-Cache': accounting.cache, 'X-Credits-Charged': String(accounting.credits) };
 }
 
+/** file_search's `max_num_results` within the tier's `rag_k`: the refusal names the request's own field. */
+function checkResults(
+  tiers: TierPolicy,
+  account: Parameters<TierPolicy['checkRagK']>[0],
+  k: number,
+  tools: ReadonlyArray<{ type: string }>,
+): void {
+  try {
+    tiers.checkRagK(account, k);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const field = `tools[${tools.findIndex((t) => t.type === 'file_search')}].max_num_results`;
+    throw new AppError(err.code, err.message.replace('rag_k', 'max_num_results'), { ...err.details, field });
+  }
+}
+
 /**
  * /z1/responses: the tier's rules (the model, file_search's results within `rag_k`, the sandbox's timeout),
  * then the responses service; stored responses are the account's, as OpenAI's clients name no end user when
@@ -45,7 +61,7 @@ export function responseOperations(deps: {
       );
       call.usage.userId = prepared.tenant.userId;
       const search = prepared.plan.builtIns.fileSearch;
-      if (search) deps.tiers.checkRagK(principal.account, search.k);
+      if (search) checkResults(deps.tiers, principal.account, search.k, body.tools ?? []);
       if (body.stream) {
         const started = await deps.responses.stream(principal, prepared, call.disconnectSignal());
         call.usage.firstTokenAt = performance.now();
@@ -54,7 +70,10 @@ export function responseOperations(deps: {
           // Credits and tokens of the calls after the first are known only now: the usage row says them.
           note(call, started.accounting);
           if (outcome.clientClosed) call.usage.clientClosed = true;
-          if (outcome.failed) call.usage.failedStatus = outcome.failed.status;
+          if (outcome.failed) {
+            call.usage.failedStatus = outcome.failed.status;
+            call.log.warn({ code: outcome.failed.code, err: outcome.cause }, 'response stream ended with an error');
+          }
         });
         return {
           status: 200,

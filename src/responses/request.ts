@@ -14,7 +14,8 @@ export const DEFAULT_MAX_TOOL_CALLS = 4;
 
 export interface BuiltInTools {
   fileSearch?: { k: number };
-  webSearch?: { pages: number };
+  /** `domains`: only results on these domains (and their subdomains) are read and cited. */
+  webSearch?: { pages: number; domains?: string[] };
   codeInterpreter?: true;
 }
 
@@ -78,9 +79,22 @@ function readTools(tools: readonly Tool[]): {
       }
       case 'web_search':
       case 'web_search_preview':
-      case 'web_search_2025_08_26':
-        builtIns.webSearch = { pages: PAGES_BY_CONTEXT_SIZE[tool.search_context_size ?? 'medium'] };
+      case 'web_search_preview_2025_03_11':
+      case 'web_search_2025_08_26': {
+        const domains = (tool as { filters?: { allowed_domains?: unknown } }).filters?.allowed_domains;
+        if (
+          domains !== undefined &&
+          domains !== null &&
+          (!Array.isArray(domains) || !domains.every((d) => typeof d === 'string'))
+        ) {
+          throw bad(`${field}.filters.allowed_domains`, 'must be a list of domain names');
+        }
+        builtIns.webSearch = {
+          pages: PAGES_BY_CONTEXT_SIZE[tool.search_context_size ?? 'medium'],
+          ...(Array.isArray(domains) && domains.length > 0 ? { domains: domains as string[] } : {}),
+        };
         return;
+      }
       case 'code_interpreter':
         builtIns.codeInterpreter = true;
         return;
@@ -138,6 +152,9 @@ export function planResponse(
     toolChoice = functions.length > 0 || builtIns.codeInterpreter ? choice : undefined;
   } else if (choice) {
     const named = choice.type === 'function' ? choice.name : undefined;
+    if (choice.type === 'function' && named === undefined) {
+      throw bad('tool_choice.name', 'is required when tool_choice.type is function');
+    }
     if (named !== undefined) {
       if (!functions.some((f) => f.function.name === named)) {
         throw bad(
@@ -167,7 +184,9 @@ export function planResponse(
     messages: [...system, ...conversation],
     temperature: body.temperature ?? DEFAULT_TEMPERATURE,
     ...(body.top_p !== undefined && body.top_p !== null ? { top_p: body.top_p } : {}),
-    ...(body.max_output_tokens !== undefined ? { max_tokens: body.max_output_tokens } : {}),
+    ...(body.max_output_tokens !== undefined && body.max_output_tokens !== null
+      ? { max_tokens: body.max_output_tokens }
+      : {}),
     ...(body.skip_cache !== undefined ? { skip_cache: body.skip_cache } : {}),
     ...(body.use_memory !== undefined ? { use_memory: body.use_memory } : {}),
     ...(chatTools.length > 0 ? { tools: chatTools } : {}),
@@ -181,7 +200,15 @@ export function planResponse(
           ...(minScore !== undefined ? { rag_min_score: minScore } : {}),
         }
       : {}),
-    ...(builtIns.webSearch ? { use_web_search: true, web_pages: builtIns.webSearch.pages } : {}),
+    ...(builtIns.webSearch
+      ? {
+          use_web_search: true,
+          web_pages: builtIns.webSearch.pages,
+          ...(builtIns.webSearch.domains ? { web_domains: builtIns.webSearch.domains } : {}),
+        }
+      : {}),
+    // Input without a user turn (a function's output) gives memory nothing new to learn.
+    ...(input.some((m) => m.role === 'user') ? {} : { learn: false }),
   };
   return {
     chat,

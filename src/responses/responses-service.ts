@@ -75,7 +75,7 @@ export class ResponsesService {
 
   /** The end user, the conversation it continues, its input: 404 for a previous response that is not theirs. */
   async prepare(principal: Principal, body: ResponseCreateBody, codeTimeoutSeconds: number): Promise<PreparedResponse> {
-    const userId = body.user_id ?? body.user ?? body.safety_identifier;
+    const userId = body.user_id ?? body.user ?? body.safety_identifier ?? undefined;
     if (userId === undefined) {
       throw new AppError(
         'INVALID_PARAMETER',
@@ -109,16 +109,31 @@ export class ResponsesService {
     };
   }
 
+  /**
+   * A whole response. A failure of the first model call is the HTTP error a chat completion would be
+   * (refunded); one after it (a later call, after code ran) ends the response as `failed`, with the items
+   * made so far, as a stream does.
+   */
   async complete(
     principal: Principal,
     p: PreparedResponse,
     signal: AbortSignal,
   ): Promise<{ body: ResponseBody; accounting: Accounting }> {
     let run: Run | undefined;
+    let failed: AppError | undefined;
     let request = this.#firstRequest(p);
     for (;;) {
-      const answer = await this.#deps.chat.complete(principal, request, signal);
+      let answer: Awaited<ReturnType<ChatService['complete']>>;
+      try {
+        answer = await this.#deps.chat.complete(principal, request, signal);
+      } catch (err) {
+        if (!run || !(err instanceof AppError)) throw err;
+        failed = err;
+        break;
+      }
       run ??= this.#start(p, answer.meta.citations ?? [], answer.meta.memoryContext, answer.cache);
+      // The sources this call was given: its answer's [n] name them.
+      run.citations = answer.meta.citations ?? [];
       run.accounting.credits += answer.credits;
       add(run.accounting.totals, answer.completion.usage, answer.cache);
       const { text, toolCalls, finishReason } = answer.completion;
@@ -136,7 +151,7 @@ export class ResponsesService {
       if (!next) break;
       request = next;
     }
-    const body = this.#body(p, run, 'done');
+    const body = this.#body(p, run, failed ?? 'done');
     await this.#store(p, run, body);
     return { body, accounting: run.accounting };
   }
@@ -150,7 +165,11 @@ export class ResponsesService {
     principal: Principal,
     p: PreparedResponse,
     signal: AbortSignal,
-  ): Promise<{ out: PassThrough; accounting: Accounting; done: Promise<{ failed?: AppError; clientClosed?: true }> }> {
+  ): Promise<{
+    out: PassThrough;
+    accounting: Accounting;
+    done: Promise<{ failed?: AppError; cause?: unknown; clientClosed?: true }>;
+  }> {
     const first = await this.#deps.chat.stream(principal, this.#firstRequest(p), signal);
     const run = this.#start(p, first.meta.citations ?? [], first.meta.memoryContext, first.cache);
     run.accounting.credits += first.credits;
@@ -180,6 +199,7 @@ export class ResponsesService {
           try {
             const answer = await this.#deps.chat.stream(principal, next, signal);
             run.accounting.credits += answer.credits;
+            run.citations = answer.meta.citations ?? [];
             parts = answer.parts;
             cache = answer.cache;
           } catch (err) {
@@ -194,7 +214,10 @@ export class ResponsesService {
         return failed ? { failed } : {};
       } catch (err) {
         if (err instanceof ClientDisconnectedError || signal.aborted) return { clientClosed: true as const };
-        throw err;
+        // Whatever else went wrong, the client hears it as the response's failure, not as a cut stream.
+        const error = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'Internal error');
+        await events.finished(this.#body(p, run, error)).catch(() => undefined);
+        return { failed: error, ...(err instanceof AppError ? {} : { cause: err }) };
       } finally {
         out.end();
       }
@@ -252,25 +275,37 @@ export class ResponsesService {
       ...(calls.length > 0 ? { tool_calls: calls } : {}),
     });
     const code = round.calls.filter((c) => !c.item);
-    if (code.length === 0 || code.length < round.calls.length) return undefined;
+    if (code.length === 0) return undefined;
+    let limited = false;
     for (const { call } of code) {
       const source = codeOf(call.function.arguments);
-      if (run.codeRuns >= p.plan.maxToolCalls) {
-        run.output.push({ ...codeItem(newId('ci'), undefined, source), status: 'incomplete' });
-        return undefined;
-      }
-      run.codeRuns++;
-      const ran = await runCode(
-        this.#deps.sandbox,
-        source,
-        { timeoutSeconds: p.codeTimeoutSeconds, accountId: p.tenant.accountId },
-        signal,
-      );
+      // Past max_tool_calls a call is not run; the model and the client are told so, and the conversation
+      // stays whole (every call answered).
+      limited ||= run.codeRuns >= p.plan.maxToolCalls;
+      const limits = { timeoutSeconds: p.codeTimeoutSeconds, accountId: p.tenant.accountId };
+      const ran = limited
+        ? {
+            code: source,
+            logs: `[not run: max_tool_calls (${p.plan.maxToolCalls}) reached]`,
+            status: 'incomplete' as const,
+          }
+        : await runCode(this.#deps.sandbox, source, limits, signal);
+      if (!limited) run.codeRuns++;
       run.output.push(codeItem(newId('ci'), ran, source));
       run.conversation.push({ role: 'tool', tool_call_id: call.id, content: ran.logs || '(the code printed nothing)' });
     }
+    // Function calls beside the code are the client's to run: the response ends with them, its code answered.
+    if (limited || code.length < round.calls.length) return undefined;
     const system: ChatMessage[] = p.body.instructions ? [{ role: 'system', content: p.body.instructions }] : [];
-    return { ...p.plan.chat, messages: [...system, ...run.conversation], learn: false };
+    const { tool_choice: choice, ...rest } = p.plan.chat;
+    // A tool was called: "required" (or a named tool) is satisfied, and forcing it again would never end.
+    const after = choice === 'required' || typeof choice === 'object' ? 'auto' : choice;
+    return {
+      ...rest,
+      ...(after ? { tool_choice: after } : {}),
+      messages: [...system, ...run.conversation],
+      learn: false,
+    };
   }
 
   #body(p: PreparedResponse, run: Run, state: 'in_progress' | 'done' | AppError): ResponseBody {

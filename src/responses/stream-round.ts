@@ -41,7 +41,11 @@ export async function streamRound(
   let text: string | null = null;
   let message: { id: string; index: number } | undefined;
   const calls = new Map<number, OpenCall>();
+  let done: RoundAnswer | undefined;
   for await (const part of parts) {
+    // Nothing follows the finish; the parts are read to their end all the same, as that is when the chat
+    // pipeline stores the answer (response cache, memory): leaving the loop at the finish would skip it.
+    if (done) continue;
     if (part.type === 'failed') return { failed: part.error };
     if (part.type === 'text-delta') {
       if (!message) {
@@ -138,7 +142,8 @@ export async function streamRound(
       await events.send('response.output_item.done', { output_index: open.outputIndex, item });
       finished.calls.push({ call: open.call, item, index: open.outputIndex });
     }
-    return { answer: finished };
+    done = finished;
   }
-  throw new Error('the answer ended without a finish part');
+  if (!done) throw new Error('the answer ended without a finish part');
+  return { answer: done };
 }

@@ -89,8 +89,16 @@ export class WebGrounding {
     return provider;
   }
 
-  /** `pages`: read at most this many (the Responses API's `search_context_size`), never more than the limit. */
-  async ground(query: string, signal: AbortSignal, pagesAtMost?: number): Promise<Grounding> {
+  /**
+   * `pagesAtMost`: read at most this many (the Responses API's `search_context_size`), never more than the
+   * limit; `domains`: only results on these domains or their subdomains (its `filters.allowed_domains`).
+   */
+  async ground(
+    query: string,
+    signal: AbortSignal,
+    pagesAtMost?: number,
+    domains?: readonly string[],
+  ): Promise<Grounding> {
     const provider = this.assertAvailable();
     const limits =
       pagesAtMost === undefined ? this.limits : { ...this.limits, pages: Math.min(pagesAtMost, this.limits.pages) };
@@ -111,6 +119,7 @@ export class WebGrounding {
       throw err;
     }
     const searched = performance.now();
+    if (domains && domains.length > 0) results = results.filter((r) => onDomains(r.url, domains));
     results = results.slice(0, limits.pages);
 
     const left = limits.totalMs - (searched - started) - limits.totalMs * EXTRACT_RESERVE;
@@ -199,6 +208,20 @@ export class WebGrounding {
 
 const outOfTime = () => new Error('the web step ran out of time');
 
+/** Whether the URL's host is one of the domains or under one ("docs.python.org" is under "python.org"). */
+function onDomains(url: string, domains: readonly string[]): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return domains.some((d) => {
+    const domain = d.toLowerCase().replace(/^\.+|\.+$/g, '');
+    return host === domain || host.endsWith(`.${domain}`);
+  });
+}
+
 /**
  * `use_web_search: true`. Not personal (no version: the same question from the same account may reuse
  * the answer), but short-lived: the contribution asks for WEB_CACHE_TTL_MS. Without a provider, the
@@ -216,7 +239,7 @@ export function webContextSource(web: WebGrounding): ContextSource {
       web.assertAvailable();
       const query = lastUserText(request).trim();
       if (!query) return { passages: [], cacheTtlMs: WEB_CACHE_TTL_MS };
-      const grounding = await web.ground(query.slice(0, 400), signal, request.web_pages);
+      const grounding = await web.ground(query.slice(0, 400), signal, request.web_pages, request.web_domains);
       return { passages: grounding.passages, itemsRetrieved: grounding.passages.length, cacheTtlMs: WEB_CACHE_TTL_MS };
     },
   };

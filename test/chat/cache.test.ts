@@ -84,6 +84,23 @@ for (const backend of backends()) {
       assert.equal(res.response.headers.get('x-cache'), 'MISS');
     });
 
+    it('caches a streamed answer once it ended: the repeat is a hit, whole or streamed', async () => {
+      const streamed = request({ messages: [{ role: 'user', content: `streamed first on ${backend}` }] });
+      const first = await alice.client.chat.completions
+        .create({ ...streamed, stream: true } as PvParams<OpenAI.ChatCompletionCreateParamsStreaming>)
+        .withResponse();
+      assert.equal(first.response.headers.get('x-cache'), 'MISS');
+      const text = assemble(await collect(first.data)).text;
+      const whole = await alice.client.chat.completions.create(streamed).withResponse();
+      assert.equal(whole.response.headers.get('x-cache'), 'HIT');
+      assert.equal(whole.data.choices[0]?.message.content, text);
+      const again = await alice.client.chat.completions
+        .create({ ...streamed, stream: true } as PvParams<OpenAI.ChatCompletionCreateParamsStreaming>)
+        .withResponse();
+      assert.equal(again.response.headers.get('x-cache'), 'HIT');
+      assert.equal(assemble(await collect(again.data)).text, text);
+    });
+
     it('replays a cached answer as a stream', async () => {
       const cached = await alice.client.chat.completions.create(request());
       const { data: stream, response } = await alice.client.chat.completions

@@ -86,11 +86,11 @@ export interface ResponseCreateRequest {
     /**
      * Keep the response for `GET`, `previous_response_id` and `input_items` (in the service's database, per account and end user).
      */
-    store?: boolean;
+    store?: boolean | null;
     /**
      * The answer limit, as chat's `max_tokens`. Reached: `status: incomplete` with `incomplete_details.reason: max_output_tokens`.
      */
-    maxOutputTokens?: number;
+    maxOutputTokens?: number | null;
     /**
      * 
      */
@@ -102,7 +102,7 @@ export interface ResponseCreateRequest {
     /**
      * 
      */
-    tools?: Array<ResponseTool>;
+    tools?: Array<ResponseTool> | null;
     /**
      * 
      */
@@ -118,23 +118,23 @@ export interface ResponseCreateRequest {
     /**
      * 
      */
-    text?: ResponseCreateRequestText;
+    text?: ResponseCreateRequestText | null;
     /**
      * 
      */
-    stream?: boolean;
+    stream?: boolean | null;
     /**
      * 
      */
     streamOptions?: ResponseCreateRequestStreamOptions | null;
     /**
-     * `file_search_call.results` adds the results to the file_search_call item, `web_search_call.action.sources` the pages read; `code_interpreter_call.outputs` is always included; `message.output_text.logprobs` is refused (400); the rest concern inputs and models pvai does not have and are ignored.
+     * `file_search_call.results` adds the results to the file_search_call item, `web_search_call.action.sources` (or `web_search_call.results`) the pages whose passages the model was given; `code_interpreter_call.outputs` is always included; `message.output_text.logprobs` is refused (400); the rest concern inputs and models pvai does not have and are ignored.
      */
     include?: Array<ResponseCreateRequestIncludeEnum> | null;
     /**
      * OpenAI's end-user field: names the end user when `user_id` is absent.
      */
-    user?: string;
+    user?: string | null;
     /**
      * The end user; memory, documents and stored responses are isolated per user.
      */
@@ -142,7 +142,7 @@ export interface ResponseCreateRequest {
     /**
      * OpenAI's newer end-user field: names the end user when neither `user_id` nor `user` is given.
      */
-    safetyIdentifier?: string;
+    safetyIdentifier?: string | null;
     /**
      * Stored with the response and returned.
      */
@@ -160,7 +160,7 @@ export interface ResponseCreateRequest {
      */
     reasoning?: { [key: string]: any; } | null;
     /**
-     * Accepted and ignored: the prompt is always fitted to the model's window, history first.
+     * Accepted and ignored: the conversation is never shortened; one longer than the model's window is 400, as in chat (the response says `disabled`).
      */
     truncation?: ResponseCreateRequestTruncationEnum | null;
     /**
@@ -230,21 +230,21 @@ export function ResponseCreateRequestFromJSONTyped(json: any, ignoreDiscriminato
         'input': ResponseCreateRequestInputFromJSON(json['input']),
         'instructions': json['instructions'] === undefined ? undefined : json['instructions'] === null ? null : json['instructions'],
         'previousResponseId': json['previous_response_id'] === undefined ? undefined : json['previous_response_id'] === null ? null : json['previous_response_id'],
-        'store': json['store'] == null ? undefined : json['store'],
-        'maxOutputTokens': json['max_output_tokens'] == null ? undefined : json['max_output_tokens'],
+        'store': json['store'] === undefined ? undefined : json['store'] === null ? null : json['store'],
+        'maxOutputTokens': json['max_output_tokens'] === undefined ? undefined : json['max_output_tokens'] === null ? null : json['max_output_tokens'],
         'temperature': json['temperature'] === undefined ? undefined : json['temperature'] === null ? null : json['temperature'],
         'topP': json['top_p'] === undefined ? undefined : json['top_p'] === null ? null : json['top_p'],
-        'tools': json['tools'] == null ? undefined : ((json['tools'] as Array<any>).map(ResponseToolFromJSON)),
+        'tools': json['tools'] === undefined ? undefined : json['tools'] === null ? null : ((json['tools'] as Array<any>).map(ResponseToolFromJSON)),
         'toolChoice': json['tool_choice'] == null ? undefined : ResponseToolChoiceFromJSON(json['tool_choice']),
         'parallelToolCalls': json['parallel_tool_calls'] === undefined ? undefined : json['parallel_tool_calls'] === null ? null : json['parallel_tool_calls'],
         'maxToolCalls': json['max_tool_calls'] === undefined ? undefined : json['max_tool_calls'] === null ? null : json['max_tool_calls'],
-        'text': json['text'] == null ? undefined : ResponseCreateRequestTextFromJSON(json['text']),
-        'stream': json['stream'] == null ? undefined : json['stream'],
+        'text': json['text'] === undefined ? undefined : json['text'] === null ? null : ResponseCreateRequestTextFromJSON(json['text']),
+        'stream': json['stream'] === undefined ? undefined : json['stream'] === null ? null : json['stream'],
         'streamOptions': json['stream_options'] === undefined ? undefined : json['stream_options'] === null ? null : ResponseCreateRequestStreamOptionsFromJSON(json['stream_options']),
         'include': json['include'] === undefined ? undefined : json['include'] === null ? null : json['include'],
-        'user': json['user'] == null ? undefined : json['user'],
+        'user': json['user'] === undefined ? undefined : json['user'] === null ? null : json['user'],
         'userId': json['user_id'] == null ? undefined : json['user_id'],
-        'safetyIdentifier': json['safety_identifier'] == null ? undefined : json['safety_identifier'],
+        'safetyIdentifier': json['safety_identifier'] === undefined ? undefined : json['safety_identifier'] === null ? null : json['safety_identifier'],
         'metadata': json['metadata'] === undefined ? undefined : json['metadata'] === null ? null : json['metadata'],
         'skipCache': json['skip_cache'] == null ? undefined : json['skip_cache'],
         'useMemory': json['use_memory'] == null ? undefined : json['use_memory'],
