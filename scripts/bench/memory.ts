@@ -47,7 +47,9 @@ for (const run of runs) {
     models,
   );
   results.push(result);
-  console.log(`${run.name}: ${result.cases} cases in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  console.log(
+    `${run.name}: ${result.cases} cases in ${((performance.now() - started) / 1000).toFixed(0)} s; the extractor failed on ${result.failedTurns} timed turns`,
+  );
   if (MISSES) console.log(result.misses.map((m) => `  ${m}`).join('\n'));
 }
 if (results.length > 0) {

@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import type { Completion, RoutedRequest } from '../providers/index.js';
+import { type Analysis, analyze, ENGLISH_STOP_WORDS } from '../text/index.js';
 import { FACT_KINDS, isFactKind } from './extraction/kinds.js';
 import { mayState } from './extraction/statements.js';
 import type { Extraction, FactExtractor } from './types.js';
 
 const KINDS = Object.keys(FACT_KINDS);
+/** Words compared to tell a fact the user stated from one the model made up: stemmed, without the frame of a fact. */
+const GROUNDING: Analysis = { stopWords: new Set([...ENGLISH_STOP_WORDS, 'user', 'users']) };
 
 const FACT_SCHEMA = {
   type: 'object',
@@ -109,13 +112,19 @@ export class LlmExtractor implements FactExtractor {
     const result = answer.safeParse(parsed);
     if (!result.success)
       throw new Error(`the extraction model's answer does not fit the schema: ${result.error.message}`);
+    // A fact must come from what the user said: one that shares no word with the turns (the instructions'
+    // own example, copied by a small model: measured with SmolLM2) is not the user's.
+    const said = new Set(analyze(userTurns.join('\n'), GROUNDING));
+    const grounded = (content: string) => analyze(content, GROUNDING).some((w) => said.has(w));
     return {
-      facts: result.data.facts.map((f) => ({
-        content: f.content,
-        slot: f.kind && isFactKind(f.kind) ? f.kind : null,
-        ...(f.replaces?.length ? { correction: { replaces: f.replaces } } : {}),
-      })),
-      forget: result.data.forget.map((f) => ({ content: f.content, slot: null })),
+      facts: result.data.facts
+        .filter((f) => grounded(f.content))
+        .map((f) => ({
+          content: f.content,
+          slot: f.kind && isFactKind(f.kind) ? f.kind : null,
+          ...(f.replaces?.length ? { correction: { replaces: f.replaces } } : {}),
+        })),
+      forget: result.data.forget.filter((f) => grounded(f.content)).map((f) => ({ content: f.content, slot: null })),
     };
   }
 }

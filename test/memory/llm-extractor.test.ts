@@ -19,7 +19,7 @@ describe('memory extraction by a model (memory.extractionModel)', () => {
     const target = { provider: 'openai-compatible' as const, baseUrl: upstream.url, model: 'm', maxRetries: 0 };
     server = await startTestServer('sqlite', {
       config: {
-        tiers: { free: { rpm: 10_000 } },
+        tiers: { free: { rpm: 10_000, rpd: 100_000 } },
         routing: { 'PV-TURBO': [target], 'PV-STANDARD': [{ ...target, model: 'extractor' }] },
         memory: { extractionModel: 'PV-STANDARD' },
       },
@@ -31,13 +31,13 @@ describe('memory extraction by a model (memory.extractionModel)', () => {
     await upstream.close();
   });
 
-  const say = (text: string) =>
+  const say = (text: string, user = 'kim') =>
     server.request('POST', '/z1/chat/completions', {
       apiKey,
-      body: { model: 'PV-TURBO', user_id: 'kim', skip_cache: true, messages: [{ role: 'user', content: text }] },
+      body: { model: 'PV-TURBO', user_id: user, skip_cache: true, messages: [{ role: 'user', content: text }] },
     });
-  const memories = async () =>
-    (await server.request<{ data: MemoryBody[] }>('GET', '/z1/memory?user_id=kim', { apiKey })).body.data;
+  const memories = async (user = 'kim') =>
+    (await server.request<{ data: MemoryBody[] }>('GET', `/z1/memory?user_id=${user}`, { apiKey })).body.data;
 
   it('asks the model for a JSON-schema answer and stores the facts it found', async () => {
     upstream.scriptModel('extractor', {
@@ -90,5 +90,27 @@ describe('memory extraction by a model (memory.extractionModel)', () => {
     assert.equal((await say('And I live in Exeter')).status, 200);
     list = await memories();
     assert.equal(list.length, 2);
+  });
+
+  it('stores no fact that shares no word with what the user said (a small model copying its instructions)', async () => {
+    upstream.scriptModel('extractor', {
+      kind: 'answer',
+      text: JSON.stringify({
+        facts: [
+          { content: 'The user is allergic to peanuts.', kind: 'health', replaces: [] },
+          { content: 'The user speaks Estonian.', kind: 'reply_language', replaces: [] },
+        ],
+        forget: [],
+      }),
+    });
+    // Another end user: kim's turns wait behind the failed extractions above (a user's turns go in order).
+    assert.equal((await say('Please use Estonian whenever you talk to me', 'tiit')).status, 200);
+    const list = await eventually(
+      () => memories('tiit'),
+      (l) => l.length > 0,
+      5000,
+    );
+    assert.ok(list.some((m) => m.content === 'The user speaks Estonian.'));
+    assert.ok(!list.some((m) => m.content.includes('peanuts')));
   });
 });

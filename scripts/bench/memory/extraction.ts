@@ -33,6 +33,8 @@ export interface ExtractionResult {
   correctionRate: number;
   p50: number;
   p95: number;
+  /** Turns the extractor failed on, of those timed (a model's answer that does not fit the schema). */
+  failedTurns: string;
   /** The extractor alone, over the process's CPU time. */
   extractorTurnsPerCpuSecond: number;
   /** The worker's whole path (claim, extract, reconcile, delete), over the process's CPU time; not run for a slow model. */
@@ -173,12 +175,14 @@ async function timeExtraction(
   const { extractor } = memory;
   const turns = cases.flatMap((c) => [...(c.before ?? []), c.say]).slice(0, most);
   const signal = new AbortController().signal;
-  for (const t of turns.slice(0, 10)) await extractor.extract([t], signal); // warm
+  for (const t of turns.slice(0, 3)) await extractor.extract([t], signal).catch(() => undefined); // warm
   const times: number[] = [];
+  let failures = 0;
   const extractorCpu = process.cpuUsage();
   for (const t of turns) {
     const at = performance.now();
-    if (!extractor.mayState || extractor.mayState(t)) await extractor.extract([t], signal);
+    // A model that does not answer the schema fails the turn (the worker retries, then drops it): counted.
+    if (!extractor.mayState || extractor.mayState(t)) await extractor.extract([t], signal).catch(() => failures++);
     times.push(performance.now() - at);
   }
   const alone = process.cpuUsage(extractorCpu);
@@ -186,6 +190,7 @@ async function timeExtraction(
     p50: percentile(times, 50),
     p95: percentile(times, 95),
     extractorTurnsPerCpuSecond: turns.length / ((alone.user + alone.system) / 1e6),
+    failedTurns: `${failures} of ${turns.length}`,
   };
   if (!pipeline) return { ...timing, turnsPerCpuSecond: undefined };
   const cpu = process.cpuUsage();
