@@ -65,7 +65,7 @@ if (results.length > 0) {
         'no-fact turns stored',
         'corrections supersede',
         'ms/turn p50 / p95',
-        'turns/s per core',
+        'turns/s per core: extractor / worker',
       ],
       [
         ...results.map((r) => [

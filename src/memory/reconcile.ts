@@ -84,6 +84,18 @@ function countChanged(memory: MemoryRecord, fact: CandidateFact): boolean {
   return differ.length > 0 && differ.every((t) => NUMBER_WORD.test(t)) && differ.some((t) => t !== 'a' && t !== 'an');
 }
 
+/**
+ * The same attribute with another value ("favourite colour is crimson" → "… is lilac now"): two facts that
+ * share at least two words and differ in at most two on each side. Taken only from a statement that says
+ * something changed: meaning alone puts such pairs at 0.55 (MiniLM reads the values as the content).
+ */
+function valueChanged(memory: MemoryRecord, fact: CandidateFact): boolean {
+  const old = terms(memory.content);
+  const fresh = terms(fact.content);
+  const shared = [...fresh].filter((t) => old.has(t)).length;
+  return shared >= 2 && old.size - shared <= 2 && fresh.size - shared <= 2 && old.size > shared;
+}
+
 function mentions(content: string, value: string): boolean {
   const escaped = value.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return escaped.length > 0 && new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'iu').test(content);
@@ -120,6 +132,8 @@ async function supersedes(
   const counted = inSlot.find((m) => countChanged(m, fact));
   if (counted) return { memory: counted };
   if (!fact.changed && !fact.correction) return undefined;
+  const revalued = inSlot.find((m) => valueChanged(m, fact));
+  if (revalued) return { memory: revalued };
   const candidates = new Map([...inSlot.slice(0, NEIGHBOURS), ...similar].map((m) => [m.id, m]));
   return closestInMeaning(memories, fact, [...candidates.values()]);
 }
