@@ -9,86 +9,46 @@
 the server the set-up's SmolLM2 for the PV models and all-MiniLM-L6-v2 for PV-EMBED.) The versions are pinned in
 .ci/run (setup_python). Every check prints `ok …` or `FAIL …`; the exit status is 1 when any failed.
 
-The end user: pvai needs one per chat request. The openai SDK names it with OpenAI's own `user` here and with
-pvai's `user_id` as an extra body field there; ChatOpenAI passes `user` through `model_kwargs`.
+The Responses API (`/z1/responses`) too: its `openai` SDK checks are in responses_clients.py (imported below, where
+they run), ChatOpenAI with `use_responses_api=True` is checked here with the rest of LangChain. What the checks share
+(the server, the client, `check`, `expect`, pvai's errors) is client_checks.py.
+
+The end user: pvai needs one per chat request and per response. The openai SDK names it with OpenAI's own `user`
+(or `safety_identifier`, for responses) here and with pvai's `user_id` as an extra body field there; ChatOpenAI
+passes `user` through `model_kwargs`.
 """
 
 import json
 import math
-import os
 import secrets
 import sys
-import traceback
-import urllib.error
 import urllib.request
 
 import openai
 from langchain_core.messages import AIMessageChunk
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
-from openai import OpenAI
 
-URL = os.environ["PVAI_URL"]
-BASE_URL = f"{URL}/z1"
-API_KEY = os.environ["PVAI_API_KEY"]
-ADMIN_TOKEN = os.environ["PVAI_ADMIN_TOKEN"]
-CHAT_MODEL = os.environ.get("PVAI_CHAT_MODEL", "PV-TURBO")
-EMBEDDING_MODEL = os.environ.get("PVAI_EMBEDDING_MODEL_ID", "PV-EMBED")
-MAX_TOKENS = 8
+sys.dont_write_bytecode = True  # the modules beside this one leave no __pycache__ in scripts/clients/
+from client_checks import (  # noqa: E402
+    ADMIN_TOKEN,
+    API_KEY,
+    BASE_URL,
+    CHAT_MODEL,
+    EMBEDDING_MODEL,
+    MAX_TOKENS,
+    URL,
+    check,
+    client,
+    expect,
+    expect_pvai_error,
+    failures,
+    ok,
+    raw_error,
+)
 
 SIMILAR = ("The cat sat on the mat.", "A kitten is resting on the rug.")
 UNRELATED = "Quarterly tax filings are due at the end of March."
-
-failures = []
-
-
-def ok(message):
-    print(f"ok   {message}")
-
-
-def check(name):
-    """Runs the decorated function at once as one check: an exception is a FAIL, the others still run."""
-
-    def run(fn):
-        try:
-            fn()
-        except Exception as err:  # noqa: BLE001 - every failure is reported the same way
-            failures.append(name)
-            print(f"FAIL {name}: {type(err).__name__}: {err}")
-            traceback.print_exc(limit=3, file=sys.stdout)
-        return fn
-
-    return run
-
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
-
-
-def raw_error(path, body, key=API_KEY):
-    """pvai's own error body for a request, read without any client library: what the clients must surface."""
-    request = urllib.request.Request(
-        f"{BASE_URL}{path}",
-        data=json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-        method="POST",
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as res:
-            raise AssertionError(f"expected an error from {path}, got {res.status}")
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
-
-
-def expect_pvai_error(err, status, expected_body):
-    """An openai.APIStatusError that carries pvai's status, message and code."""
-    expect(isinstance(err, openai.APIStatusError), f"not an APIStatusError: {err!r}")
-    expect(err.status_code == status, f"status {err.status_code}, expected {status}")
-    message = expected_body["message"]
-    expect(isinstance(err.body, dict) and err.body.get("message") == message, f"error body {err.body!r}")
-    expect(message in str(err), f"the error's text does not show pvai's message {message!r}: {err}")
-    expect(err.code == expected_body["error"]["code"], f"code {err.code!r}, expected {expected_body['error']['code']!r}")
 
 
 def cosine(a, b):
@@ -120,7 +80,6 @@ WEATHER_TOOL = {
     },
 }
 
-client = OpenAI(base_url=BASE_URL, api_key=API_KEY, max_retries=0)
 print(f"openai {openai.__version__} against {BASE_URL} ({CHAT_MODEL}, {EMBEDDING_MODEL})")
 
 # ------------------------------------------------------------------------------------------------ openai SDK
@@ -268,6 +227,11 @@ def _():
     ok(f"openai: embeddings with a chat model → BadRequestError {status}: {expected['message']!r}")
 
 
+# ------------------------------------------------------------------------------------------------ openai SDK: Responses
+
+import responses_clients  # noqa: E402,F401  (its checks run here, in this order)
+
+
 # ------------------------------------------------------------------------------------------------ LangChain
 
 
@@ -325,6 +289,58 @@ def _():
     expect(isinstance(calls[0]["args"].get("city"), str), f"args {calls[0]['args']}")
     expect(not reply.invalid_tool_calls, f"invalid tool calls {reply.invalid_tool_calls}")
     ok(f"langchain: bind_tools → tool call get_weather({calls[0]['args']}) id {calls[0]['id']}")
+
+
+@check("langchain: ChatOpenAI(use_responses_api=True).invoke")
+def _():
+    reply = chat_openai(use_responses_api=True).invoke("Count from one to twenty: one, two, three,")
+    text = reply.text
+    expect(isinstance(text, str) and text.strip(), f"no text: {reply!r}")
+    meta = reply.response_metadata
+    expect(str(meta.get("id", "")).startswith("resp_"), f"not a response's id: {meta}")
+    expect(meta.get("status") in ("completed", "incomplete"), f"status {meta.get('status')}")
+    usage = reply.usage_metadata or {}
+    # max_tokens goes out as max_output_tokens: the model stops at it.
+    expect(0 < usage.get("output_tokens", 0) <= MAX_TOKENS, f"usage {usage}")
+    stored = client.responses.retrieve(meta["id"])
+    expect(stored.output_text == text, f"the stored response says {stored.output_text!r}, LangChain {text!r}")
+    ok(
+        f"langchain: ChatOpenAI(use_responses_api=True).invoke: {meta['id']} {meta['status']} {text!r}, "
+        f"{usage['output_tokens']} tokens"
+    )
+
+
+@check("langchain: ChatOpenAI(use_responses_api=True).stream")
+def _():
+    # skip_cache: the chat stream above asked the same, and an answer from the cache is replayed as one delta.
+    llm = chat_openai(use_responses_api=True, extra_body={"skip_cache": True})
+    chunks = list(llm.stream("Tell me a short story about an owl."))
+    texts = [c.text for c in chunks if isinstance(c, AIMessageChunk) and c.text]
+    expect(len(texts) > 1, f"{len(texts)} text chunks")
+    total = chunks[0]
+    for c in chunks[1:]:
+        total += c
+    expect(total.text == "".join(texts), "the chunks do not add up")
+    usage = total.usage_metadata or {}
+    expect(0 < usage.get("output_tokens", 0) <= MAX_TOKENS, f"usage {usage}")
+    response_id = total.response_metadata.get("id") or total.id
+    expect(str(response_id).startswith("resp_"), f"no response id: {total.response_metadata}, id {total.id}")
+    stored = client.responses.retrieve(response_id)
+    expect(stored.output_text == total.text, f"stored: {stored.output_text!r}, the chunks: {total.text!r}")
+    ok(
+        f"langchain: ChatOpenAI(use_responses_api=True).stream in {len(texts)} pieces, {total.text!r}, "
+        f"stored as {response_id}"
+    )
+
+
+@check("langchain: ChatOpenAI(use_responses_api=True).bind_tools")
+def _():
+    llm = chat_openai(use_responses_api=True).bind_tools([get_weather], tool_choice="get_weather")
+    reply = llm.invoke("What is the weather in Lisbon?")
+    calls = reply.tool_calls
+    expect(len(calls) == 1 and calls[0]["name"] == "get_weather", f"tool calls {calls}, content {reply.content!r}")
+    expect(isinstance(calls[0]["args"].get("city"), str), f"args {calls[0]['args']}")
+    ok(f"langchain: responses API bind_tools → tool call get_weather({calls[0]['args']}) id {calls[0]['id']}")
 
 
 @check("langchain: OpenAIEmbeddings")

@@ -8,6 +8,7 @@ const EXAMPLE_IDS = {
   document: 'doc_7c2e9a0b1f3d',
   account: 'acct_3kTMd9e2XwQpL7vB',
   key: 'key_9xQ2mL4nB7vC1zR8',
+  response: 'resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718',
 };
 // Well-formed ids that name nothing, for the 404 transactions.
 const MISSING_IDS = {
@@ -15,6 +16,7 @@ const MISSING_IDS = {
   document: 'doc_000000000000',
   account: 'acct_0000000000000000',
   key: 'key_0000000000000000',
+  response: 'resp_00000000000000000000000000000000',
   model: 'PV-NONEXISTENT',
 };
 const TOO_LONG_ID = 'x'.repeat(65); // every path id is maxLength 64: a 400 before any lookup
@@ -55,6 +57,9 @@ function capabilityOf(path) {
   if (path === '/metrics') return 'metrics';
   if (path === '/z1/code/execute') return 'code';
   if (path === '/z1/chat/completions') return 'chat';
+  // Creating a response is a chat completion in another wire format: it answers 503 where chat does. Stored
+  // responses (GET, DELETE, input_items) are read from the database and have no placeholder.
+  if (path === '/z1/responses') return 'responses';
   if (path === '/z1/embeddings') return 'embeddings';
   return null;
 }

@@ -4,21 +4,25 @@
 // request example and expects that status code, the documented headers and a body matching the schema. Dredd 14
 // ignores OpenAPI security schemes and knows nothing about this API's state, so these hooks:
 //   - authenticate: `Authorization: Bearer <key>` on /z1 (but /z1/health*), the admin token on /admin;
-//   - replace the example ids in paths by real ones created in beforeAll (memory, document, account, keys);
+//   - replace the example ids in paths by real ones created in beforeAll (memory, document, account, keys, stored
+//     responses);
 //   - turn the request of each non-2xx transaction into one that really provokes that status, where the status
 //     can be provoked from outside on a healthy server (400, 401, 402, 403, 404, 408, 409, 413, 415) by a whole
 //     request, as Dredd sends them (a body that stops arriving, the other 408, is the slow-client tests' and the
 //     fuzz stage's);
 //   - skip, with the reason printed, what cannot be meaningful (see SKIP_STATUS and the capability probe);
-//   - check the text/event-stream answer of chat completions themselves (Dredd has no validator for it).
+//   - check the text/event-stream answers of chat completions and responses themselves (Dredd has no validator
+//     for it).
+// The hooks' own requests and what beforeAll learns are in dredd-server.cjs, the Responses API's stored responses
+// in dredd-responses.cjs, the exported and erased end user in dredd-erased-user.cjs, the contract's tables in
+// dredd-facts.cjs.
 // The server comes from scripts/contract/serve-for-contract.mjs: PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN.
 const hooks = require('hooks');
 const { checkChatStream } = require('./chat-stream-check.cjs');
-
-const { PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN } = process.env;
-if (!PVAI_URL || !PVAI_API_KEY || !PVAI_ADMIN_TOKEN) {
-  throw new Error('dredd-hooks: PVAI_URL, PVAI_API_KEY and PVAI_ADMIN_TOKEN must be set (serve-for-contract.mjs)');
-}
+const { checkResponseStream } = require('./response-stream-check.cjs');
+const { checkSeededUser, seedErasedUser } = require('./dredd-erased-user.cjs');
+const { createFixtureResponses, expectStoredResponse, rememberCreatedExample } = require('./dredd-responses.cjs');
+const { PVAI_API_KEY, PVAI_ADMIN_TOKEN, available, ids, must, probe } = require('./dredd-server.cjs');
 
 const {
   EXAMPLE_IDS,
@@ -32,56 +36,12 @@ const {
   capabilityOf,
 } = require('./dredd-facts.cjs');
 
-const available = {}; // capability → true, or the 503 body that says it is not available
-const ids = {}; // real ids created in beforeAll
 const skipped = []; // [transaction name, reason]
-
-async function call(method, path, { body, auth = 'key', headers = {} } = {}) {
-  const h = { Accept: 'application/json', ...headers };
-  if (auth === 'key') h.Authorization = `Bearer ${PVAI_API_KEY}`;
-  else if (auth === 'admin') h.Authorization = `Bearer ${PVAI_ADMIN_TOKEN}`;
-  else if (auth) h.Authorization = `Bearer ${auth}`;
-  if (body !== undefined) h['Content-Type'] = 'application/json';
-  const res = await fetch(`${PVAI_URL}${path}`, {
-    method,
-    headers: h,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, text };
-}
-
-async function must(expectStatus, method, path, options) {
-  const res = await call(method, path, options);
-  if (res.status !== expectStatus) {
-    throw new Error(
-      `dredd-hooks setup: ${method} ${path} answered ${res.status}, expected ${expectStatus}: ${res.text}`,
-    );
-  }
-  return res.json;
-}
-
-async function probe(capability, method, path, body) {
-  const res = await call(method, path, { body, auth: capability === 'metrics' ? null : 'key' });
-  if (res.status === 503) {
-    available[capability] = res.json ?? res.text;
-    console.log(
-      `dredd-hooks: ${capability} is not available on this server (503 ${res.json?.code ?? ''}): ${res.text}`,
-    );
-  } else {
-    available[capability] = true;
-  }
-}
 
 hooks.beforeAll((transactions, done) => {
   (async () => {
     const tag = Math.random().toString(36).slice(2, 10);
+    rememberCreatedExample(transactions);
     await probe('memory', 'GET', '/z1/memory?user_id=dredd-probe');
     await probe('rag', 'GET', '/z1/rag/documents?user_id=dredd-probe');
     await probe('sla', 'GET', '/z1/sla');
@@ -95,6 +55,7 @@ hooks.beforeAll((transactions, done) => {
     });
     // No embedding model on the server (the contract server's default data dir has none): 503, documented.
     await probe('embeddings', 'POST', '/z1/embeddings', { model: 'PV-EMBED', input: 'probe' });
+    await createFixtureResponses();
 
     // The account the admin transactions work on (a fresh one, so changing its tier harms nothing).
     const fixture = await must(201, 'POST', '/admin/accounts', {
@@ -125,14 +86,7 @@ hooks.beforeAll((transactions, done) => {
       ).id;
     }
     // The end user the export and erase transactions work on (2xx), with data of their own to export and erase.
-    if (available.memory === true) {
-      await must(201, 'POST', '/z1/memory', { body: { user_id: ERASED_USER, content: 'Plays the cello.' } });
-    }
-    if (available.rag === true) {
-      await must(201, 'POST', '/z1/rag/documents', {
-        body: { user_id: ERASED_USER, title: 'To erase', content: 'A document to export and erase.' },
-      });
-    }
+    await seedErasedUser();
     if (available.rag === true) {
       ids.document = (
         await must(201, 'POST', '/z1/rag/documents', {
@@ -192,11 +146,13 @@ function idKind(resource) {
   if (resource.includes('{account_id}')) return 'account';
   if (resource.includes('{key_id}')) return 'key';
   if (resource.includes('{model_id}')) return 'model';
+  if (resource.includes('{response_id}')) return 'response';
   return null;
 }
 
-function realId(kind, resource) {
+function realId(kind, resource, method) {
   if (kind === 'key') return resource.endsWith('/rotate') ? ids.rotateKey : ids.revokeKey;
+  if (kind === 'response' && method === 'DELETE') return ids.deleteResponse;
   return ids[kind];
 }
 
@@ -220,7 +176,8 @@ hooks.beforeEach((t) => {
 
   const kind = idKind(resource);
   // The id now in the path (the model example PV-STANDARD exists as it is).
-  const currentId = kind === 'model' ? 'PV-STANDARD' : kind ? (realId(kind, resource) ?? EXAMPLE_IDS[kind]) : null;
+  const currentId =
+    kind === 'model' ? 'PV-STANDARD' : kind ? (realId(kind, resource, method) ?? EXAMPLE_IDS[kind]) : null;
   if (kind && kind !== 'model') replaceId(t, kind, currentId);
 
   const capability = capabilityOf(resource);
@@ -250,6 +207,8 @@ hooks.beforeEach((t) => {
 
   if (status >= 200 && status < 300) {
     if (unavailable) return skip(t, `${capability} is not available on this server yet (it answers 503)`);
+    const noStoredResponse = expectStoredResponse(t, kind, resource, method);
+    if (noStoredResponse) return skip(t, noStoredResponse);
     if (t.origin.exampleName.endsWith('text/event-stream')) {
       // Streaming is chosen by `stream: true` in the body, not by the Accept header.
       setBody(t, { ...jsonBody(t), stream: true });
@@ -268,7 +227,7 @@ hooks.beforeEach((t) => {
   t.expectedCode = EXPECTED_CODE[status];
   switch (status) {
     case 400:
-      if (resource === '/z1/chat/completions' || resource === '/z1/embeddings') {
+      if (resource === '/z1/chat/completions' || resource === '/z1/responses' || resource === '/z1/embeddings') {
         setBody(t, { ...jsonBody(t), model: 'PV-NONEXISTENT' });
         t.expectedCode = 'INVALID_MODEL';
       } else if (hasBody)
@@ -299,12 +258,15 @@ hooks.beforeEach((t) => {
       return;
     case 403:
       headers.Authorization = `Bearer ${ids.freeKey}`;
-      if (resource === '/z1/chat/completions') setBody(t, { ...jsonBody(t), model: 'PV-ADVANCED' });
-      else t.expectedCode = 'FEATURE_NOT_ALLOWED'; // /z1/sla: not part of the free tier
+      if (resource === '/z1/chat/completions' || resource === '/z1/responses') {
+        setBody(t, { ...jsonBody(t), model: 'PV-ADVANCED' });
+      } else t.expectedCode = 'FEATURE_NOT_ALLOWED'; // /z1/sla: not part of the free tier
       return;
     case 404:
       if (unavailable) return skip(t, `404: ${capability} is not available on this server yet (it answers 503)`);
       if (kind) setPath(t, t.fullPath.replace(currentId, MISSING_IDS[kind]));
+      // A conversation to continue that does not exist (another account's or end user's is the same 404).
+      else if (resource === '/z1/responses') setBody(t, { ...jsonBody(t), previous_response_id: MISSING_IDS.response });
       else return skip(t, '404: no path id to make unknown');
       return;
     case 408:
@@ -340,6 +302,7 @@ hooks.beforeEach((t) => {
 });
 
 hooks.beforeEachValidation((t) => {
+  const resource = t.origin.resourceName;
   // Gavel compares Content-Type literally: `application/json; charset=utf-8` fails against the documented
   // `application/json`. A charset parameter does not change the media type, so compare the types only.
   const real = t.real.headers;
@@ -359,6 +322,11 @@ hooks.beforeEachValidation((t) => {
     if (code !== t.expectedCode) t.fail = `expected error code ${t.expectedCode}, got ${code}`;
   }
 
+  if (resource.startsWith('/z1/users/{user_id}') && Number(t.real.statusCode) === 200) {
+    const problem = checkSeededUser(resource, t.real.body);
+    if (problem) t.fail = problem;
+  }
+
   const textual = ['text/html', 'text/plain', 'application/yaml'].find((type) => t.origin.exampleName.endsWith(type));
   if (textual && Number(t.real.statusCode) === 200) {
     // Dredd compares text bodies letter by letter with the example, which only illustrates the
@@ -370,7 +338,10 @@ hooks.beforeEachValidation((t) => {
   if (t.origin.exampleName.endsWith('text/event-stream') && Number(t.real.statusCode) === 200) {
     // Dredd has no validator for text/event-stream: check the stream here and leave the rest to Dredd.
     const sent = JSON.parse(t.request.body || '{}');
-    const problem = checkChatStream(t.real.body, { includeUsage: sent.stream_options?.include_usage === true });
+    const problem =
+      resource === '/z1/responses'
+        ? checkResponseStream(t.real.body)
+        : checkChatStream(t.real.body, { includeUsage: sent.stream_options?.include_usage === true });
     if (problem) t.fail = `text/event-stream body: ${problem}`;
     t.expected.body = t.real.body;
     delete t.expected.bodySchema;

@@ -25,13 +25,43 @@ model's window in tokens is INVALID_PARAMETER naming it. Those are dropped only 
 token ids were sent, the `dimensions` sent differs from the one the answer names, the text named is longer in
 characters than the window in tokens (a token of all-MiniLM-L6-v2 covers at least one character, so a shorter text
 cannot pass it).
+
+POST /z1/responses (the Responses API) has the refusals its schema and descriptions state in words, each a 400 naming
+the field: an end user named by none of `user_id`, `user` and `safety_identifier`; `include` asking for
+`message.output_text.logprobs`; a tool of a type pvai does not run, a function tool without a name or named
+`code_interpreter` beside the code_interpreter tool, `file_search` filters that are not OpenAI's attribute filters,
+a `json_schema` text format without its schema; a `tool_choice` naming a function or a built-in tool that is not
+in `tools`, or a type that is no tool; input items that are not a turn (a message without its role or content, a
+text part without its text, a function_call without call_id and name, a function_call_output without call_id, an
+item with neither type nor role, an item_reference naming no stored item of the end user) and content parts the
+models cannot read (UNSUPPORTED_CONTENT). Each is dropped only when the request really breaks the rule the field
+names (`_responses_refusal` in schemathesis_responses.py, the server's rules of src/responses/ said again); any other
+400 stays a failure.
 """
 
+import importlib.util
 import json
+import os
 import re
+import sys
 import urllib.parse
 
 import schemathesis
+
+# The Responses API's rules, in the module beside this file, loaded as this file was: schemathesis loads its hooks
+# file by path, outside sys.modules; schemathesis_unicode.py imports it (its directory on sys.path). Hypothesis draws
+# constants for the cases it generates from the local modules in sys.modules, so the rules must be in sys.modules
+# exactly when this file is, or each run would generate other cases than it did before they were split off.
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/contract/
+if __name__ in sys.modules:
+    from schemathesis_responses import _responses_refusal
+else:
+    _spec = importlib.util.spec_from_file_location(
+        "_schemathesis_responses", os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis_responses.py")
+    )
+    _rules = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_rules)
+    _responses_refusal = _rules._responses_refusal
 
 CHAT = ("POST", "/z1/chat/completions")
 UPLOAD = ("POST", "/z1/rag/documents")
@@ -40,6 +70,7 @@ UPLOAD = ("POST", "/z1/rag/documents")
 CONTENT_REFUSALS = {"UNSUPPORTED_MEDIA_TYPE", "EMPTY_DOCUMENT", "DOCUMENT_UNREADABLE", "DOCUMENT_ENCRYPTED"}
 ADD_CREDITS = ("POST", "/admin/accounts/{account_id}/credits")
 EMBEDDINGS = ("POST", "/z1/embeddings")
+RESPONSES = ("POST", "/z1/responses")
 
 
 def _error(response):
@@ -205,6 +236,21 @@ def filter_failure(context, failure, case, response):
     if failure.code == "ST202" and _code(response) == "INVALID_JSON" and _has_proto_key(case.body):
         # A body with a `__proto__` key is refused (documented: protection against prototype poisoning).
         return False
+    if (
+        failure.code == "ST202"
+        and (case.method.upper(), case.operation.path) == RESPONSES
+        and response.status_code == 400
+        and isinstance(case.body, dict)
+    ):
+        # Dropped when the request really earned the documented refusal; any other 400 stays a failure.
+        try:
+            error = json.loads(response.content)
+        except ValueError:
+            return True
+        if not isinstance(error, dict):
+            return True
+        details = error.get("details") if isinstance(error.get("details"), dict) else {}
+        return not _responses_refusal(case.body, error.get("code"), details)
     if failure.code == "ST202" and (case.method.upper(), case.operation.path) == EMBEDDINGS:
         # Dropped when the request really earned the documented refusal; any other 400 stays a failure.
         return not _embedding_refusal(case, response)

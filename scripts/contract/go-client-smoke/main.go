@@ -17,7 +17,10 @@
 //  7. with PV-EMBED listed, CreateEmbedding: a vector of the model's dimensions per text (float32 values), and
 //     base64 (little-endian float32) the same values;
 //  8. an end user's export (a corrected memory, a deleted one with its history, a document with its text, the
-//     usage rows) and erase (the counts, then an empty export and zeros; users.go).
+//     usage rows) and erase (the counts, then an empty export and zeros; users.go);
+//  9. the Responses API (responses.go): a response from input items, one continuing it (previous_response_id),
+//     GetResponse as created, the input items a page at a time in both orders, the export's responses with their
+//     input items, DeleteResponse and the 404s after it (get, input items, continuing it), the erase's count.
 //
 // Exits 1 on the first failed check.
 package main
@@ -222,6 +225,9 @@ func main() {
 
 	// 8. an end user's export and erase
 	smokeUserData(asKey, api)
+
+	// 9. the Responses API
+	smokeResponses(asKey, api)
 
 	fmt.Println("go client smoke test passed")
 }
