@@ -1794,6 +1794,7 @@ export interface components {
             completed_at?: number | null;
             /** @enum {string} */
             status: "completed" | "incomplete" | "failed" | "in_progress";
+            /** ResponseFailure */
             error: {
                 code: string;
                 message: string;

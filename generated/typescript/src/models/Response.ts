@@ -34,13 +34,13 @@ import {
     ResponseToolChoiceToJSON,
     ResponseToolChoiceToJSONTyped,
 } from './ResponseToolChoice.js';
-import type { ResponseError } from './ResponseError.js';
+import type { ResponseFailure } from './ResponseFailure.js';
 import {
-    ResponseErrorFromJSON,
-    ResponseErrorFromJSONTyped,
-    ResponseErrorToJSON,
-    ResponseErrorToJSONTyped,
-} from './ResponseError.js';
+    ResponseFailureFromJSON,
+    ResponseFailureFromJSONTyped,
+    ResponseFailureToJSON,
+    ResponseFailureToJSONTyped,
+} from './ResponseFailure.js';
 import type { ResponseOutputItem } from './ResponseOutputItem.js';
 import {
     ResponseOutputItemFromJSON,
@@ -113,7 +113,7 @@ export interface Response {
     /**
      * 
      */
-    error: ResponseError | null;
+    error: ResponseFailure | null;
     /**
      * 
      */
@@ -284,7 +284,7 @@ export function ResponseFromJSONTyped(json: any, ignoreDiscriminator: boolean): 
         'createdAt': json['created_at'],
         'completedAt': json['completed_at'] === undefined ? undefined : json['completed_at'] === null ? null : json['completed_at'],
         'status': json['status'],
-        'error': ResponseErrorFromJSON(json['error']),
+        'error': ResponseFailureFromJSON(json['error']),
         'incompleteDetails': ResponseIncompleteDetailsFromJSON(json['incomplete_details']),
         'instructions': json['instructions'],
         'maxOutputTokens': json['max_output_tokens'] === undefined ? undefined : json['max_output_tokens'] === null ? null : json['max_output_tokens'],
@@ -328,7 +328,7 @@ export function ResponseToJSONTyped(value?: Response | null, ignoreDiscriminator
         'created_at': value['createdAt'],
         'completed_at': value['completedAt'],
         'status': value['status'],
-        'error': ResponseErrorToJSON(value['error']),
+        'error': ResponseFailureToJSON(value['error']),
         'incomplete_details': ResponseIncompleteDetailsToJSON(value['incompleteDetails']),
         'instructions': value['instructions'],
         'max_output_tokens': value['maxOutputTokens'],

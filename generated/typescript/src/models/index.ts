@@ -73,7 +73,7 @@ export * from './ResponseCreateRequestInput.js';
 export * from './ResponseCreateRequestStreamOptions.js';
 export * from './ResponseCreateRequestText.js';
 export * from './ResponseDeleted.js';
-export * from './ResponseError.js';
+export * from './ResponseFailure.js';
 export * from './ResponseIncompleteDetails.js';
 export * from './ResponseInputItem.js';
 export * from './ResponseInputItemContent.js';

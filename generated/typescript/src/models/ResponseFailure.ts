@@ -16,9 +16,9 @@ import { mapValues } from '../runtime.js';
 /**
  * 
  * @export
- * @interface ResponseError
+ * @interface ResponseFailure
  */
-export interface ResponseError {
+export interface ResponseFailure {
     /**
      * 
      */
@@ -30,19 +30,19 @@ export interface ResponseError {
 }
 
 /**
- * Check if a given object implements the ResponseError interface.
+ * Check if a given object implements the ResponseFailure interface.
  */
-export function instanceOfResponseError(value: object): value is ResponseError {
+export function instanceOfResponseFailure(value: object): value is ResponseFailure {
     if (!('code' in value) || value['code'] === undefined) return false;
     if (!('message' in value) || value['message'] === undefined) return false;
     return true;
 }
 
-export function ResponseErrorFromJSON(json: any): ResponseError {
-    return ResponseErrorFromJSONTyped(json, false);
+export function ResponseFailureFromJSON(json: any): ResponseFailure {
+    return ResponseFailureFromJSONTyped(json, false);
 }
 
-export function ResponseErrorFromJSONTyped(json: any, ignoreDiscriminator: boolean): ResponseError {
+export function ResponseFailureFromJSONTyped(json: any, ignoreDiscriminator: boolean): ResponseFailure {
     if (json == null) {
         return json;
     }
@@ -53,11 +53,11 @@ export function ResponseErrorFromJSONTyped(json: any, ignoreDiscriminator: boole
     };
 }
 
-export function ResponseErrorToJSON(json: any): ResponseError {
-    return ResponseErrorToJSONTyped(json, false);
+export function ResponseFailureToJSON(json: any): ResponseFailure {
+    return ResponseFailureToJSONTyped(json, false);
 }
 
-export function ResponseErrorToJSONTyped(value?: ResponseError | null, ignoreDiscriminator: boolean = false): any {
+export function ResponseFailureToJSONTyped(value?: ResponseFailure | null, ignoreDiscriminator: boolean = false): any {
     if (value == null) {
         return value;
     }
