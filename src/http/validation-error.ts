@@ -49,8 +49,11 @@ function primary(errors: readonly ErrorObject[]): ErrorObject | undefined {
   const specific = errors.filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'anyOf' && e.keyword !== 'if');
   const within = (o: ErrorObject, e: ErrorObject) =>
     o.instancePath === e.instancePath || o.instancePath.startsWith(`${e.instancePath}/`);
+  // A type error gives way to any error inside the value (a list's item of the wrong type: `input[0].id must
+  // be string`, not `input must be string`) and to another kind of error at its own place.
   const ofItsType = (e: ErrorObject) =>
-    e.keyword !== 'type' || !specific.some((o) => o.keyword !== 'type' && within(o, e));
+    e.keyword !== 'type' ||
+    !specific.some((o) => o !== e && within(o, e) && (o.instancePath !== e.instancePath || o.keyword !== 'type'));
   return (
     errors.find((e) => e.keyword === 'additionalProperties') ?? specific.find(ofItsType) ?? specific[0] ?? errors[0]
   );
