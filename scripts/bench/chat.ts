@@ -3,31 +3,32 @@
  * direct-to-mock vs through pvai vs through Portkey's open-source gateway (a peer), cache hits, fixed-rate
  * added latency, streaming time-to-first-token and inter-chunk gap, and local-engine tokens/s through
  * pvai vs node-llama-cpp called directly.
- * Targets: added p50 ≤ 0.3 ms and p99 ≤ 1 ms at 1,000 req/s; ≥ 5× Portkey's throughput; cache hits ≥ 10,000 req/s;
- * local tokens/s ≥ 0.95× direct.
+ * Targets (issue 30): misses ≥ 0.6× the Koa + openapi-backend floor and ≥ 3× Portkey; p99 added at 1,000 req/s
+ * ≤ the floor's + 2 ms; cache hits ≥ 0.85× the floor; local tokens/s ≥ 0.95× direct; streaming first token
+ * added ≤ 2 ms; ≤ 25 KB allocated per miss.
+ * The floor, the bare proxy and pvai run with bench/probe.mjs preloaded: each measured phase is a window in
+ * which the server process itself counts its CPU time, JS heap bytes allocated, GC and event-loop delay, so
+ * the per-request budget (docs/architecture.md) is read off the same run. `-- --profile` also writes the
+ * CPU profile of pvai's miss phase and prints it summed by folder (bench/profile-summary.ts).
  * A bare Node proxy (node:http + undici, nothing else) runs beside them: the floor any Node gateway pays on
  * this machine, so pvai's own cost can be read off the difference. A Koa + openapi-backend proxy (the stack
  * pvai is built on, validating against the contract, with no product work) shows what that stack adds to it.
  * pvai's load is spread over 1,000 accounts: tier limits cap one account at 300 requests a minute, so real
  * traffic at these rates comes from many accounts (and each account's sliding-minute log stays small).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { GeneralChatWrapper } from 'node-llama-cpp';
-import { getSharedLlama } from '../../src/providers/index.js';
 import {
-  ADMIN_TOKEN,
-  cpuStealMeter,
-  freePort,
-  freshStorage,
-  load,
-  ROOT,
-  startBenchServer,
-  table,
-  waitForHealthy,
-} from './lib.js';
+  chatBody,
+  LOCAL_ROUNDS,
+  localTokensPerSecond,
+  MODEL_PATH,
+  median,
+  startPortkey,
+  startScript,
+  stop,
+} from './chat-peers.js';
+import { printReport } from './chat-report.js';
+import { ADMIN_TOKEN, cpuStealMeter, freshStorage, type LoadResult, load, startBenchServer } from './lib.js';
+import { createProbe, type Probe, type ProbeReport } from './probe.js';
 import { latencyAtRate, type RatedLatency, streamTiming } from './rate.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -35,102 +36,21 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const CONNECTIONS = 32;
 const ACCOUNTS = 1000;
-const MODEL_PATH = join(ROOT, '..', 'shared', 'models', 'stories260K.gguf');
-
-/** A bench helper script in its own process; it prints its URL as its first line. */
-async function startScript(script: string, ...args: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench', script), ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), 'line')) as [string];
-  return { url: line.trim(), child };
-}
-
-async function startPortkey(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${port}`, '--headless'],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHealthy(url, child, '/');
-  return { url, child };
-}
-
-const stop = async (child: ChildProcess) => {
-  if (child.exitCode === null) {
-    child.kill('SIGTERM');
-    await once(child, 'exit');
-  }
-};
-
-const chatBody = (model: string, extra: object = {}) =>
-  JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 16, ...extra });
-
-const LOCAL_ROUNDS = 9;
 const RATE_ROUNDS = 3;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-
-/**
- * Local-engine tokens/s, node-llama-cpp called directly (in this process) and through pvai (HTTP,
- * PV-CODEX → local), in alternating rounds so both see the same machine: one 400-token answer takes
- * a quarter of a second here, and a single pair of runs varies by ±15 %.
- */
-async function localTokensPerSecond(url: string, key: string, tokens: number) {
-  const llama = await getSharedLlama();
-  const model = await llama.loadModel({ modelPath: MODEL_PATH });
-  const context = await model.createContext({ threads: 1, contextSize: 512 });
-  const sequence = context.getSequence();
-  const prompt = new GeneralChatWrapper()
-    .generateContextState({
-      chatHistory: [
-        { type: 'user', text: 'Tell me a story' },
-        { type: 'model', response: [] },
-      ],
-    })
-    .contextText.tokenize(model.tokenizer);
-  const direct: number[] = [];
-  const through: number[] = [];
-  for (let round = 0; round < LOCAL_ROUNDS; round++) {
-    await sequence.clearHistory();
-    let started = performance.now();
-    let count = 0;
-    for await (const token of sequence.evaluate(prompt, { temperature: 0.8, seed: round })) {
-      if (model.isEogToken(token) || ++count >= tokens) break;
-    }
-    direct.push((count / (performance.now() - started)) * 1000);
-    started = performance.now();
-    const res = await fetch(`${url}/z1/chat/completions`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        model: 'PV-CODEX',
-        user_id: 'bench',
-        skip_cache: true,
-        max_tokens: tokens,
-        temperature: 0.8,
-        seed: round,
-        messages: [{ role: 'user', content: 'Tell me a story' }],
-      }),
-    });
-    const body = (await res.json()) as { usage: { completion_tokens: number } };
-    through.push((body.usage.completion_tokens / (performance.now() - started)) * 1000);
-  }
-  await context.dispose();
-  await model.dispose();
-  return { direct: median(direct), through: median(through) };
-}
+const PROFILE = process.argv.includes('--profile');
 
 const stolen = cpuStealMeter();
+const probes = { bare: createProbe(), stack: createProbe(), pvai: createProbe({ profile: PROFILE }) };
 const mock = await startScript('mock-upstream-server.ts');
-const bareProxy = await startScript('bare-proxy-server.ts', new URL(mock.url).origin);
-const stackProxy = await startScript('stack-proxy-server.ts', new URL(mock.url).origin);
+const mockOrigin = new URL(mock.url).origin;
+const bareProxy = await startScript('bare-proxy-server.ts', [mockOrigin], probes.bare.nodeArgs, probes.bare.env);
+const stackProxy = await startScript('stack-proxy-server.ts', [mockOrigin], probes.stack.nodeArgs, probes.stack.env);
+probes.bare.attach(bareProxy.child);
+probes.stack.attach(stackProxy.child);
 const storage = await freshStorage();
 const upstream = { provider: 'openai-compatible', baseUrl: mock.url, model: 'mock-model', maxRetries: 0 };
 const server = await startBenchServer(
-  { ...storage.env, PVAI_LOCAL_MODEL: MODEL_PATH },
+  { ...storage.env, PVAI_LOCAL_MODEL: MODEL_PATH, ...probes.pvai.env },
   {
     tiers: { enterprise: { rpm: 1_000_000, rpd: 100_000_000, monthly: 1_000_000_000 } },
     routing: {
@@ -140,8 +60,12 @@ const server = await startBenchServer(
     },
     localEngine: { threads: 1, sequences: 1, maxQueue: 16 },
   },
+  probes.pvai.nodeArgs,
 );
+probes.pvai.attach(server.child);
 const portkey = await startPortkey();
+
+type Measured = LoadResult & { report?: ProbeReport };
 try {
   const keys: string[] = [];
   for (let i = 0; i < ACCOUNTS; i++) {
@@ -158,47 +82,47 @@ try {
   const json = { 'Content-Type': 'application/json' };
   const pvHeaders = (i: number) => ({ ...json, Authorization: `Bearer ${keys[i % keys.length]}` });
   const pvBody = chatBody('PV-TURBO', { user_id: 'bench', skip_cache: true });
-  const mockOrigin = new URL(mock.url).origin;
-
   const mockBody = chatBody('mock-model');
   const cachedBody = chatBody('PV-TURBO', { user_id: 'bench' });
-  // Every throughput row: same connections, duration and warm-up. A mock-style row posts one body to one URL;
-  // a pvai row spreads the same body over all the accounts' keys.
-  const loadAt = (url: string, headers: Record<string, string> = json) =>
-    load({
-      url,
-      connections: CONNECTIONS,
-      seconds: SECONDS,
-      warmupSeconds: WARMUP_SECONDS,
-      method: 'POST',
-      headers,
-      body: mockBody,
-    });
-  const loadPvai = (body: string) =>
-    load({
-      url: server.url,
-      connections: CONNECTIONS,
-      seconds: SECONDS,
-      warmupSeconds: WARMUP_SECONDS,
-      requests: keys.map((_, i) => ({ method: 'POST', path: '/z1/chat/completions', headers: pvHeaders(i), body })),
-    });
-  // Every latency row: 1,000 req/s for 5 s.
-  const atFixedRate = (origin: string, path: string, headers: (i: number) => Record<string, string>, body: string) =>
-    latencyAtRate({ origin, path, rps: 1000, seconds: 5, headers, body });
 
+  // Every throughput row: same connections, duration and warm-up; a probed row's window is the measured part.
+  const measured = async (options: Parameters<typeof load>[0], probe?: Probe): Promise<Measured> => {
+    const base = { ...options, connections: CONNECTIONS, warmupSeconds: 0 };
+    await load({ ...base, seconds: WARMUP_SECONDS });
+    if (!probe) return load({ ...base, seconds: SECONDS });
+    const [result, report] = await probe.around(() => load({ ...base, seconds: SECONDS }));
+    return { ...result, report };
+  };
+  const post = { method: 'POST' as const, seconds: SECONDS, connections: CONNECTIONS };
+  const loadAt = (url: string, probe?: Probe, headers: Record<string, string> = json, body = mockBody) =>
+    measured({ ...post, url, headers, body }, probe);
+  // A pvai row spreads the same body over all the accounts' keys.
+  const loadPvai = (body: string) =>
+    measured(
+      {
+        ...post,
+        url: server.url,
+        requests: keys.map((_, i) => ({ method: 'POST', path: '/z1/chat/completions', headers: pvHeaders(i), body })),
+      },
+      probes.pvai,
+    );
+
+  // Every account once before the rows: the warm-up's 32 connections go through the key list in order and
+  // reach only its first few hundred keys, so the measured window would resolve the others' keys and load
+  // their balances for the first time — a process start's work, not a steady state's.
+  for (const [i] of keys.entries()) {
+    const res = await fetch(`${server.url}/z1/chat/completions`, {
+      method: 'POST',
+      headers: pvHeaders(i),
+      body: pvBody,
+    });
+    await res.arrayBuffer();
+  }
   const directLoad = await loadAt(`${mock.url}/chat/completions`);
-  const bareLoad = await loadAt(`${bareProxy.url}/v1/chat/completions`);
-  const stackLoad = await load({
-    url: `${stackProxy.url}/z1/chat/completions`,
-    connections: CONNECTIONS,
-    seconds: SECONDS,
-    warmupSeconds: WARMUP_SECONDS,
-    method: 'POST',
-    headers: pvHeaders(0),
-    body: pvBody,
-  });
+  const bareLoad = await loadAt(`${bareProxy.url}/v1/chat/completions`, probes.bare);
+  const stackLoad = await loadAt(`${stackProxy.url}/z1/chat/completions`, probes.stack, pvHeaders(0), pvBody);
   const pvaiLoad = await loadPvai(pvBody);
-  const portkeyLoad = await loadAt(`${portkey.url}/v1/chat/completions`, {
+  const portkeyLoad = await loadAt(`${portkey.url}/v1/chat/completions`, undefined, {
     ...json,
     'x-portkey-provider': 'openai',
     'x-portkey-custom-host': mock.url,
@@ -214,29 +138,47 @@ try {
     await res.arrayBuffer();
   }
   const cacheLoad = await loadPvai(cachedBody);
-  // Alternating rounds, median per row: one 5 s window's p99 swings by several ms on this machine
-  // (the direct row alone ran 1.3-17 ms), which would drown a 1 ms difference.
-  const rated: Record<'direct' | 'bare' | 'stack' | 'pvai', RatedLatency[]> = {
-    direct: [],
-    bare: [],
-    stack: [],
-    pvai: [],
+
+  // Every latency row: 1,000 req/s for 5 s, in alternating rounds, median per row: one 5 s window's p99 swings
+  // by several ms on this machine (the direct row alone ran 1.3-17 ms), which would drown a 1 ms difference.
+  type Rated = RatedLatency & { report?: ProbeReport };
+  const atFixedRate = async (
+    origin: string,
+    path: string,
+    headers: (i: number) => Record<string, string>,
+    body: string,
+    probe?: Probe,
+  ): Promise<Rated> => {
+    const run = () => latencyAtRate({ origin, path, rps: 1000, seconds: 5, headers, body });
+    if (!probe) return run();
+    const [result, report] = await probe.around(run);
+    return { ...result, report };
   };
+  const rated: Record<'direct' | 'bare' | 'stack' | 'pvai', Rated[]> = { direct: [], bare: [], stack: [], pvai: [] };
   for (let round = 0; round < RATE_ROUNDS; round++) {
     rated.direct.push(await atFixedRate(mockOrigin, '/v1/chat/completions', () => json, mockBody));
-    rated.bare.push(await atFixedRate(bareProxy.url, '/v1/chat/completions', () => json, mockBody));
-    rated.stack.push(await atFixedRate(stackProxy.url, '/z1/chat/completions', pvHeaders, pvBody));
-    rated.pvai.push(await atFixedRate(server.url, '/z1/chat/completions', pvHeaders, pvBody));
+    rated.bare.push(await atFixedRate(bareProxy.url, '/v1/chat/completions', () => json, mockBody, probes.bare));
+    rated.stack.push(await atFixedRate(stackProxy.url, '/z1/chat/completions', pvHeaders, pvBody, probes.stack));
+    rated.pvai.push(await atFixedRate(server.url, '/z1/chat/completions', pvHeaders, pvBody, probes.pvai));
   }
-  const medianRate = (runs: RatedLatency[]) => ({
-    p50: median(runs.map((r) => r.p50)),
-    p99: median(runs.map((r) => r.p99)),
-    failed: runs.reduce((sum, r) => sum + r.failed, 0),
-  });
-  const directRate = medianRate(rated.direct);
-  const bareRate = medianRate(rated.bare);
-  const stackRate = medianRate(rated.stack);
-  const pvaiRate = medianRate(rated.pvai);
+  const medianRate = (runs: Rated[]) => {
+    const reports = runs.flatMap((r) => (r.report ? [r.report] : []));
+    return {
+      p50: median(runs.map((r) => r.p50)),
+      p99: median(runs.map((r) => r.p99)),
+      failed: runs.reduce((sum, r) => sum + r.failed, 0),
+      // The server's own view of the tail: what its event loop waited, and its GC pauses.
+      loop: reports.length ? median(reports.map((r) => r.loopDelayP99Ms)) : undefined,
+      longestGc: reports.length ? Math.max(...reports.map((r) => r.longestGcMs)) : undefined,
+      majors: reports.length ? reports.reduce((n, r) => n + r.majors, 0) / reports.length : undefined,
+    };
+  };
+  const rates = {
+    directRate: medianRate(rated.direct),
+    bareRate: medianRate(rated.bare),
+    stackRate: medianRate(rated.stack),
+    pvaiRate: medianRate(rated.pvai),
+  };
   const streamBody = (model: string, extra: object = {}) => chatBody(model, { stream: true, ...extra });
   const directStream = await streamTiming({
     origin: mockOrigin,
@@ -253,74 +195,17 @@ try {
     body: streamBody('PV-STANDARD', { user_id: 'bench', skip_cache: true }),
   });
 
-  const steal = stolen();
-  console.log(
-    `\npvai chat benchmark — mock upstream in its own process; ${CONNECTIONS} connections × ${SECONDS} s (autocannon, whole-ms latencies)`,
-  );
-  if (steal !== undefined)
-    console.log(`CPU time stolen by the hypervisor during this run: ${(steal * 100).toFixed(1)} %`);
-  console.log();
-  console.log(
-    table(
-      ['path', 'req/s', 'p50 ms', 'p99 ms'],
-      [
-        ['mock upstream directly', directLoad.rps, directLoad.p50, directLoad.p99],
-        ['bare Node proxy (node:http + undici, no work: the floor)', bareLoad.rps, bareLoad.p50, bareLoad.p99],
-        ["Koa + openapi-backend proxy (pvai's stack, no product work)", stackLoad.rps, stackLoad.p50, stackLoad.p99],
-        ['through pvai (auth, limits, credits, usage, routing)', pvaiLoad.rps, pvaiLoad.p50, pvaiLoad.p99],
-        ['through Portkey gateway 1.15.2', portkeyLoad.rps, portkeyLoad.p50, portkeyLoad.p99],
-        ['pvai cache hits', cacheLoad.rps, cacheLoad.p50, cacheLoad.p99],
-      ],
-    ),
-  );
-  console.log(
-    `\npvai / Portkey throughput: ${(pvaiLoad.rps / portkeyLoad.rps).toFixed(1)}×;` +
-      ` pvai / bare proxy: ${(pvaiLoad.rps / bareLoad.rps).toFixed(2)}×;` +
-      ` Koa + openapi-backend proxy / Portkey: ${(stackLoad.rps / portkeyLoad.rps).toFixed(1)}×` +
-      `  (non-2xx: stack ${stackLoad.non2xx}, pvai ${pvaiLoad.non2xx}, Portkey ${portkeyLoad.non2xx}, cache ${cacheLoad.non2xx})\n`,
-  );
-  console.log(`Fixed rate 1,000 req/s, 5 s, open loop (µs resolution), median of ${RATE_ROUNDS} alternating rounds\n`);
-  console.log(
-    table(
-      ['path', 'p50 ms', 'p99 ms', 'failed'],
-      [
-        ['mock upstream directly', directRate.p50, directRate.p99, directRate.failed],
-        ['bare Node proxy', bareRate.p50, bareRate.p99, bareRate.failed],
-        ['Koa + openapi-backend proxy', stackRate.p50, stackRate.p99, stackRate.failed],
-        ['through pvai', pvaiRate.p50, pvaiRate.p99, pvaiRate.failed],
-        ['added by the bare proxy', bareRate.p50 - directRate.p50, bareRate.p99 - directRate.p99, '-'],
-        [
-          'added by the Koa + openapi-backend proxy',
-          stackRate.p50 - directRate.p50,
-          stackRate.p99 - directRate.p99,
-          '-',
-        ],
-        ['added by pvai', pvaiRate.p50 - directRate.p50, pvaiRate.p99 - directRate.p99, '-'],
-      ],
-    ),
-  );
-  console.log('\nStreaming, 20 chunks 2 ms apart, 100 sequential streams\n');
-  console.log(
-    table(
-      ['path', 'time to first token p50 ms', 'mean inter-chunk gap ms'],
-      [
-        ['mock upstream directly', directStream.ttftP50, directStream.gapMean],
-        ['through pvai', pvaiStream.ttftP50, pvaiStream.gapMean],
-      ],
-    ),
-  );
-  console.log(
-    `\nLocal engine (stories260K, threads 1), 400-token answers, median of ${LOCAL_ROUNDS} alternating rounds\n`,
-  );
-  console.log(
-    table(
-      ['path', 'tokens/s', 'ratio'],
-      [
-        ['node-llama-cpp directly', direct, 1],
-        ['through pvai (HTTP, PV-CODEX → local)', through, through / direct],
-      ],
-    ),
-  );
+  printReport({
+    steal: stolen(),
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    rateRounds: RATE_ROUNDS,
+    localRounds: LOCAL_ROUNDS,
+    loads: { directLoad, bareLoad, stackLoad, pvaiLoad, portkeyLoad, cacheLoad },
+    rates,
+    streams: { directStream, pvaiStream },
+    local: { direct, through },
+  });
 } finally {
   await stop(portkey.child);
   await stop(bareProxy.child);

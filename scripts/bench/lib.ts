@@ -50,12 +50,17 @@ function buildOnce(): string {
 }
 
 /** `pvai serve` from the built output, in its own process (so the load generator does not share its event loop). */
-export async function startBenchServer(env: Record<string, string>, config: object = {}): Promise<BenchServer> {
+export async function startBenchServer(
+  env: Record<string, string>,
+  config: object = {},
+  /** Node arguments before the entry point (bench/probe.ts's preload). */
+  nodeArgs: string[] = [],
+): Promise<BenchServer> {
   const entry = buildOnce();
   const port = await freePort();
   const configFile = join(mkdtempSync(join(tmpdir(), 'pvai-bench-config-')), 'pvai.json');
   writeFileSync(configFile, JSON.stringify(config));
-  const child = spawn(process.execPath, [entry, 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, entry, 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -100,6 +105,8 @@ export async function waitForHealthy(url: string, child?: ChildProcess, path = '
 
 export interface LoadResult {
   rps: number;
+  /** Requests answered in the measured window. */
+  requests: number;
   p50: number;
   p99: number;
   non2xx: number;
@@ -135,6 +142,7 @@ export async function load(opts: {
   });
   return {
     rps: result.requests.average,
+    requests: result.requests.total,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,

@@ -1,0 +1,170 @@
+/** bench:chat's printed report: the tables, the ratios against issue 30's targets, the per-request budget. */
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type LoadResult, ROOT, table } from './lib.js';
+import { type ProbeReport, perRequest } from './probe.js';
+import { summariseHeapProfile, summariseProfile } from './profile-summary.js';
+
+type Measured = LoadResult & { report?: ProbeReport };
+interface Rate {
+  p50: number;
+  p99: number;
+  failed: number;
+  loop?: number;
+  longestGc?: number;
+  majors?: number;
+}
+
+export interface ChatReport {
+  steal: number | undefined;
+  loads: Record<'directLoad' | 'bareLoad' | 'stackLoad' | 'pvaiLoad' | 'portkeyLoad' | 'cacheLoad', Measured>;
+  rates: Record<'directRate' | 'bareRate' | 'stackRate' | 'pvaiRate', Rate>;
+  streams: Record<'directStream' | 'pvaiStream', { ttftP50: number; gapMean: number }>;
+  local: { direct: number; through: number };
+  connections: number;
+  seconds: number;
+  rateRounds: number;
+  localRounds: number;
+}
+
+const mark = (ok: boolean) => (ok ? 'met' : 'NOT met');
+const rateRow = (name: string, r: Rate) => [
+  name,
+  r.p50,
+  r.p99,
+  r.failed,
+  r.loop ?? '-',
+  r.longestGc ?? '-',
+  r.majors ?? '-',
+];
+
+export function printReport(r: ChatReport): void {
+  const { directLoad, bareLoad, stackLoad, pvaiLoad, portkeyLoad, cacheLoad } = r.loads;
+  const budget = (m: Measured) => (m.report ? perRequest(m.report, m.requests) : undefined);
+  const row = (name: string, m: Measured) => {
+    const b = budget(m);
+    return [
+      name,
+      m.rps,
+      m.p50,
+      m.p99,
+      b ? b.cpuMicros : '-',
+      b ? b.allocatedKb : '-',
+      b ? b.gcMicros : '-',
+      m.report ? m.report.loopDelayP99Ms : '-',
+    ];
+  };
+  console.log(
+    `\npvai chat benchmark — mock upstream in its own process; ${r.connections} connections × ${r.seconds} s (autocannon, whole-ms latencies)`,
+  );
+  if (r.steal !== undefined)
+    console.log(`CPU time stolen by the hypervisor during this run: ${(r.steal * 100).toFixed(1)} %`);
+  console.log('Per request: CPU µs, KB allocated (JS heap) and GC µs of the server process, from its own probe.\n');
+  console.log(
+    table(
+      ['path', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'KB alloc/req', 'GC µs/req', 'loop delay p99 ms'],
+      [
+        row('mock upstream directly', directLoad),
+        row('bare Node proxy (node:http + undici, no work: the floor)', bareLoad),
+        row("Koa + openapi-backend proxy (pvai's stack, no product work)", stackLoad),
+        row('through pvai, misses (auth, limits, credits, usage, SLA, metrics, memory, routing)', pvaiLoad),
+        row('through Portkey gateway 1.15.2', portkeyLoad),
+        row('pvai cache hits', cacheLoad),
+      ],
+    ),
+  );
+  const missRatio = pvaiLoad.rps / stackLoad.rps;
+  const portkeyRatio = pvaiLoad.rps / portkeyLoad.rps;
+  const hitRatio = cacheLoad.rps / stackLoad.rps;
+  console.log(
+    `\npvai misses / Koa + openapi-backend floor: ${missRatio.toFixed(2)}× (target ≥ 0.6×: ${mark(missRatio >= 0.6)});` +
+      ` / Portkey: ${portkeyRatio.toFixed(1)}× (≥ 3×: ${mark(portkeyRatio >= 3)});` +
+      ` cache hits / floor: ${hitRatio.toFixed(2)}× (≥ 0.85×: ${mark(hitRatio >= 0.85)});` +
+      ` pvai / bare proxy: ${(pvaiLoad.rps / bareLoad.rps).toFixed(2)}×` +
+      `  (non-2xx: stack ${stackLoad.non2xx}, pvai ${pvaiLoad.non2xx}, Portkey ${portkeyLoad.non2xx}, cache ${cacheLoad.non2xx})`,
+  );
+  const floor = budget(stackLoad);
+  const miss = budget(pvaiLoad);
+  const hit = budget(cacheLoad);
+  if (floor && miss && hit) {
+    console.log('\nPer-request budget beyond the floor (pvai − Koa + openapi-backend proxy, same run)\n');
+    console.log(
+      table(
+        ['request', 'CPU µs', 'KB allocated', 'KB allocated in all (target ≤ 25 for a miss)'],
+        [
+          ['cache miss', miss.cpuMicros - floor.cpuMicros, miss.allocatedKb - floor.allocatedKb, miss.allocatedKb],
+          ['cache hit', hit.cpuMicros - floor.cpuMicros, hit.allocatedKb - floor.allocatedKb, hit.allocatedKb],
+        ],
+      ),
+    );
+  }
+  const { directRate, bareRate, stackRate, pvaiRate } = r.rates;
+  console.log(
+    `\nFixed rate 1,000 req/s, 5 s, open loop (µs resolution), median of ${r.rateRounds} alternating rounds\n`,
+  );
+  console.log(
+    table(
+      ['path', 'p50 ms', 'p99 ms', 'failed', 'server loop delay p99 ms', 'longest GC pause ms', 'major GCs per 5 s'],
+      [
+        rateRow('mock upstream directly', directRate),
+        rateRow('bare Node proxy', bareRate),
+        rateRow('Koa + openapi-backend proxy', stackRate),
+        rateRow('through pvai', pvaiRate),
+        ['added by the bare proxy', bareRate.p50 - directRate.p50, bareRate.p99 - directRate.p99, '-', '-', '-', '-'],
+        [
+          'added by the Koa + openapi-backend proxy',
+          stackRate.p50 - directRate.p50,
+          stackRate.p99 - directRate.p99,
+          '-',
+          '-',
+          '-',
+          '-',
+        ],
+        ['added by pvai', pvaiRate.p50 - directRate.p50, pvaiRate.p99 - directRate.p99, '-', '-', '-', '-'],
+      ],
+    ),
+  );
+  const tail = pvaiRate.p99 - stackRate.p99;
+  console.log(`\np99 added by pvai beyond the floor's: ${tail.toFixed(3)} ms (target ≤ 2 ms: ${mark(tail <= 2)})`);
+  const { directStream, pvaiStream } = r.streams;
+  console.log('\nStreaming, 20 chunks 2 ms apart, 100 sequential streams\n');
+  console.log(
+    table(
+      ['path', 'time to first token p50 ms', 'mean inter-chunk gap ms'],
+      [
+        ['mock upstream directly', directStream.ttftP50, directStream.gapMean],
+        ['through pvai', pvaiStream.ttftP50, pvaiStream.gapMean],
+      ],
+    ),
+  );
+  const ttft = pvaiStream.ttftP50 - directStream.ttftP50;
+  console.log(`\nfirst token added by pvai: ${ttft.toFixed(3)} ms (target ≤ 2 ms: ${mark(ttft <= 2)})`);
+  const ratio = r.local.through / r.local.direct;
+  console.log(
+    `\nLocal engine (stories260K, threads 1), 400-token answers, median of ${r.localRounds} alternating rounds\n`,
+  );
+  console.log(
+    table(
+      ['path', 'tokens/s', 'ratio'],
+      [
+        ['node-llama-cpp directly', r.local.direct, 1],
+        ['through pvai (HTTP, PV-CODEX → local)', r.local.through, ratio],
+      ],
+    ),
+  );
+  console.log(`\nlocal tokens/s through pvai / direct: ${ratio.toFixed(2)} (target ≥ 0.95: ${mark(ratio >= 0.95)})`);
+  const profile = pvaiLoad.report?.profilePath;
+  if (profile) {
+    mkdirSync(join(ROOT, 'bench-output'), { recursive: true });
+    const kept = join(ROOT, 'bench-output', 'chat-miss.cpuprofile');
+    copyFileSync(profile, kept);
+    console.log(`\n(profiling was on: every probed figure above carries the profiler's own cost)\n`);
+    console.log(summariseProfile(kept, pvaiLoad.requests));
+    const heap = pvaiLoad.report?.heapProfilePath;
+    if (heap) {
+      const keptHeap = join(ROOT, 'bench-output', 'chat-miss.heapprofile');
+      copyFileSync(heap, keptHeap);
+      console.log(`\n${summariseHeapProfile(keptHeap, pvaiLoad.requests)}`);
+    }
+  }
+}

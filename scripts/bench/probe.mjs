@@ -1,0 +1,105 @@
+/**
+ * Preloaded (`node --import`) into a benchmarked server's process, never into the product itself: SIGUSR2
+ * opens a measurement window, the next SIGUSR2 closes it and writes `<n>.json` into PVAI_BENCH_PROBE_OUT with
+ * what the process did inside it — CPU time, JS heap bytes allocated, GC pauses, event-loop delay — and, with
+ * PVAI_BENCH_PROFILE=1, a V8 CPU profile of the window (`<n>.cpuprofile`) and a sampling heap profile of
+ * what it allocated, garbage included (`<n>.heapprofile`).
+ *
+ * Bytes allocated = heap used at the end − heap used at the start + what every GC in between freed
+ * (v8.GCProfiler reports the heap before and after each one). It counts the JS heap only: Buffers' backing
+ * stores live outside it, as they do for every Node server compared here.
+ */
+import { renameSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { GCProfiler, getHeapStatistics } from 'node:v8';
+
+const outDir = process.env.PVAI_BENCH_PROBE_OUT;
+const profiling = process.env.PVAI_BENCH_PROFILE === '1';
+let windowNumber = 0;
+/** @type {undefined | { gc: GCProfiler, heap: number, cpu: NodeJS.CpuUsage, started: number, delay: import('node:perf_hooks').IntervalHistogram, session?: Session }} */
+let open;
+
+async function begin() {
+  const session = profiling ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    // 250 µs: a request costs ~100 µs of CPU here, so the default 1 ms interval sees too few samples per folder.
+    await session.post('Profiler.setSamplingInterval', { interval: 250 });
+    await session.post('Profiler.start');
+    // Where the bytes are allocated, garbage included (a request's allocations are nearly all garbage).
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  }
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const gc = new GCProfiler();
+  gc.start();
+  open = {
+    gc,
+    heap: getHeapStatistics().used_heap_size,
+    cpu: process.cpuUsage(),
+    started: performance.now(),
+    delay,
+    session,
+  };
+}
+
+async function end() {
+  const window = open;
+  if (!window) return;
+  open = undefined;
+  const heap = getHeapStatistics().used_heap_size;
+  const cpu = process.cpuUsage(window.cpu);
+  const elapsedMs = performance.now() - window.started;
+  window.delay.disable();
+  const gc = window.gc.stop();
+  let freed = 0;
+  let gcMicros = 0;
+  let scavenges = 0;
+  let majors = 0;
+  let longestGcMicros = 0;
+  for (const event of gc?.statistics ?? []) {
+    freed += event.beforeGC.heapStatistics.usedHeapSize - event.afterGC.heapStatistics.usedHeapSize;
+    gcMicros += event.cost;
+    longestGcMicros = Math.max(longestGcMicros, event.cost);
+    if (event.gcType === 'Scavenge') scavenges++;
+    else majors++;
+  }
+  const n = windowNumber++;
+  if (window.session) {
+    const { profile } = await window.session.post('Profiler.stop');
+    const { profile: heap } = await window.session.post('HeapProfiler.stopSampling');
+    window.session.disconnect();
+    writeFileSync(join(outDir, `${n}.cpuprofile`), JSON.stringify(profile));
+    writeFileSync(join(outDir, `${n}.heapprofile`), JSON.stringify(heap));
+  }
+  const ms = (ns) => ns / 1e6;
+  const report = {
+    elapsedMs,
+    cpuMicros: cpu.user + cpu.system,
+    allocatedBytes: heap - window.heap + freed,
+    gcMicros,
+    scavenges,
+    majors,
+    longestGcMs: longestGcMicros / 1000,
+    loopDelayP50Ms: ms(window.delay.percentile(50)),
+    loopDelayP99Ms: ms(window.delay.percentile(99)),
+    loopDelayMaxMs: ms(window.delay.max),
+  };
+  // Written to a temporary name, then renamed: the bench polls for the final name.
+  writeFileSync(join(outDir, `${n}.json.tmp`), JSON.stringify(report));
+  renameSync(join(outDir, `${n}.json.tmp`), join(outDir, `${n}.json`));
+}
+
+if (outDir) {
+  let busy = Promise.resolve();
+  process.on('SIGUSR2', () => {
+    busy = busy.then(() => (open ? end() : begin())).catch((error) => console.error('bench probe:', error));
+  });
+}

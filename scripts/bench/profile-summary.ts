@@ -1,0 +1,136 @@
+/**
+ * A V8 CPU profile summed by folder, two ways:
+ * - self: where the CPU was (a product folder `src/<capability>`, a package, Node's own modules, GC, native);
+ * - charged: each sample given to the innermost product folder on its stack — the capability that asked for
+ *   the work, so a SQLite statement the limiter runs counts for `src/limits`, not for `node:sqlite`.
+ * Idle samples are left out; shares are of the busy samples, µs per request when the request count is known.
+ */
+import { readFileSync } from 'node:fs';
+import { table } from './lib.js';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The folder a frame belongs to. */
+export function folderOf(frame: CallFrame): string {
+  const { url, functionName } = frame;
+  if (!url) return functionName.startsWith('(') ? functionName : `(native) ${functionName}`;
+  const product = /\/(?:dist\/)?(src|scripts)\/([^/]+)\//.exec(url);
+  if (product && !url.includes('/node_modules/')) return `${product[1]}/${product[2]}`;
+  if (/\/(?:dist\/)?src\/[^/]+\.js$/.test(url)) return 'src (root)';
+  const pkg = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  if (pkg) return pkg[1] ?? url;
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
+  return url;
+}
+
+export function summariseProfile(path: string, requests?: number): string {
+  const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const chargedTo = new Map<number, string>();
+  const charge = (id: number): string => {
+    const known = chargedTo.get(id);
+    if (known !== undefined) return known;
+    const node = byId.get(id);
+    const folder = node ? folderOf(node.callFrame) : '(unknown)';
+    const up = parent.get(id);
+    // A stack with no product frame is charged to none (then reported by its own innermost folder).
+    const result = folder.startsWith('src') ? folder : up === undefined ? '(none)' : charge(up);
+    chargedTo.set(id, result);
+    return result;
+  };
+  const self = new Map<string, number>();
+  const charged = new Map<string, number>();
+  let busy = 0;
+  for (const [i, id] of profile.samples.entries()) {
+    const node = byId.get(id);
+    // Idle, and the profiler's own work in the process (node:inspector), are not the server's.
+    if (!node || node.callFrame.functionName === '(idle)' || node.callFrame.url === 'node:inspector') continue;
+    const micros = profile.timeDeltas[i] ?? 0;
+    busy += micros;
+    const folder = folderOf(node.callFrame);
+    self.set(folder, (self.get(folder) ?? 0) + micros);
+    const owner = charge(id);
+    const key = owner.startsWith('src') ? owner : `${folder} (no product frame)`;
+    charged.set(key, (charged.get(key) ?? 0) + micros);
+  }
+  const rows = (m: Map<string, number>) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 24)
+      .map(([folder, micros]) => [
+        folder,
+        `${((micros / busy) * 100).toFixed(1)} %`,
+        requests ? (micros / requests).toFixed(1) : '-',
+      ]);
+  return [
+    `CPU profile ${path}: ${(busy / 1000).toFixed(0)} ms busy`,
+    '',
+    'Self time by folder',
+    table(['folder', 'share', 'µs/request'], rows(self)),
+    '',
+    'Charged to the innermost product folder on the stack',
+    table(['folder', 'share', 'µs/request'], rows(charged)),
+  ].join('\n');
+}
+
+interface HeapNode {
+  callFrame: CallFrame;
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** A sampling heap profile (garbage included) summed the same two ways, in KB per request. */
+export function summariseHeapProfile(path: string, requests: number): string {
+  const { head } = JSON.parse(readFileSync(path, 'utf8')) as { head: HeapNode };
+  const self = new Map<string, number>();
+  const charged = new Map<string, number>();
+  let total = 0;
+  const walk = (node: HeapNode, owner: string | undefined) => {
+    const folder = folderOf(node.callFrame);
+    const product = folder.startsWith('src') ? folder : owner;
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      self.set(folder, (self.get(folder) ?? 0) + node.selfSize);
+      const key = product ?? `${folder} (no product frame)`;
+      charged.set(key, (charged.get(key) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) walk(child, product);
+  };
+  walk(head, undefined);
+  const rows = (m: Map<string, number>) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 20)
+      .map(([folder, bytes]) => [folder, `${((bytes / total) * 100).toFixed(1)} %`, bytes / requests / 1024]);
+  return [
+    `Heap allocation profile ${path} (sampled, garbage included): ${(total / requests / 1024).toFixed(1)} KB/request`,
+    '',
+    'Allocated by folder',
+    table(['folder', 'share', 'KB/request'], rows(self)),
+    '',
+    'Charged to the innermost product folder on the stack',
+    table(['folder', 'share', 'KB/request'], rows(charged)),
+  ].join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [path, requests] = process.argv.slice(2);
+  if (!path) throw new Error('usage: tsx scripts/bench/profile-summary.ts <file.cpuprofile|.heapprofile> [requests]');
+  if (path.endsWith('.heapprofile')) console.log(summariseHeapProfile(path, Number(requests ?? 1)));
+  else console.log(summariseProfile(path, requests ? Number(requests) : undefined));
+}
