@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { isTier, type Tier } from '../kernel/index.js';
-import { type Db, type Row, transaction } from '../storage/index.js';
+import { type Db, type ExternalChanges, externalChanges, type Row, transaction } from '../storage/index.js';
 import { newId } from './api-key.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
 
@@ -41,17 +41,13 @@ function emailTaken(email: string): AppError {
   return new AppError('CONFLICT', `An account with the email ${email} exists`, { field: 'email' });
 }
 
-/** How soon the owner of an embedded database notices another connection's commit (the CLI's). */
-export const EXTERNAL_CHANGE_POLL_MS = 50;
-
 /**
- * The statements of the embedded database alone, with better-sqlite3's positional `?`: the credit ledger's
- * write of its deltas (`applyCreditDeltas`) and the watch for other connections' commits. PostgreSQL has
- * no counterpart (every charge there is one statement), so they are not a per-dialect pair.
+ * The statement of the embedded database alone, with better-sqlite3's positional `?`: the credit ledger's
+ * write of its deltas (`applyCreditDeltas`). PostgreSQL has no counterpart (every charge there is one
+ * statement), so it is not a per-dialect pair.
  */
 const SQLITE_ONLY = {
   addDelta: 'UPDATE accounts SET credits = credits + ? WHERE id = ?',
-  dataVersion: 'PRAGMA data_version',
 } as const;
 
 /**
@@ -61,8 +57,7 @@ const SQLITE_ONLY = {
 export class SqlAccountStore implements AccountStore {
   readonly #db: Db;
   readonly detectsExternalChanges: boolean;
-  readonly #watch: NodeJS.Timeout | undefined;
-  #epoch = 0;
+  readonly #changes: ExternalChanges | undefined;
   readonly #applyDeltas: ((rows: ReadonlyArray<{ accountId: string; delta: number }>) => void) | undefined;
 
   constructor(db: Db) {
@@ -75,28 +70,11 @@ export class SqlAccountStore implements AccountStore {
           for (const row of rows) update.run(row.delta, row.accountId);
         });
     }
-    if (db.dialect === 'sqlite' && db.owned) {
-      // SQLite's data_version changes when another connection commits, never for this one's own writes.
-      // Reading it takes the WAL's read lock (~10 µs), so it is polled rather than read per request.
-      const dataVersion = db.sqlite.prepare(SQLITE_ONLY.dataVersion).pluck();
-      let last = dataVersion.get();
-      this.#watch = setInterval(() => {
-        try {
-          const version = dataVersion.get();
-          if (version !== last) {
-            last = version;
-            this.#epoch += 1;
-          }
-        } catch {
-          // closing: nothing left to watch
-        }
-      }, EXTERNAL_CHANGE_POLL_MS);
-      this.#watch.unref();
-    }
+    this.#changes = db.dialect === 'sqlite' && db.owned ? externalChanges(db) : undefined;
   }
 
   externalChangeEpoch(): number {
-    return this.#epoch;
+    return this.#changes?.epoch ?? 0;
   }
 
   /** SQLite only: adds each delta to its account's balance, all in one transaction. */
@@ -106,8 +84,7 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async close(): Promise<void> {
-    // Every write was made by its own statement; only the watch is left to stop.
-    clearInterval(this.#watch);
+    // Every write was made by its own statement; the watch of external changes ends with the connection.
   }
 
   async createAccount(input: NewAccount, now: number): Promise<Account> {

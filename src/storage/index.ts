@@ -16,6 +16,7 @@ export {
   toSqliteParams,
   toSqlitePlaceholders,
 } from './db.js';
+export { EXTERNAL_CHANGE_POLL_MS, type ExternalChanges, externalChanges } from './external-changes.js';
 export { RESPONSE_CACHE_POSTGRES_DDL } from './migrations/1763700000000-initial-schema.js';
 export { type SqliteTransaction, type Transaction, transaction } from './transaction.js';
 export { EndOfTurnWrite, WriteBehindTimer } from './write-behind.js';

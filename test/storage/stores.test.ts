@@ -8,11 +8,11 @@ import {
   createAccountStore,
   SqlAccountStore,
 } from '../../src/accounts/index.js';
-import { EXTERNAL_CHANGE_POLL_MS } from '../../src/accounts/sql-account-store.js';
 import { createRateLimitStore } from '../../src/limits/index.js';
 import type { RateLimitStore } from '../../src/limits/types.js';
 import { openDb, sqlitePath } from '../../src/storage/data-source.js';
 import type { Db } from '../../src/storage/db.js';
+import { EXTERNAL_CHANGE_POLL_MS } from '../../src/storage/index.js';
 import { BufferedUsageStore, SqlUsageStore } from '../../src/usage/index.js';
 import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
 
