@@ -19,11 +19,12 @@ interface ExportBody {
   }>;
   documents: Array<DocumentBody & { text: string; user_id: string }>;
   usage: Array<{ request_id: string; endpoint: string; credits: number; prompt_tokens: number }>;
+  responses: Array<{ response: { id: string; user_id: string }; input_items: Array<{ id: string }> }>;
 }
 interface ErasureBody {
   object: string;
   user_id: string;
-  erased: { memories: number; documents: number; usage: number };
+  erased: { memories: number; documents: number; responses: number; usage: number };
 }
 interface ChatBody {
   memory_context: { items_retrieved: number };
@@ -61,6 +62,7 @@ for (const rag of ragBackends()) {
     let otherKey: string;
     let doc: DocumentBody;
     let deletedMemoryId: string;
+    let responseId: string;
     let usageBefore: { n: number; credits: number; prompt: number; last: number };
 
     before(async () => {
@@ -124,6 +126,13 @@ for (const rag of ragBackends()) {
         body: { model: 'PV-EMBED', input: 'a cello', user: 'ada' },
       });
       assert.equal(embedded.status, 200, embedded.text);
+      // A stored response of hers (the Responses API stores by default).
+      const response = await server.request<{ id: string }>('POST', '/z1/responses', {
+        apiKey,
+        body: { model: 'PV-TURBO', user_id: 'ada', input: 'Remember this for later.' },
+      });
+      assert.equal(response.status, 200, response.text);
+      responseId = response.body.id;
 
       // Everyone else: bob of the same account, and an ada of another account.
       await remember(apiKey, 'bob', 'The user keeps bees.');
@@ -228,6 +237,11 @@ for (const rag of ragBackends()) {
       assert.ok(endpoints.has('createEmbedding'), 'embeddings naming her by `user`');
       assert.ok(!endpoints.has('exportUserData'), "the export's own request does not name her");
 
+      assert.deepEqual(
+        body.responses.map((r) => [r.response.id, r.response.user_id, r.input_items.length]),
+        [[responseId, 'ada', 1]],
+      );
+
       const text = res.text;
       for (const other of ['bees', 'sails', 'bob']) assert.ok(!text.includes(other), `nothing of ${other}`);
     });
@@ -265,15 +279,16 @@ for (const rag of ragBackends()) {
       assert.deepEqual(erased, {
         object: 'user.erased',
         user_id: 'ada',
-        erased: { memories: 2, documents: 1, usage: named.length },
+        erased: { memories: 2, documents: 1, responses: 1, usage: named.length },
       });
       await server.running.runtime.usage.flush();
       assert.deepEqual(await rowsOf('usage_records', accountId), [], 'no usage row names her');
       // Idempotent: asked again (before any request names her anew), it succeeds and erases nothing.
-      assert.deepEqual((await erase(apiKey, 'ada')).erased, { memories: 0, documents: 0, usage: 0 });
+      assert.deepEqual((await erase(apiKey, 'ada')).erased, { memories: 0, documents: 0, responses: 0, usage: 0 });
 
       const empty = (await exportOf(apiKey, 'ada')).body;
-      assert.deepEqual([empty.memories, empty.documents, empty.usage], [[], [], []]);
+      assert.deepEqual([empty.memories, empty.documents, empty.usage, empty.responses], [[], [], [], []]);
+      assert.equal((await server.request('GET', `/z1/responses/${responseId}`, { apiKey })).status, 404);
       const list = await server.request<{ data: unknown[] }>('GET', '/z1/memory?user_id=ada', { apiKey });
       assert.deepEqual(list.body.data, []);
       const docs = await server.request<{ data: unknown[] }>('GET', '/z1/rag/documents?user_id=ada', { apiKey });
@@ -373,7 +388,7 @@ for (const rag of ragBackends()) {
       assert.equal(otherAda.documents.length, 1);
       assert.ok(otherAda.documents[0]?.text.includes('bees of ada'));
       // The other account erasing "bob" erases nobody: its key's account has no bob.
-      assert.deepEqual((await erase(otherKey, 'bob')).erased, { memories: 0, documents: 0, usage: 0 });
+      assert.deepEqual((await erase(otherKey, 'bob')).erased, { memories: 0, documents: 0, responses: 0, usage: 0 });
       assert.equal((await exportOf(apiKey, 'bob')).body.memories.length, 1);
       for (const table of ['memories', 'rag_documents']) {
         assert.equal((await rowsOf(table, accountId, 'bob')).length, 1, table);
