@@ -228,7 +228,7 @@ export class ChatService {
     const context = await this.#deps.context.gather(
       principal,
       request,
-      toRoutedRequest(request, []).messages,
+      request.messages,
       this.#deps.budget(request),
       signal,
     );
