@@ -16,7 +16,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 
 const outDir = process.env.PVAI_BENCH_PROBE_OUT;
-const profiling = process.env.PVAI_BENCH_PROFILE === '1';
+const profiling = process.env.PVAI_BENCH_PROFILE === '1' || process.env.PVAI_BENCH_PROFILE === 'retained';
+/** `retained`: the heap profile keeps only what is still alive when the window closes (what outlives requests). */
+const retainedOnly = process.env.PVAI_BENCH_PROFILE === 'retained';
 let windowNumber = 0;
 /** @type {undefined | { gc: GCProfiler, heap: number, cpu: NodeJS.CpuUsage, started: number, delay: import('node:perf_hooks').IntervalHistogram, session?: Session }} */
 let open;
@@ -32,8 +34,8 @@ async function begin() {
     // Where the bytes are allocated, garbage included (a request's allocations are nearly all garbage).
     await session.post('HeapProfiler.startSampling', {
       samplingInterval: 4096,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMajorGC: !retainedOnly,
+      includeObjectsCollectedByMinorGC: !retainedOnly,
     });
   }
   const delay = monitorEventLoopDelay({ resolution: 1 });
@@ -74,6 +76,8 @@ async function end() {
   const n = windowNumber++;
   if (window.session) {
     const { profile } = await window.session.post('Profiler.stop');
+    // Retained: a full collection first, so that what is left is what is still referenced.
+    if (retainedOnly) await window.session.post('HeapProfiler.collectGarbage');
     const { profile: heap } = await window.session.post('HeapProfiler.stopSampling');
     window.session.disconnect();
     writeFileSync(join(outDir, `${n}.cpuprofile`), JSON.stringify(profile));

@@ -37,7 +37,7 @@ export interface Probe {
   around<T>(phase: () => Promise<T>): Promise<[T, ProbeReport]>;
 }
 
-export function createProbe(options: { profile?: boolean } = {}): Probe {
+export function createProbe(options: { profile?: boolean | 'retained' } = {}): Probe {
   const dir = mkdtempSync(join(tmpdir(), 'pvai-bench-probe-'));
   let child: ChildProcess | undefined;
   let windows = 0;
@@ -47,7 +47,7 @@ export function createProbe(options: { profile?: boolean } = {}): Probe {
   };
   return {
     nodeArgs: ['--import', join(ROOT, 'scripts/bench/probe.mjs')],
-    env: { PVAI_BENCH_PROBE_OUT: dir, PVAI_BENCH_PROFILE: options.profile ? '1' : '0' },
+    env: { PVAI_BENCH_PROBE_OUT: dir, PVAI_BENCH_PROFILE: options.profile === 'retained' ? 'retained' : options.profile ? '1' : '0' },
     attach(process) {
       child = process;
     },
