@@ -10,6 +10,7 @@ import {
 } from '../../src/accounts/index.js';
 import { createRateLimitStore } from '../../src/limits/index.js';
 import type { RateLimitStore } from '../../src/limits/types.js';
+import { SqlMemoryStore } from '../../src/memory/index.js';
 import { openDb, sqlitePath } from '../../src/storage/data-source.js';
 import type { Db } from '../../src/storage/db.js';
 import { EXTERNAL_CHANGE_POLL_MS } from '../../src/storage/index.js';
@@ -255,6 +256,27 @@ for (const backend of backends()) {
           } finally {
             cli.close();
           }
+        });
+
+        it("knows its users' memory versions, and rereads them once another connection (the CLI) committed", async () => {
+          const memories = new SqlMemoryStore(db);
+          const tenant = { accountId: (await newAccount()).id, userId: 'ada' };
+          assert.equal(await memories.version(tenant), '0', 'no memories: version 0');
+          await memories.bumpVersion(tenant);
+          const own = await memories.version(tenant);
+          assert.notEqual(own, '0', 'its own write is known at once');
+          const cli = new Database(sqlitePath(database.dataDir));
+          try {
+            cli
+              .prepare('UPDATE memory_user_versions SET version = ? WHERE account_id = ? AND user_id = ?')
+              .run('from-the-cli', tenant.accountId, tenant.userId);
+            await new Promise((resolve) => setTimeout(resolve, 3 * EXTERNAL_CHANGE_POLL_MS));
+            assert.equal(await memories.version(tenant), 'from-the-cli', "the other connection's change, once noticed");
+          } finally {
+            cli.close();
+          }
+          await memories.deleteTenant(tenant);
+          assert.equal(await memories.version(tenant), '0', 'erased: version 0 again');
         });
 
         it('writes the charges of one event-loop turn in one transaction', async () => {
