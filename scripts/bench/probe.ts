@@ -47,7 +47,10 @@ export function createProbe(options: { profile?: boolean | 'retained' } = {}): P
   };
   return {
     nodeArgs: ['--import', join(ROOT, 'scripts/bench/probe.mjs')],
-    env: { PVAI_BENCH_PROBE_OUT: dir, PVAI_BENCH_PROFILE: options.profile === 'retained' ? 'retained' : options.profile ? '1' : '0' },
+    env: {
+      PVAI_BENCH_PROBE_OUT: dir,
+      PVAI_BENCH_PROFILE: options.profile === 'retained' ? 'retained' : options.profile ? '1' : '0',
+    },
     attach(process) {
       child = process;
     },
