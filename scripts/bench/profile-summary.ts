@@ -23,6 +23,19 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
+/** The `top` largest entries as table rows: folder, share of `total`, and `perRequest` of the amount. */
+function ranked(
+  amounts: Map<string, number>,
+  total: number,
+  top: number,
+  perRequest: (amount: number) => string | number,
+): Array<Array<string | number>> {
+  return [...amounts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([folder, amount]) => [folder, `${((amount / total) * 100).toFixed(1)} %`, perRequest(amount)]);
+}
+
 /** The folder a frame belongs to. */
 export function folderOf(frame: CallFrame): string {
   const { url, functionName } = frame;
@@ -69,14 +82,7 @@ export function summariseProfile(path: string, requests?: number): string {
     charged.set(key, (charged.get(key) ?? 0) + micros);
   }
   const rows = (m: Map<string, number>) =>
-    [...m.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 24)
-      .map(([folder, micros]) => [
-        folder,
-        `${((micros / busy) * 100).toFixed(1)} %`,
-        requests ? (micros / requests).toFixed(1) : '-',
-      ]);
+    ranked(m, busy, 24, (micros) => (requests ? (micros / requests).toFixed(1) : '-'));
   return [
     `CPU profile ${path}: ${(busy / 1000).toFixed(0)} ms busy`,
     '',
@@ -112,11 +118,7 @@ export function summariseHeapProfile(path: string, requests: number): string {
     for (const child of node.children) walk(child, product);
   };
   walk(head, undefined);
-  const rows = (m: Map<string, number>) =>
-    [...m.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 20)
-      .map(([folder, bytes]) => [folder, `${((bytes / total) * 100).toFixed(1)} %`, bytes / requests / 1024]);
+  const rows = (m: Map<string, number>) => ranked(m, total, 20, (bytes) => bytes / requests / 1024);
   return [
     `Heap allocation profile ${path} (sampled, garbage included): ${(total / requests / 1024).toFixed(1)} KB/request`,
     '',
