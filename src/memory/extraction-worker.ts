@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import { untilAborted } from '../kernel/index.js';
+import { JobPump } from '../storage/index.js';
 import type { ExtractionJob, ExtractionQueue } from './extraction-queue.js';
 import type { Extraction, FactExtractor, Tenant } from './types.js';
 
@@ -56,64 +57,51 @@ export class ExtractionWorker {
   readonly #deps: ExtractionWorkerDeps;
   readonly #options: ExtractionOptions;
   readonly #owner = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
-  readonly #abort = new AbortController();
-  #draining: Promise<void> | undefined;
-  #again = false;
-  #timer: NodeJS.Timeout | undefined;
-  #closed = false;
+  readonly #pump: JobPump;
 
   constructor(deps: ExtractionWorkerDeps) {
     this.#deps = deps;
     this.#options = { ...DEFAULT_EXTRACTION, ...deps.options };
+    // Each drain runs `lanes` lanes until none finds a claimable job.
+    this.#pump = new JobPump(
+      async () => {
+        await Promise.all(Array.from({ length: this.#options.lanes }, () => this.#lane()));
+      },
+      {
+        pollMs: this.#options.pollMs,
+        onError: (err) => deps.logger.error({ err }, 'memory extraction failed'),
+      },
+    );
   }
 
   async start(): Promise<void> {
     if (this.#deps.soleWorker) await this.#deps.queue.releaseLeases();
-    this.#timer = setInterval(() => this.kick(), this.#options.pollMs);
-    this.#timer.unref();
-    this.kick();
+    this.#pump.start();
   }
 
   /** Stops claiming, abandons the extractions under way (their jobs stay queued) and waits for them. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    this.#abort.abort();
-    if (this.#timer) clearInterval(this.#timer);
-    await this.#draining?.catch(() => undefined);
+  close(): Promise<void> {
+    return this.#pump.close();
   }
 
   /** Runs jobs until none is claimable; a kick while running makes it look once more. */
   kick(): void {
-    if (this.#closed) return;
-    if (this.#draining) {
-      this.#again = true;
-      return;
-    }
-    this.#draining = (async () => {
-      do {
-        this.#again = false;
-        await Promise.all(Array.from({ length: this.#options.lanes }, () => this.#lane()));
-      } while (this.#again && !this.#closed);
-    })()
-      .catch((err: unknown) => this.#deps.logger.error({ err }, 'memory extraction failed'))
-      .finally(() => {
-        this.#draining = undefined;
-      });
+    this.#pump.kick();
   }
 
   /** Resolves once the queue is empty (benchmarks, tests): what other replicas hold is waited for too. */
   async settled(): Promise<void> {
     for (;;) {
       this.kick();
-      await this.#draining;
-      if (this.#closed || (await this.#deps.queue.pending()) === 0) return;
+      await this.#pump.running;
+      if (this.#pump.closed || (await this.#deps.queue.pending()) === 0) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 
   async #lane(): Promise<void> {
     const { queue, clock } = this.#deps;
-    while (!this.#closed) {
+    while (!this.#pump.closed) {
       const job = await queue.claim(clock(), this.#options.leaseMs, this.#owner);
       if (!job) return;
       await this.#run(job);
@@ -124,11 +112,11 @@ export class ExtractionWorker {
     const { queue, clock, logger } = this.#deps;
     try {
       const extraction = await this.#extract(job.turn);
-      if (this.#closed) return; // abandoned by close(): the job stays, another run takes it
+      if (this.#pump.closed) return; // abandoned by close(): the job stays, another run takes it
       await this.#deps.apply(job.tenant, extraction);
       await queue.complete(job, this.#owner);
     } catch (err) {
-      if (this.#closed) return;
+      if (this.#pump.closed) return;
       if (job.attempts >= this.#options.maxAttempts) {
         logger.warn({ err, attempts: job.attempts }, 'memory extraction failed for good; the turn is dropped');
         await queue.complete(job, this.#owner);
@@ -146,8 +134,8 @@ export class ExtractionWorker {
   async #extract(turn: string): Promise<Extraction> {
     const controller = new AbortController();
     const { signal } = controller;
-    const onClose = () => controller.abort(this.#abort.signal.reason);
-    this.#abort.signal.addEventListener('abort', onClose, { once: true });
+    const onClose = () => controller.abort(this.#pump.signal.reason);
+    this.#pump.signal.addEventListener('abort', onClose, { once: true });
     const timer = setTimeout(
       () => controller.abort(new DOMException('memory extraction timed out', 'TimeoutError')),
       this.#options.timeoutMs,
@@ -157,7 +145,7 @@ export class ExtractionWorker {
       return await untilAborted(this.#deps.extractor.extract([turn], signal), signal);
     } finally {
       clearTimeout(timer);
-      this.#abort.signal.removeEventListener('abort', onClose);
+      this.#pump.signal.removeEventListener('abort', onClose);
     }
   }
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import type { Chunk, ChunkIndex, Embedder } from '../retrieval/index.js';
+import { JobPump } from '../storage/index.js';
 import { chunkText } from './chunker.js';
 import type { DocumentRecord, DocumentStore, IngestionJob } from './types.js';
 
@@ -58,52 +59,35 @@ export interface IngestionWorkerDeps {
 export class IngestionWorker {
   readonly #deps: IngestionWorkerDeps;
   readonly #options: IngestionOptions;
-  #draining: Promise<void> | undefined;
-  #again = false;
-  #timer: NodeJS.Timeout | undefined;
   /** The lanes' claims, in turn. */
   #claims: Promise<unknown> = Promise.resolve();
-  #closed = false;
-  readonly #abort = new AbortController();
+  readonly #pump: JobPump;
 
   constructor(deps: IngestionWorkerDeps) {
     this.#deps = deps;
     this.#options = { ...DEFAULT_INGESTION, ...deps.options };
+    this.#pump = new JobPump(
+      async () => {
+        while (!this.#pump.closed && (await this.#step())) {}
+      },
+      { pollMs: this.#options.pollMs, onError: (err) => deps.logger.error({ err }, 'document ingestion failed') },
+    );
   }
 
   /** Voids a previous run's leases when this process is the sole writer, then polls and runs what is waiting. */
   async start(): Promise<void> {
     if (this.#deps.soleWorker) await this.#deps.store.releaseLeases();
-    this.#timer = setInterval(() => this.kick(), this.#options.pollMs);
-    this.#timer.unref();
-    this.kick();
+    this.#pump.start();
   }
 
   /** Stops claiming, aborts an embedding under way and waits for the running step to end. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    this.#abort.abort();
-    if (this.#timer) clearInterval(this.#timer);
-    await this.#draining?.catch(() => undefined);
+  close(): Promise<void> {
+    return this.#pump.close();
   }
 
   /** Runs jobs until none is left; a kick while running makes it look once more. */
   kick(): void {
-    if (this.#closed) return;
-    if (this.#draining) {
-      this.#again = true;
-      return;
-    }
-    this.#draining = (async () => {
-      do {
-        this.#again = false;
-        while (!this.#closed && (await this.#step())) {}
-      } while (this.#again && !this.#closed);
-    })()
-      .catch((err: unknown) => this.#deps.logger.error({ err }, 'document ingestion failed'))
-      .finally(() => {
-        this.#draining = undefined;
-      });
+    this.#pump.kick();
   }
 
   /**
@@ -123,13 +107,13 @@ export class IngestionWorker {
     const { store, embedder } = this.#deps;
     let any = false;
     const lane = async () => {
-      while (!this.#closed) {
+      while (!this.#pump.closed) {
         const jobs = await this.#claimUnchunked();
         if (jobs.length === 0) return;
         any = true;
         try {
           await this.#chunkAll(jobs);
-          if (this.#closed) return;
+          if (this.#pump.closed) return;
           const chunked = jobs.filter((j) => j.doc.chunkCount > 0);
           // Without a model a chunked document is done; with one it waits, lease void, for its vectors.
           if (embedder) await store.release(chunked.map((j) => j.doc.id));
@@ -167,7 +151,7 @@ export class IngestionWorker {
     if (!job) return false;
     try {
       if (job.doc.chunkCount === 0) await this.#chunkAll([job]);
-      if (this.#closed) return false;
+      if (this.#pump.closed) return false;
       if (job.doc.chunkCount > 0) await this.#embedAndFinish(job);
     } finally {
       await this.#recheckDeleted([job]);
@@ -208,7 +192,7 @@ export class IngestionWorker {
         await store.refreshVersion(tenant);
         for (const g of group) g.doc.chunkCount = g.chunks.length;
       } catch (err) {
-        if (this.#closed) return;
+        if (this.#pump.closed) return;
         for (const g of group) await this.#fail(g.doc, err);
       }
     }
@@ -223,10 +207,10 @@ export class IngestionWorker {
       if (embedder) {
         for (;;) {
           const batch = await store.unembedded(doc.id, this.#options.embedBatch);
-          if (batch.length === 0 || this.#closed) break;
+          if (batch.length === 0 || this.#pump.closed) break;
           const vectors = await embedder.embed(
             batch.map((c) => c.text),
-            this.#abort.signal,
+            this.#pump.signal,
           );
           // A chunk with nothing the model reads (a run of control characters, say) has no vector: it stays
           // findable by its words, and counts as embedded so the document still becomes ready.
@@ -241,12 +225,12 @@ export class IngestionWorker {
           );
           await store.extendLease(doc.id, clock() + this.#options.leaseMs);
         }
-        if (this.#closed) return;
+        if (this.#pump.closed) return;
       }
       await store.finish(doc.id, { status: 'ready' });
       await store.refreshVersion(tenant);
     } catch (err) {
-      if (!this.#closed) await this.#fail(doc, err);
+      if (!this.#pump.closed) await this.#fail(doc, err);
     }
   }
 
@@ -265,7 +249,7 @@ export class IngestionWorker {
    * trip each). When the read fails, the documents are taken to exist, as the job found them.
    */
   async #recheckDeleted(jobs: readonly IngestionJob[]): Promise<void> {
-    if (this.#closed || jobs.length === 0) return;
+    if (this.#pump.closed || jobs.length === 0) return;
     const ids = jobs.map((j) => j.doc.id);
     const present = await this.#deps.store.existing(ids).catch(() => new Set(ids));
     for (const { doc } of jobs) {

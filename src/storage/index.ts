@@ -1,6 +1,6 @@
 /**
  * Storage infrastructure: the TypeORM data source (better-sqlite3 | pg), migrations, transactions, the
- * shape of a store's statements per dialect, write-behind timing.
+ * shape of a store's statements per dialect, write-behind timing, the pump of a stored job queue's worker.
  */
 export { MIGRATIONS, openDb, type StorageOptions, sqlitePath } from './data-source.js';
 export {
@@ -17,6 +17,7 @@ export {
   toSqlitePlaceholders,
 } from './db.js';
 export { EXTERNAL_CHANGE_POLL_MS, type ExternalChanges, externalChanges } from './external-changes.js';
+export { JobPump } from './job-pump.js';
 export { RESPONSE_CACHE_POSTGRES_DDL } from './migrations/1763700000000-initial-schema.js';
 export { type SqliteTransaction, type Transaction, transaction } from './transaction.js';
 export { EndOfTurnWrite, WriteBehindTimer } from './write-behind.js';
