@@ -207,6 +207,28 @@ for (const backend of backends()) {
         assert.equal(again.dayCount, 4);
       });
 
+      it('stores every admission of a turn, and deletes the times the minute has left by close', async () => {
+        const [a, b] = [(await newAccount()).id, (await newAccount()).id];
+        const stored = async (id: string) =>
+          (
+            await db.query<{ at_ms: number | string }>(
+              `SELECT at_ms FROM rate_limit_events WHERE account_id = $1 ORDER BY at_ms`,
+              [id],
+            )
+          ).map((r) => Number(r.at_ms));
+        // 23 admissions in one turn over two accounts: more rows than one statement size takes.
+        const wide = { rpm: 100, rpd: 100, monthly: 100 };
+        await Promise.all(Array.from({ length: 23 }, (_, i) => limits.admit(i % 2 ? b : a, wide, NOW + i)));
+        assert.equal((await stored(a)).length, 12);
+        assert.equal((await stored(b)).length, 11);
+        await limits.admit(a, wide, NOW + 61_000);
+        await limits.close();
+        assert.deepEqual(await stored(a), [NOW + 61_000], 'the times before the minute are gone once closed');
+        limits = createRateLimitStore(db);
+        const after = await limits.peek(a, wide, NOW + 61_001);
+        assert.deepEqual([after.minuteCount, after.dayCount], [1, 13]);
+      });
+
       it('counts a clock that moved back and keeps it across a restart', async () => {
         const id = (await newAccount()).id;
         await limits.admit(id, rules, NOW + 5000);

@@ -13,8 +13,6 @@ export interface PersistedWindows {
 /** What one flush writes for one account. */
 export interface WindowsChange {
   accountId: string;
-  /** Admission times to delete: everything at or before this time (the minute has moved past them). */
-  prunedThrough: number | null;
   /** New admission times since the last flush, or the whole log when `replaceLog` is set. */
   added: number[];
   replaceLog: boolean;
@@ -31,6 +29,8 @@ export interface WindowsPersistence {
   load(accountId: string, now: number, dayStart: number, monthStart: number): PersistedWindows;
   /** Writes every change atomically (one transaction). */
   save(changes: readonly WindowsChange[]): void;
+  /** Deletes each account's admission times at or before its cutoff (the minute has moved past them). */
+  prune(cutoffs: ReadonlyMap<string, number>): void;
 }
 
 interface AccountWindows {
@@ -39,7 +39,6 @@ interface AccountWindows {
   persisted: number;
   /** An out-of-order admission (a clock that went back) rewrites the whole log on the next flush. */
   replaceLog: boolean;
-  prunedThrough: number | null;
   dayStart: number;
   dayCount: number;
   monthStart: number;
@@ -50,8 +49,10 @@ interface AccountWindows {
 }
 
 export interface InProcessOptions {
-  /** How often idle accounts leave memory, prunings are written and a failed write is tried again. */
+  /** How often idle accounts leave memory and a failed write is tried again. */
   housekeepingIntervalMs?: number;
+  /** Longest a pruned admission time stays stored (it is never counted: loads read the last minute only). */
+  pruneIntervalMs?: number;
   onError?: (err: unknown) => void;
 }
 
@@ -69,6 +70,13 @@ export class InProcessRateLimitStore implements RateLimitStore {
   readonly #accounts = new Map<string, AccountWindows>();
   /** Accounts with changes not yet written. */
   readonly #dirty = new Map<string, AccountWindows>();
+  /**
+   * Per account, the time through which its stored admission times can go. Written every `pruneIntervalMs`,
+   * not with each admission: a stored time older than the minute is never read back (load() reads the last
+   * minute), so deleting it is housekeeping, and doing it per admission was one statement in four.
+   */
+  #prunes = new Map<string, number>();
+  readonly #pruning: WriteBehindTimer;
   readonly #commit: EndOfTurnWrite;
   readonly #housekeeping: WriteBehindTimer;
   readonly #onError: (err: unknown) => void;
@@ -87,6 +95,7 @@ export class InProcessRateLimitStore implements RateLimitStore {
       options.housekeepingIntervalMs ?? 200,
       this.#onError,
     );
+    this.#pruning = new WriteBehindTimer(() => this.#writePrunes(), options.pruneIntervalMs ?? 5000, this.#onError);
   }
 
   /** Decided synchronously; an admission resolves once it is stored (at the end of this event-loop turn). */
@@ -115,10 +124,8 @@ export class InProcessRateLimitStore implements RateLimitStore {
       const pruned = w.log.pruneThrough(cutoff);
       if (pruned > 0) {
         w.persisted = Math.max(0, w.persisted - pruned);
-        w.prunedThrough = cutoff;
-        this.#markDirty(accountId, w);
-        // Written with the next admission, or by housekeeping if none comes.
-        this.#housekeeping.schedule();
+        this.#prunes.set(accountId, cutoff);
+        this.#pruning.schedule();
       }
     }
     const minuteCount = w.log.countAfter(cutoff);
@@ -143,7 +150,6 @@ export class InProcessRateLimitStore implements RateLimitStore {
     for (const [accountId, w] of this.#dirty) {
       changes.push({
         accountId,
-        prunedThrough: w.prunedThrough,
         added: w.replaceLog ? w.log.toArray() : w.log.toArray(w.persisted),
         replaceLog: w.replaceLog,
         dayStart: w.dayStart,
@@ -157,7 +163,6 @@ export class InProcessRateLimitStore implements RateLimitStore {
     for (const w of this.#dirty.values()) {
       w.dirty = false;
       w.replaceLog = false;
-      w.prunedThrough = null;
       w.startedPeriod = false;
       w.persisted = w.log.size;
     }
@@ -167,8 +172,10 @@ export class InProcessRateLimitStore implements RateLimitStore {
   async close(): Promise<void> {
     this.#commit.cancel();
     this.#housekeeping.cancel();
+    this.#pruning.cancel();
     try {
       this.flush();
+      this.#writePrunes();
     } finally {
       this.#turn?.resolve();
       this.#turn = undefined;
@@ -187,6 +194,20 @@ export class InProcessRateLimitStore implements RateLimitStore {
       this.#housekeeping.schedule();
     }
     turn?.resolve();
+  }
+
+  /** Deletes the stored times the minute has moved past; kept for the next pass if the write fails. */
+  #writePrunes(): void {
+    if (this.#prunes.size === 0) return;
+    const prunes = this.#prunes;
+    this.#prunes = new Map();
+    try {
+      this.#persistence.prune(prunes);
+    } catch (err) {
+      for (const [id, cutoff] of prunes) if (!this.#prunes.has(id)) this.#prunes.set(id, cutoff);
+      this.#pruning.schedule();
+      throw err;
+    }
   }
 
   #markDirty(accountId: string, w: AccountWindows): void {
@@ -220,7 +241,6 @@ export class InProcessRateLimitStore implements RateLimitStore {
         log,
         persisted: log.size,
         replaceLog: false,
-        prunedThrough: null,
         dayStart,
         dayCount: stored.dayCount,
         monthStart,
