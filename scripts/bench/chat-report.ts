@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type LoadResult, ROOT, table } from './lib.js';
 import { type ProbeReport, perRequest } from './probe.js';
-import { summariseHeapProfile, summariseProfile } from './profile-summary.js';
+import { diffProfiles, summariseHeapProfile, summariseProfile } from './profile-summary.js';
 
 type Measured = LoadResult & { report?: ProbeReport };
 interface Rate {
@@ -165,6 +165,14 @@ export function printReport(r: ChatReport): void {
       const keptHeap = join(ROOT, 'bench-output', 'chat-miss.heapprofile');
       copyFileSync(heap, keptHeap);
       console.log(`\n${summariseHeapProfile(keptHeap, pvaiLoad.requests)}`);
+    }
+    const floorProfile = r.loads.stackLoad.report?.profilePath;
+    if (floorProfile) {
+      const keptFloor = join(ROOT, 'bench-output', 'chat-floor.cpuprofile');
+      copyFileSync(floorProfile, keptFloor);
+      console.log(
+        `\n${diffProfiles({ path: keptFloor, requests: r.loads.stackLoad.requests }, { path: kept, requests: pvaiLoad.requests })}`,
+      );
     }
   }
 }

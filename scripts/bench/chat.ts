@@ -9,7 +9,8 @@
  * The floor, the bare proxy and pvai run with bench/probe.mjs preloaded: each measured phase is a window in
  * which the server process itself counts its CPU time, JS heap bytes allocated, GC and event-loop delay, so
  * the per-request budget (docs/architecture.md) is read off the same run. `-- --profile` also writes the
- * CPU profile of pvai's miss phase and prints it summed by folder (bench/profile-summary.ts).
+ * CPU profiles of pvai's miss phase and of the floor's, prints pvai's summed by folder and both side by side,
+ * ranked by what pvai spends beyond the floor (bench/profile-summary.ts).
  * A bare Node proxy (node:http + undici, nothing else) runs beside them: the floor any Node gateway pays on
  * this machine, so pvai's own cost can be read off the difference. A Koa + openapi-backend proxy (the stack
  * pvai is built on, validating against the contract, with no product work) shows what that stack adds to it.
@@ -40,7 +41,12 @@ const RATE_ROUNDS = 3;
 const PROFILE = process.argv.includes('--profile');
 
 const stolen = cpuStealMeter();
-const probes = { bare: createProbe(), stack: createProbe(), pvai: createProbe({ profile: PROFILE }) };
+// With --profile the floor is profiled too, so the report can rank what pvai spends beyond it, frame by frame.
+const probes = {
+  bare: createProbe(),
+  stack: createProbe({ profile: PROFILE }),
+  pvai: createProbe({ profile: PROFILE }),
+};
 const mock = await startScript('mock-upstream-server.ts');
 const mockOrigin = new URL(mock.url).origin;
 const bareProxy = await startScript('bare-proxy-server.ts', [mockOrigin], probes.bare.nodeArgs, probes.bare.env);

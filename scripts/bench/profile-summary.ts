@@ -94,6 +94,67 @@ export function summariseProfile(path: string, requests?: number): string {
   ].join('\n');
 }
 
+/**
+ * A frame's name that reads the same in the floor (run from TypeScript through tsx) and in pvai (run from
+ * dist/): the function and its file without `dist/`, extension or line, so `readText` of src/http/body is one
+ * row for both.
+ */
+export function frameKey(frame: CallFrame): string {
+  const url = frame.url.replace(/^file:\/\//, '');
+  const file = (
+    url.includes('/node_modules/')
+      ? url.replace(/.*\/node_modules\//, '')
+      : url.replace(/^.*?\/(?:dist\/)?(src|scripts)\//, '$1/')
+  ).replace(/\.(?:js|ts|mjs)$/, '');
+  return `${frame.functionName || '(anonymous)'}${file ? ` ${file}` : ''}`;
+}
+
+/** Self time per `key` of a profile's busy samples, in µs per request. */
+function selfTimes(path: string, requests: number, key: (frame: CallFrame) => string): Map<string, number> {
+  const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const out = new Map<string, number>();
+  for (const [i, id] of profile.samples.entries()) {
+    const node = byId.get(id);
+    if (!node || node.callFrame.functionName === '(idle)' || node.callFrame.url === 'node:inspector') continue;
+    const k = key(node.callFrame);
+    out.set(k, (out.get(k) ?? 0) + (profile.timeDeltas[i] ?? 0) / requests);
+  }
+  return out;
+}
+
+/**
+ * Where the subject's CPU goes beyond the floor's, per request: the self time of each function (and of each
+ * folder) in both profiles, ranked by the difference. What the floor spends too (Koa, openapi-backend, the
+ * socket writes) cancels out, and what is left is the product's own cost, wherever it lands — including the
+ * garbage collector's share and Node's own work done for the product (its header writes, its timers).
+ */
+export function diffProfiles(
+  floor: { path: string; requests: number },
+  subject: { path: string; requests: number },
+  top = 30,
+): string {
+  const section = (title: string, key: (frame: CallFrame) => string) => {
+    const a = selfTimes(floor.path, floor.requests, key);
+    const b = selfTimes(subject.path, subject.requests, key);
+    const sum = (m: Map<string, number>) => [...m.values()].reduce((x, y) => x + y, 0);
+    const rows = [...new Set([...a.keys(), ...b.keys()])]
+      .map((k) => ({ k, a: a.get(k) ?? 0, b: b.get(k) ?? 0 }))
+      .sort((x, y) => y.b - y.a - (x.b - x.a))
+      .slice(0, top)
+      .map(({ k, a: fa, b: fb }) => [k, fa.toFixed(1), fb.toFixed(1), (fb - fa).toFixed(1)]);
+    return [
+      `${title} (busy µs per request: the floor ${sum(a).toFixed(0)}, pvai ${sum(b).toFixed(0)})`,
+      table(['frame', 'floor µs', 'pvai µs', 'beyond µs'], rows),
+    ].join('\n');
+  };
+  return [
+    section('Beyond the floor by folder', folderOf),
+    '',
+    section('Beyond the floor by function (self time)', frameKey),
+  ].join('\n');
+}
+
 interface HeapNode {
   callFrame: CallFrame;
   selfSize: number;
@@ -131,8 +192,19 @@ export function summariseHeapProfile(path: string, requests: number): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [path, requests] = process.argv.slice(2);
-  if (!path) throw new Error('usage: tsx scripts/bench/profile-summary.ts <file.cpuprofile|.heapprofile> [requests]');
-  if (path.endsWith('.heapprofile')) console.log(summariseHeapProfile(path, Number(requests ?? 1)));
+  const [path, requests, subject, subjectRequests] = process.argv.slice(2);
+  if (!path)
+    throw new Error(
+      'usage: tsx scripts/bench/profile-summary.ts <file.cpuprofile|.heapprofile> [requests] ' +
+        '[<subject.cpuprofile> <requests>: ranked by what the subject spends beyond the first]',
+    );
+  if (subject)
+    console.log(
+      diffProfiles(
+        { path, requests: Number(requests ?? 1) },
+        { path: subject, requests: Number(subjectRequests ?? 1) },
+      ),
+    );
+  else if (path.endsWith('.heapprofile')) console.log(summariseHeapProfile(path, Number(requests ?? 1)));
   else console.log(summariseProfile(path, requests ? Number(requests) : undefined));
 }

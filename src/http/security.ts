@@ -27,23 +27,38 @@ function bearerToken(c: OpenApiContext): string | undefined {
  * count as absent.
  */
 export function refuseAmbiguousCredentials(req: IncomingMessage): void {
-  const credentials = new Set<string>();
+  // Read off rawHeaders, every occurrence as sent (`headers` keeps one Authorization): no per-request
+  // copy of every header as an array (`headersDistinct`) and no sets unless a second credential shows up.
+  const raw = req.rawHeaders;
+  let first: string | undefined;
+  let ambiguous = false;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const carrier = credentialCarrier(raw[i] as string);
+    if (!carrier) continue;
+    const value = (raw[i + 1] as string).trim();
+    if (value === '') continue;
+    const credential = carrier === 'authorization' ? (BEARER.exec(value)?.[1] ?? value) : value;
+    if (first === undefined) first = credential;
+    else if (credential !== first) ambiguous = true;
+  }
+  if (!ambiguous) return;
   const carriers = new Set<string>();
-  for (const name of ['authorization', 'x-api-key'] as const) {
-    for (const raw of req.headersDistinct[name] ?? []) {
-      const value = raw.trim();
-      if (value === '') continue;
-      credentials.add(name === 'authorization' ? (BEARER.exec(value)?.[1] ?? value) : value);
-      carriers.add(name);
-    }
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const carrier = credentialCarrier(raw[i] as string);
+    if (carrier && (raw[i + 1] as string).trim() !== '') carriers.add(carrier);
   }
-  if (credentials.size > 1) {
-    throw new AppError(
-      'AMBIGUOUS_CREDENTIALS',
-      'The request carries more than one credential; send one key, in Authorization: Bearer or in X-API-Key',
-      { headers: [...carriers].sort() },
-    );
-  }
+  throw new AppError(
+    'AMBIGUOUS_CREDENTIALS',
+    'The request carries more than one credential; send one key, in Authorization: Bearer or in X-API-Key',
+    { headers: [...carriers].sort() },
+  );
+}
+
+/** `authorization` or `x-api-key` when a raw header name is one of them (any case), else undefined. */
+function credentialCarrier(name: string): 'authorization' | 'x-api-key' | undefined {
+  if (name.length === 13 && name.toLowerCase() === 'authorization') return 'authorization';
+  if (name.length === 9 && name.toLowerCase() === 'x-api-key') return 'x-api-key';
+  return undefined;
 }
 
 /** After routing: an operation behind a key refuses a request carrying two (refuseAmbiguousCredentials). */
