@@ -25,28 +25,25 @@ function usageBody(usage: Usage) {
   };
 }
 
-/** The `chat.completion` object of a non-streamed answer. */
+/**
+ * The `chat.completion` object of a non-streamed answer. Optional fields are assigned in their place rather
+ * than spread from conditional literals (a spread copies through V8's generic path, every answer).
+ */
 export function completionBody(meta: ResponseMeta, completion: Completion): Schema<'ChatCompletion'> {
-  return {
+  type Choice = Schema<'ChatCompletion'>['choices'][number];
+  const message: Choice['message'] = { role: 'assistant', content: completion.text };
+  if (completion.toolCalls.length > 0) message.tool_calls = completion.toolCalls;
+  const body: Schema<'ChatCompletion'> = {
     id: meta.id,
     object: 'chat.completion',
     created: meta.created,
     model: meta.model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: completion.text,
-          ...(completion.toolCalls.length > 0 ? { tool_calls: completion.toolCalls } : {}),
-        },
-        finish_reason: completion.finishReason,
-      },
-    ],
+    choices: [{ index: 0, message, finish_reason: completion.finishReason }],
     usage: usageBody(completion.usage),
-    ...(meta.citations ? { citations: meta.citations } : {}),
     memory_context: meta.memoryContext,
   };
+  if (meta.citations) body.citations = meta.citations;
+  return body;
 }
 
 type Delta = Record<string, unknown>;

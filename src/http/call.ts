@@ -45,21 +45,38 @@ export function clientDisconnectSignal(ctx: AppContext, stopping?: AbortSignal):
   return controller.signal;
 }
 
-/** The handler's view of a Koa request: made once per request, the signal only when asked for. */
+/**
+ * The handler's view of a Koa request: made once per request, the signal only when asked for. A class, not a
+ * literal with a getter (V8 defines a literal's accessor anew each time it is evaluated).
+ */
+class KoaCall implements Call {
+  readonly requestId: string;
+  readonly principal: Call['principal'];
+  readonly usage: Call['usage'];
+  readonly upload: Call['upload'];
+  #signal: AbortSignal | undefined;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly stopping: AbortSignal | undefined,
+  ) {
+    const state = ctx.state;
+    this.requestId = state.requestId;
+    this.principal = state.principal;
+    this.usage = state.usage;
+    this.upload = state.upload;
+  }
+
+  get log(): Call['log'] {
+    return this.ctx.state.log;
+  }
+
+  disconnectSignal(): AbortSignal {
+    this.#signal ??= clientDisconnectSignal(this.ctx, this.stopping);
+    return this.#signal;
+  }
+}
+
 export function callOf(ctx: AppContext, stopping?: AbortSignal): Call {
-  const state = ctx.state;
-  let signal: AbortSignal | undefined;
-  return {
-    requestId: state.requestId,
-    get log() {
-      return state.log;
-    },
-    principal: state.principal,
-    usage: state.usage,
-    upload: state.upload,
-    disconnectSignal() {
-      signal ??= clientDisconnectSignal(ctx, stopping);
-      return signal;
-    },
-  };
+  return new KoaCall(ctx, stopping);
 }
