@@ -36,12 +36,20 @@ export type ChatCompletionRequest = Omit<
 
 /** What the end user said, turn by turn, oldest first (memory reads all of it). */
 export function userTurns(request: ChatCompletionRequest): string[] {
-  return request.messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
+  // A loop, not flatMap: flatMap made an array per message (~1.5 µs a chat request in bench:chat's profile).
+  const turns: string[] = [];
+  for (const m of request.messages) if (m.role === 'user' && typeof m.content === 'string') turns.push(m.content);
+  return turns;
 }
 
 /** The conversation's last user message: what the answer is about, and so what documents and the web are searched for. */
 export function lastUserText(request: ChatCompletionRequest): string {
-  return userTurns(request).at(-1) ?? '';
+  const { messages } = request;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as ChatMessage;
+    if (m.role === 'user' && typeof m.content === 'string') return m.content;
+  }
+  return '';
 }
 
 /** The contract's default sampling temperature. */

@@ -3,7 +3,6 @@ import {
   type ContextContribution,
   type ContextSource,
   lastUserText,
-  userTurns,
 } from '../chat/index.js';
 import type { Principal } from '../kernel/index.js';
 import type { MemoryService } from './memory-service.js';
@@ -52,7 +51,7 @@ export function memoryContextSource(memory: MemoryService, k = MEMORY_K): Contex
       return version === '0' ? undefined : version;
     },
     async contribute(principal, request, signal): Promise<ContextContribution> {
-      const query = userTurns(request).at(-1) ?? '';
+      const query = lastUserText(request);
       // Most end users have no memories: no query embedding, no search (version 0 means none).
       if (!query.trim() || (await versionOf(principal, request)) === '0') {
         return { notes: [], itemsRetrieved: 0 };

@@ -95,6 +95,10 @@ const CLAUSE_BREAK =
 const ABBREVIATION =
   /\b(?:[a-zA-Z]\.)+[a-zA-Z]\.(?=\s+[\p{Ll}\p{N}])|\b(?:[Dd]r|[Mm]rs?|[Mm]s|[Ss]t|[Pp]rof|[JjSs]r|vs)\.|\b(?:etc|approx|no)\.(?=\s+[\p{Ll}\p{N}])/gu;
 const STOP = '\u2024';
+/** A character SENTENCES needs to match at all. */
+const MAY_END_SENTENCE = /[.!?…\n;—–:-]/;
+/** What CLAUSE_BREAK needs to match at all: a comma, or a conjunction between spaces. */
+const MAY_BREAK_CLAUSE = /,|\s(?:and|but|so|plus|while)\s/i;
 
 /** "my girlfriend Ana and I live together": one clause, whose subject is both (not "my girlfriend Ana" and "I live …"). */
 function mergeCompoundSubjects(sentence: string, clauses: string[]): string[] {
@@ -113,7 +117,12 @@ function mergeCompoundSubjects(sentence: string, clauses: string[]): string[] {
   return out;
 }
 
+/** Printable ASCII but the backtick: nothing normalise() would replace but runs of spaces. */
+const PLAIN_ASCII = /^[\x20-\x5f\x61-\x7e]*$/;
+
 export function normalise(text: string): string {
+  // Most turns are plain ASCII: four Unicode-aware replaces over them changed nothing (~2 µs a turn).
+  if (PLAIN_ASCII.test(text) && !text.includes('  ')) return text.trim();
   return text
     .replace(/[’‘`´]/g, "'")
     .replace(/[“”„]/g, '"')
@@ -196,13 +205,20 @@ export function statementsOf(turn: string): TurnStatements {
   const forget: string[] = [];
   // "Actually," or "Remember:" alone before the clause it is about.
   let carried = { correction: false, remember: false };
-  const protectedTurn = normalise(turn).replace(ABBREVIATION, (a) => a.replaceAll('.', STOP));
-  for (const said of protectedTurn.split(SENTENCES)) {
-    const sentence = said.replace(TAG_QUESTION, '').replaceAll(STOP, '.');
+  // Each pattern below runs only on text that holds what it needs to match (a full stop, a sentence's end, a
+  // question mark, a comma or a conjunction): the lookbehinds and Unicode classes cost ~1 µs a run even on a
+  // short turn that has none, and the answers are the same.
+  const normalised = normalise(turn);
+  const protectedTurn = normalised.includes('.')
+    ? normalised.replace(ABBREVIATION, (a) => a.replaceAll('.', STOP))
+    : normalised;
+  for (const said of MAY_END_SENTENCE.test(protectedTurn) ? protectedTurn.split(SENTENCES) : [protectedTurn]) {
+    const untagged = said.includes('?') ? said.replace(TAG_QUESTION, '') : said;
+    const sentence = untagged.includes(STOP) ? untagged.replaceAll(STOP, '.') : untagged;
     const asks = /\?\s*$/.test(sentence);
     let clauses = mergeCompoundSubjects(
       sentence,
-      sentence.split(CLAUSE_BREAK).filter((c) => c.trim().length > 0),
+      (MAY_BREAK_CLAUSE.test(sentence) ? sentence.split(CLAUSE_BREAK) : [sentence]).filter((c) => c.trim().length > 0),
     );
     const last = clauses.at(-1) ?? '';
     if (asks && clauses.length === 1 && last.includes(', ')) {
