@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalJsonOrUndefined } from './canonical-json.js';
 
 /**
@@ -81,9 +81,7 @@ const KEY_SCHEMA_VERSION = 2;
  * them can't be served a wrong answer; when absent they leave the key as is.
  */
 export function responseCacheKey(accountId: string, request: CacheKeyInput): string {
-  return createHash('sha256')
-    .update(canonicalObject(cacheKeyMaterial(accountId, request)), 'utf8')
-    .digest('hex');
+  return hash('sha256', canonicalObject(cacheKeyMaterial(accountId, request)), 'hex');
 }
 
 /** The object whose canonical JSON is hashed (see responseCacheKey). */
