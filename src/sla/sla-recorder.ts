@@ -62,6 +62,9 @@ export class SlaRecorder {
       current = [];
       this.#current.set(series, current);
     }
+    // The histogram buckets once, not once per resolution.
+    const latencyBucket = bucketOf(o.latencyMs);
+    const ttftBucket = o.ttftMs === undefined ? -1 : bucketOf(o.ttftMs);
     for (let r = 0; r < RESOLUTIONS.length; r++) {
       const resolution = RESOLUTIONS[r] as Resolution;
       const bucketStart = o.createdAt - (o.createdAt % RESOLUTION_MS[resolution]);
@@ -75,11 +78,11 @@ export class SlaRecorder {
       if (error && status === 502) b.upstreamErrors += 1;
       if (error && status === 504) b.timeouts += 1;
       b.latencySumMs += o.latencyMs;
-      (b.latency[bucketOf(o.latencyMs)] as number)++;
+      (b.latency[latencyBucket] as number)++;
       if (o.ttftMs !== undefined) {
         b.ttftCount += 1;
         b.ttftSumMs += o.ttftMs;
-        (b.ttft[bucketOf(o.ttftMs)] as number)++;
+        (b.ttft[ttftBucket] as number)++;
       }
     }
     this.#requestsPending += 1;
