@@ -15,12 +15,14 @@ export function routeBudget(
   request: Pick<ChatCompletionRequest, 'max_tokens'>,
   localContextTokens: number | undefined,
 ): PromptBudget {
-  const windows = targets.map(
-    (t) => t.contextTokens ?? (t.provider === 'local' ? localContextTokens : undefined) ?? DEFAULT_CONTEXT_TOKENS,
-  );
-  const answers = targets.map((t) => request.max_tokens ?? t.maxTokens ?? DEFAULT_MAX_TOKENS);
-  return {
-    contextTokens: Math.min(...windows, Number.POSITIVE_INFINITY),
-    answerTokens: Math.max(...answers, 0),
-  };
+  // Loops, not map and spread into Math.min/max: this runs on every chat request.
+  let contextTokens = Number.POSITIVE_INFINITY;
+  let answerTokens = 0;
+  for (const t of targets) {
+    const window =
+      t.contextTokens ?? (t.provider === 'local' ? localContextTokens : undefined) ?? DEFAULT_CONTEXT_TOKENS;
+    contextTokens = Math.min(contextTokens, window);
+    answerTokens = Math.max(answerTokens, request.max_tokens ?? t.maxTokens ?? DEFAULT_MAX_TOKENS);
+  }
+  return { contextTokens, answerTokens };
 }

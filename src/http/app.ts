@@ -6,12 +6,24 @@ import { type ContractDeps, REQUEST_PIPELINE } from './pipeline.js';
 import type { HttpPorts } from './ports.js';
 import type { RequestState } from './types.js';
 
-/** Handlers that share a hook, run one after the other in the pipeline's order. */
+/**
+ * Handlers that share a hook, run one after the other in the pipeline's order. Synchronous ones (routing's
+ * note, the one-credential check) run without a promise: the hook is awaited only from the first handler
+ * that returns one.
+ */
 function inOrder(handlers: readonly Handler[]): Handler {
   const [only] = handlers;
   if (only && handlers.length === 1) return only;
-  return async (...args) => {
-    for (const handler of handlers) await handler(...args);
+  const rest = async (from: number, pending: unknown, args: Parameters<Handler>) => {
+    await pending;
+    for (let i = from; i < handlers.length; i++) await (handlers[i] as Handler)(...args);
+  };
+  return (...args) => {
+    for (let i = 0; i < handlers.length; i++) {
+      const result: unknown = (handlers[i] as Handler)(...args);
+      if (result instanceof Promise) return rest(i + 1, result, args);
+    }
+    return undefined;
   };
 }
 

@@ -81,15 +81,25 @@ export class ContextRegistry {
       return { system: [], citations: [], memoryContext: NO_MEMORY, cacheTtlMs: undefined };
     }
     const started = performance.now();
-    const contributions = await Promise.all(applicable.map((s) => s.contribute(principal, request, signal)));
-    const ttls = contributions.flatMap((c) => (c.cacheTtlMs === undefined ? [] : [c.cacheTtlMs]));
+    // One source (memory, most requests) is awaited alone: no Promise.all and its array per request.
+    const contributions =
+      applicable.length === 1
+        ? [await (applicable[0] as ContextSource).contribute(principal, request, signal)]
+        : await Promise.all(applicable.map((s) => s.contribute(principal, request, signal)));
+    let itemsRetrieved = 0;
+    let cacheTtlMs: number | undefined;
+    for (const c of contributions) {
+      itemsRetrieved += c.itemsRetrieved ?? 0;
+      if (c.cacheTtlMs !== undefined)
+        cacheTtlMs = cacheTtlMs === undefined ? c.cacheTtlMs : Math.min(cacheTtlMs, c.cacheTtlMs);
+    }
+    const { system, citations } = assembleContext(contributions, conversation, budget);
+    const retrievalMs = Math.round(performance.now() - started);
     return {
-      ...assembleContext(contributions, conversation, budget),
-      memoryContext: {
-        items_retrieved: contributions.reduce((n, c) => n + (c.itemsRetrieved ?? 0), 0),
-        retrieval_time_ms: Math.round(performance.now() - started),
-      },
-      cacheTtlMs: ttls.length > 0 ? Math.min(...ttls) : undefined,
+      system,
+      citations,
+      memoryContext: { items_retrieved: itemsRetrieved, retrieval_time_ms: retrievalMs },
+      cacheTtlMs,
     };
   }
 }
