@@ -12,6 +12,7 @@ import { AppError } from '../errors/index.js';
 import { bodyOf } from './body.js';
 import { callOf } from './call.js';
 import { loadContract } from './document.js';
+import { setHeaders } from './headers.js';
 import { IndexedOpenAPIRouter } from './indexed-router.js';
 import { jsonStream } from './json-stream.js';
 import { isMultipart } from './multipart.js';
@@ -55,20 +56,35 @@ async function writeReply(ctx: AppContext, reply: AnyReply, streamWriteTimeoutMs
     // Before the status is set: a failure while the first piece is read is still an ordinary error answer.
     const stream = await jsonStream(reply.streamed);
     ctx.status = reply.status;
-    if (reply.headers) ctx.set(reply.headers);
+    if (reply.headers) setHeaders(ctx, reply.headers);
     ctx.type = 'application/json';
     sendStream(ctx, stream, jsonStreamDone(ctx, stream), streamWriteTimeoutMs);
     return;
   }
   ctx.status = reply.status;
-  if (reply.headers) ctx.set(reply.headers);
+  if (reply.headers) setHeaders(ctx, reply.headers);
   if ('stream' in reply) {
     ctx.type = reply.type;
     sendStream(ctx, reply.stream, reply.finished, streamWriteTimeoutMs);
   } else if ('body' in reply) {
     if (reply.type) ctx.type = reply.type;
+    // A JSON body's type set as Koa would set it, without Koa's media-type lookup and header tuple per answer.
+    else if (isJsonValue(reply.body)) ctx.res.setHeader('Content-Type', JSON_TYPE);
     ctx.body = reply.body;
   }
+}
+
+/** What Koa's `ctx.type = 'json'` sets (mime-types' `contentType('json')`). */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A body Koa answers as JSON: an object or array that is not a Buffer or a stream. */
+function isJsonValue(body: unknown): boolean {
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    !Buffer.isBuffer(body) &&
+    typeof (body as { pipe?: unknown }).pipe !== 'function'
+  );
 }
 
 /** A stream as the body; the usage row waits for `finished`. */

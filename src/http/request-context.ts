@@ -49,7 +49,7 @@ export function requestContext(ports: Pick<HttpPorts, 'logger'>): Koa.Middleware
     const requestId = REQUEST_ID.test(given) ? given : newRequestId();
     const state: RequestState = new RequestStateRecord(requestId, ports.logger);
     ctx.state = state;
-    ctx.set('X-Request-Id', requestId);
+    ctx.res.setHeader('X-Request-Id', requestId);
     await next();
     if (logRequests) {
       state.log.debug(

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context as OpenApiContext } from 'openapi-backend';
 import { AppError } from '../errors/index.js';
 import { type Principal, secretsEqual } from '../kernel/index.js';
+import { setHeaders } from './headers.js';
 import type { HttpPorts } from './ports.js';
 import type { AppContext } from './types.js';
 
@@ -110,7 +111,7 @@ export function postSecurityHandler(ports: HttpPorts) {
     if (!principal || typeof principal !== 'object' || !('account' in principal)) return;
     ctx.state.principal = principal;
     const admission = await ports.admit(principal);
-    ctx.set(admission.headers);
+    setHeaders(ctx, admission.headers);
     if (admission.refusal) throw admission.refusal;
   };
 }
