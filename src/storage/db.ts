@@ -47,6 +47,18 @@ export function byIdsFirst(db: Db): string {
   return db.dialect === 'sqlite' ? '+' : '';
 }
 
+/**
+ * `count` rows cut into runs of the given sizes (largest first, ending with 1), each as [first row, size]:
+ * a multi-row statement then exists in those few sizes only, each prepared once and reused.
+ */
+export function* fixedChunks(count: number, sizes: readonly number[]): Generator<[number, number]> {
+  for (let at = 0; at < count; ) {
+    const size = sizes.find((n) => count - at >= n) ?? 1;
+    yield [at, size];
+    at += size;
+  }
+}
+
 /** `$first, $first+1, …`: `count` numbered parameters for an `IN (…)` or `VALUES (…)` list. */
 export function placeholderList(count: number, first = 1): string {
   return Array.from({ length: count }, (_, i) => `$${first + i}`).join(', ');

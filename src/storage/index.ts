@@ -9,6 +9,7 @@ export {
   type Db,
   type Dialect,
   type DialectStatements,
+  fixedChunks,
   type PostgresDb,
   placeholderList,
   type Row,

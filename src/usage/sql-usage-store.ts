@@ -1,6 +1,7 @@
 import {
   type Db,
   type DialectStatements,
+  fixedChunks,
   placeholderList,
   type Row,
   toSqliteParams,
@@ -154,13 +155,10 @@ export class SqlUsageStore implements UsageStore {
     const sql = this.#sql;
     await transaction(this.#db, async (tx) => {
       // Chunks of a few fixed sizes, so the statements are prepared once and then reused.
-      for (let i = 0; i < rows.length; ) {
-        const size = INSERT_CHUNKS.find((n) => rows.length - i >= n) ?? 1;
-        const chunk = rows.slice(i, i + size);
-        i += size;
+      for (const [at, size] of fixedChunks(rows.length, INSERT_CHUNKS)) {
         await tx.query(
-          sql.insert(chunk.length),
-          chunk.flatMap((r) => values(r)),
+          sql.insert(size),
+          rows.slice(at, at + size).flatMap((r) => values(r)),
         );
       }
       for (const d of rollupAdditions(rows)) await tx.query(sql.addToRollup, d);

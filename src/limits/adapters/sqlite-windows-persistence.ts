@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { fixedChunks } from '../../storage/index.js';
 import { MINUTE_MS } from '../windows.js';
 import type { PersistedWindows, WindowsChange, WindowsPersistence } from './in-process-rate-limit-store.js';
 
@@ -22,13 +23,8 @@ class MultiRow {
 
   /** Runs the statement over `values`, `width` values per row, in the fewest CHUNKS-sized statements. */
   run(values: readonly unknown[], width: number): void {
-    const rows = values.length / width;
-    let at = 0;
-    for (const size of CHUNKS) {
-      while (rows - at / width >= size) {
-        this.#of(size).run(values.slice(at, at + size * width));
-        at += size * width;
-      }
+    for (const [row, size] of fixedChunks(values.length / width, CHUNKS)) {
+      this.#of(size).run(values.slice(row * width, (row + size) * width));
     }
   }
 
