@@ -26,6 +26,5 @@ export {
   checkToolChoice,
   DEFAULT_TEMPERATURE,
   lastUserText,
-  userTurns,
 } from './request.js';
 export type { ResponseMeta } from './wire.js';

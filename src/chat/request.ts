@@ -34,14 +34,6 @@ export type ChatCompletionRequest = Omit<
   learn?: boolean;
 };
 
-/** What the end user said, turn by turn, oldest first (memory reads all of it). */
-export function userTurns(request: ChatCompletionRequest): string[] {
-  // A loop, not flatMap: flatMap made an array per message (~1.5 µs a chat request in bench:chat's profile).
-  const turns: string[] = [];
-  for (const m of request.messages) if (m.role === 'user' && typeof m.content === 'string') turns.push(m.content);
-  return turns;
-}
-
 /** The conversation's last user message: what the answer is about, and so what documents and the web are searched for. */
 export function lastUserText(request: ChatCompletionRequest): string {
   const { messages } = request;
