@@ -24,13 +24,17 @@ class RequestStateRecord implements RequestState {
   };
   #log: Logger | undefined;
 
+  readonly #logger: Logger;
+
   constructor(
     readonly requestId: string,
-    readonly logger: Logger,
-  ) {}
+    logger: Logger,
+  ) {
+    this.#logger = logger;
+  }
 
   get log(): Logger {
-    this.#log ??= this.logger.child({ request_id: this.requestId });
+    this.#log ??= this.#logger.child({ request_id: this.requestId });
     return this.#log;
   }
 }

@@ -29,29 +29,28 @@ function bearerToken(c: OpenApiContext): string | undefined {
  */
 export function refuseAmbiguousCredentials(req: IncomingMessage): void {
   // Read off rawHeaders, every occurrence as sent (`headers` keeps one Authorization): no per-request
-  // copy of every header as an array (`headersDistinct`) and no sets unless a second credential shows up.
+  // copy of every header as an array (`headersDistinct`) and no sets.
   const raw = req.rawHeaders;
   let first: string | undefined;
   let ambiguous = false;
+  let authorization = false;
+  let apiKey = false;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const carrier = credentialCarrier(raw[i] as string);
     if (!carrier) continue;
     const value = (raw[i + 1] as string).trim();
     if (value === '') continue;
+    if (carrier === 'authorization') authorization = true;
+    else apiKey = true;
     const credential = carrier === 'authorization' ? (BEARER.exec(value)?.[1] ?? value) : value;
     if (first === undefined) first = credential;
     else if (credential !== first) ambiguous = true;
   }
   if (!ambiguous) return;
-  const carriers = new Set<string>();
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const carrier = credentialCarrier(raw[i] as string);
-    if (carrier && (raw[i + 1] as string).trim() !== '') carriers.add(carrier);
-  }
   throw new AppError(
     'AMBIGUOUS_CREDENTIALS',
     'The request carries more than one credential; send one key, in Authorization: Bearer or in X-API-Key',
-    { headers: [...carriers].sort() },
+    { headers: [...(authorization ? ['authorization'] : []), ...(apiKey ? ['x-api-key'] : [])] },
   );
 }
 
