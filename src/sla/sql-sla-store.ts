@@ -1,4 +1,5 @@
-import { type Db, type DialectStatements, placeholderList, type Row, transaction } from '../storage/index.js';
+import type { Statement } from 'better-sqlite3';
+import { type Db, placeholderList, type Row, type SqliteDb, transaction } from '../storage/index.js';
 import { BUCKET_COUNT } from './histogram.js';
 import type { Resolution, SlaBucket, SlaStore } from './types.js';
 
@@ -17,35 +18,75 @@ const SUMMED = [
   ...LATENCY,
   ...TTFT,
 ];
-const COLUMNS = [...KEY, ...SUMMED];
 
 /**
  * Every statement is an upsert that adds (`SET n = sla_buckets.n + excluded.n`): two replicas writing
  * the same minute of the same account sum, and nothing is read before it is written. The same SQL runs
  * on SQLite (3.24+) and PostgreSQL.
  */
-const UPSERT = `INSERT INTO sla_buckets (${COLUMNS.join(', ')}) VALUES (${placeholderList(COLUMNS.length)})
-  ON CONFLICT (${KEY.join(', ')}) DO UPDATE SET ${SUMMED.map((c) => `${c} = sla_buckets.${c} + excluded.${c}`).join(', ')}`;
-
-/** The statements whose text differs by dialect. */
-interface SlaStatements {
-  /** UPSERT with the dialect's placeholders. */
-  upsert: string;
+function upsertOf(summed: readonly string[], rows: number): string {
+  const columns = [...KEY, ...summed];
+  const tuples = Array.from({ length: rows }, (_, r) => `(${placeholderList(columns.length, r * columns.length + 1)})`);
+  return `INSERT INTO sla_buckets (${columns.join(', ')}) VALUES ${tuples.join(', ')}
+  ON CONFLICT (${KEY.join(', ')}) DO UPDATE SET ${summed.map((c) => `${c} = sla_buckets.${c} + excluded.${c}`).join(', ')}`;
 }
 
-/** SQLite's is prepared once and bound positionally (`?`: UPSERT's placeholders are in order). */
-const statements: DialectStatements<SlaStatements> = {
-  sqlite: { upsert: UPSERT.replace(/\$\d+/g, '?') },
-  postgres: { upsert: UPSERT },
-};
+/**
+ * The sums every row is written with; a histogram slot only when it counted something. A request counts in
+ * one latency slot of 14, so a SQLite upsert binds 14 values instead of 40: ~4 µs against ~7 µs a bucket.
+ */
+const SCALARS = SUMMED.slice(0, SUMMED.length - LATENCY.length - TTFT.length);
 
-function values(b: SlaBucket): unknown[] {
+/** Rows per PostgreSQL statement (40 parameters each): one round trip per chunk instead of per bucket. */
+const POSTGRES_CHUNK = 100;
+/** Distinct sparse column sets prepared at most; a bucket of another set is written with every column. */
+const MAX_SPARSE_STATEMENTS = 256;
+
+/** Key order: a bucket's three resolutions side by side, and the same lock order on every replica. */
+function compareKeys(a: SlaBucket, b: SlaBucket): number {
+  return (
+    cmp(a.accountId, b.accountId) ||
+    cmp(a.endpoint, b.endpoint) ||
+    cmp(a.model, b.model) ||
+    cmp(a.resolution, b.resolution) ||
+    a.bucketStart - b.bucketStart
+  );
+}
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The buckets in key order, those with the same key added into one (a statement may touch a row once). */
+function merged(buckets: readonly SlaBucket[]): SlaBucket[] {
+  const sorted = [...buckets].sort(compareKeys);
+  const out: SlaBucket[] = [];
+  for (const b of sorted) {
+    const last = out[out.length - 1];
+    if (last && compareKeys(last, b) === 0) out[out.length - 1] = sum(last, b);
+    else out.push(b);
+  }
+  return out;
+}
+
+function sum(a: SlaBucket, b: SlaBucket): SlaBucket {
+  return {
+    ...a,
+    requests: a.requests + b.requests,
+    errors: a.errors + b.errors,
+    upstreamErrors: a.upstreamErrors + b.upstreamErrors,
+    timeouts: a.timeouts + b.timeouts,
+    latencySumMs: a.latencySumMs + b.latencySumMs,
+    latency: a.latency.map((n, i) => n + (b.latency[i] ?? 0)),
+    ttftCount: a.ttftCount + b.ttftCount,
+    ttftSumMs: a.ttftSumMs + b.ttftSumMs,
+    ttft: a.ttft.map((n, i) => n + (b.ttft[i] ?? 0)),
+  };
+}
+
+function keyValues(b: SlaBucket): unknown[] {
+  return [b.accountId, b.resolution, b.bucketStart, b.endpoint, b.model];
+}
+
+function scalarValues(b: SlaBucket): unknown[] {
   return [
-    b.accountId,
-    b.resolution,
-    b.bucketStart,
-    b.endpoint,
-    b.model,
     b.requests,
     b.errors,
     b.upstreamErrors,
@@ -53,9 +94,24 @@ function values(b: SlaBucket): unknown[] {
     Math.round(b.latencySumMs),
     b.ttftCount,
     Math.round(b.ttftSumMs),
-    ...b.latency,
-    ...b.ttft,
   ];
+}
+
+/** UPSERT's `$n` are in order, so SQLite binds them positionally as `?`. */
+const toPositional = (sql: string) => sql.replace(/\$\d+/g, '?');
+
+function values(b: SlaBucket): unknown[] {
+  return [...keyValues(b), ...scalarValues(b), ...b.latency, ...b.ttft];
+}
+
+/** Bit i: latency slot i counted something; bit 14 + i: time-to-first-token slot i did. */
+function slotMask(b: SlaBucket): number {
+  let mask = 0;
+  for (let i = 0; i < BUCKET_COUNT; i++) {
+    if (b.latency[i]) mask |= 1 << i;
+    if (b.ttft[i]) mask |= 1 << (BUCKET_COUNT + i);
+  }
+  return mask;
 }
 
 function toBucket(row: Row, accountId: string, resolution: Resolution): SlaBucket {
@@ -81,26 +137,50 @@ function toBucket(row: Row, accountId: string, resolution: Resolution): SlaBucke
 /** The SLA buckets in SQL, one adapter for SQLite and PostgreSQL. */
 export class SqlSlaStore implements SlaStore {
   readonly #db: Db;
-  readonly #sql: SlaStatements;
-  readonly #addSqlite: ((buckets: readonly SlaBucket[]) => void) | undefined;
+  /** SQLite: the upsert of each sparse column set, by slot mask (better-sqlite3 binds `?` in order). */
+  readonly #sparse = new Map<number, Statement>();
+  #full: Statement | undefined;
 
   constructor(db: Db) {
     this.#db = db;
-    this.#sql = statements[db.dialect];
-    if (db.dialect === 'sqlite') {
-      const upsert = db.sqlite.prepare(this.#sql.upsert);
-      this.#addSqlite = (buckets) =>
-        transaction(db, () => {
-          for (const b of buckets) upsert.run(values(b));
-        });
-    }
   }
 
   async add(buckets: readonly SlaBucket[]): Promise<void> {
     if (buckets.length === 0) return;
-    if (this.#addSqlite) return this.#addSqlite(buckets);
-    // One statement per bucket: each is atomic on its own, and a flush holds a few dozen at most.
-    for (const b of buckets) await this.#db.query(this.#sql.upsert, values(b));
+    const rows = merged(buckets);
+    const db = this.#db;
+    if (db.dialect === 'sqlite') {
+      // One transaction, ~4 µs a bucket: the recorder sends them in small chunks, one per event-loop turn.
+      transaction(db, () => {
+        for (const b of rows) this.#writeSqlite(db, b);
+      });
+      return;
+    }
+    // Each statement is atomic on its own; rows in key order, so two replicas' statements lock alike.
+    for (let at = 0; at < rows.length; at += POSTGRES_CHUNK) {
+      const chunk = rows.slice(at, at + POSTGRES_CHUNK);
+      await db.query(upsertOf(SUMMED, chunk.length), chunk.flatMap(values));
+    }
+  }
+
+  /** One bucket's upsert with the scalar sums and only the histogram slots that counted something. */
+  #writeSqlite(db: SqliteDb, b: SlaBucket): void {
+    const mask = slotMask(b);
+    let sparse = this.#sparse.get(mask);
+    if (!sparse && this.#sparse.size < MAX_SPARSE_STATEMENTS) {
+      const slots = SUMMED.slice(SCALARS.length).filter((_, i) => mask & (1 << i));
+      sparse = db.sqlite.prepare(toPositional(upsertOf([...SCALARS, ...slots], 1)));
+      this.#sparse.set(mask, sparse);
+    }
+    if (!sparse) {
+      this.#full ??= db.sqlite.prepare(toPositional(upsertOf(SUMMED, 1)));
+      this.#full.run(values(b));
+      return;
+    }
+    const params = [...keyValues(b), ...scalarValues(b)];
+    for (let i = 0; i < BUCKET_COUNT; i++) if (b.latency[i]) params.push(b.latency[i]);
+    for (let i = 0; i < BUCKET_COUNT; i++) if (b.ttft[i]) params.push(b.ttft[i]);
+    sparse.run(params);
   }
 
   async read(accountId: string, resolution: Resolution, from: number, to: number): Promise<SlaBucket[]> {

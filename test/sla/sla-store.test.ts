@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type SlaBucket, SlaService, SqlSlaStore } from '../../src/sla/index.js';
+import { SlaRecorder } from '../../src/sla/sla-recorder.js';
 import { openDb } from '../../src/storage/data-source.js';
 import type { Db } from '../../src/storage/db.js';
 import { backends, createTestDatabase, type TestDatabase } from '../support/databases.js';
@@ -67,6 +68,80 @@ for (const backend of backends()) {
       assert.equal(turbo?.ttft[1], 2);
       assert.equal(rows.find((r) => r.model === 'PV-CODEX')?.requests, 2);
       assert.deepEqual(await a.read('acct_other', 'minute', NOW, NOW + 60_000), []);
+    });
+
+    it('stores thousands of buckets exactly, duplicates summed, slots written sparsely or not', async () => {
+      const store = new SqlSlaStore(db);
+      const buckets: SlaBucket[] = [];
+      for (let a = 0; a < 700; a++)
+        for (const resolution of ['minute', 'hour', 'day'] as const) {
+          // Every account a different set of histogram slots: more sets than the store prepares statements for.
+          const latency = Array.from({ length: 14 }, (_, i) => ((a >> i) & 1) * (i + 1));
+          const ttft = Array.from({ length: 14 }, (_, i) => (i === a % 14 ? 3 : 0));
+          buckets.push(bucket({ accountId: `acct_many_${a}`, resolution, latency, ttft, requests: a + 1 }));
+        }
+      // The same key twice in one call is added up, not refused ("a row affected twice" on PostgreSQL).
+      buckets.push(bucket({ accountId: 'acct_many_5', resolution: 'day', requests: 10 }));
+      await store.add(buckets);
+      for (const a of [0, 5, 337, 699]) {
+        const [day] = await store.read(`acct_many_${a}`, 'day', NOW, NOW + 1);
+        const latency = Array.from({ length: 14 }, (_, i) => ((a >> i) & 1) * (i + 1) + (a === 5 && i === 3 ? 2 : 0));
+        assert.equal(day?.requests, a + 1 + (a === 5 ? 10 : 0));
+        assert.deepEqual(day?.latency, latency);
+        assert.equal(day?.ttft[a % 14], 3);
+        assert.equal(
+          day?.ttft.reduce((x, y) => x + y, 0),
+          a === 5 ? 4 : 3,
+        );
+        const [minute] = await store.read(`acct_many_${a}`, 'minute', NOW, NOW + 60_000);
+        assert.equal(minute?.requests, a + 1);
+      }
+    });
+
+    it('flushes a busy second in chunks, one per event-loop turn, and counts what came meanwhile', async () => {
+      const store = new SqlSlaStore(db);
+      const recorder = new SlaRecorder(store, { flushIntervalMs: 60_000 });
+      const observe = (a: number) =>
+        recorder.record({
+          accountId: `acct_busy_${a}`,
+          endpoint: 'createChatCompletion',
+          model: 'PV-TURBO',
+          status: a % 10 === 0 ? 502 : 200,
+          latencyMs: 30,
+          createdAt: NOW + 1000,
+        });
+      for (let a = 0; a < 1000; a++) observe(a);
+      // The flush gives way to other work between its chunks instead of holding the event loop for 3,000 upserts.
+      let turns = 0;
+      let counting = true;
+      const count = () => {
+        turns++;
+        if (counting) setImmediate(count);
+      };
+      setImmediate(count);
+      const flushed = recorder.flush();
+      await new Promise((resolve) => setImmediate(resolve));
+      // Requests counted while the flush is under way: into buckets it has not written yet, or into the next flush.
+      observe(0);
+      observe(999);
+      await flushed;
+      counting = false;
+      assert.ok(turns > 20, `the flush ran in ${turns} turns`);
+      await recorder.flush();
+      for (const [a, requests, errors] of [
+        [0, 2, 2],
+        [999, 2, 0],
+        [500, 1, 1],
+        [1, 1, 0],
+      ] as const) {
+        for (const resolution of ['minute', 'hour', 'day'] as const) {
+          const [b] = await store.read(`acct_busy_${a}`, resolution, 0, NOW + 86_400_000);
+          assert.equal(b?.requests, requests, `${a} ${resolution}`);
+          assert.equal(b?.errors, errors, `${a} ${resolution}`);
+          assert.equal(b?.upstreamErrors, errors, `${a} ${resolution}`);
+          assert.equal(b?.latency[2], requests, `${a} ${resolution}`);
+        }
+      }
     });
 
     it('prunes each resolution past its retention and keeps the rest', async () => {
