@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { Tier } from '../kernel/index.js';
-import { EndOfTurnWrite, WriteBehindTimer } from '../storage/index.js';
+import { type TurnCommit, type TurnWriter, WriteBehindTimer } from '../storage/index.js';
 import type { SqlAccountStore } from './sql-account-store.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
 
@@ -28,29 +28,30 @@ export interface CreditLedgerOptions {
 /**
  * Credits for the server that owns an embedded database (see ProcessLock): balances are checked and
  * charged in memory, so deciding needs no storage round trip, and every charge is durable before the
- * caller goes on. The charges and refunds of one event-loop turn are written in one transaction at the
- * end of that turn (a group commit) and their promises settle after it: a charge the client was told
+ * caller goes on. The charges and refunds of one event-loop turn are written in the turn's one
+ * transaction (storage's TurnCommit, shared with the rate limiter's admissions) and their promises
+ * settle after it: a charge the client was told
  * about survives a crash; a crash can only lose charges of requests still in flight, never answered. A
  * commit that fails undoes its charges (they are refused with 503, nothing taken) and keeps its refunds
  * pending for the next write. It stays exact: only this process charges, and the others that write (the
  * CLI) only add credits, which it notices through the store's external-change epoch before each charge
  * (it then writes its deltas and rereads the balances). Everything else is the SQL store's.
  */
-export class CreditLedgerAccountStore implements AccountStore {
+export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
   readonly #inner: SqlAccountStore;
   readonly #balances = new Map<string, Balance>();
   /** Accounts with deltas not yet written. */
   readonly #dirty = new Map<string, Balance>();
   #waiting: Waiting[] = [];
   readonly #onError: (err: unknown) => void;
-  readonly #commit: EndOfTurnWrite;
+  readonly #commit: TurnCommit;
   readonly #retry: WriteBehindTimer;
   #epoch: number;
 
   constructor(inner: SqlAccountStore, options: CreditLedgerOptions = {}) {
     this.#inner = inner;
     this.#onError = options.onError ?? (() => undefined);
-    this.#commit = new EndOfTurnWrite(() => this.#groupCommit());
+    this.#commit = inner.turnCommit;
     this.#retry = new WriteBehindTimer(() => this.flush(), options.retryIntervalMs ?? 200, this.#onError);
     this.#epoch = inner.externalChangeEpoch();
   }
@@ -104,16 +105,49 @@ export class CreditLedgerAccountStore implements AccountStore {
 
   /** Writes every pending delta now, in one transaction; what waited for it goes on. Throws if it failed. */
   flush(): void {
-    if (this.#dirty.size > 0) {
-      const deltas: Array<{ accountId: string; delta: number }> = [];
-      for (const [accountId, entry] of this.#dirty)
-        if (entry.pending !== 0) deltas.push({ accountId, delta: entry.pending });
-      if (deltas.length > 0) this.#inner.applyCreditDeltas(deltas);
-      // Nothing ran between reading the deltas and writing them (all synchronous): they are all stored.
-      for (const entry of this.#dirty.values()) entry.pending = 0;
-      this.#dirty.clear();
+    const deltas = this.#pendingDeltas();
+    if (deltas.length > 0) this.#inner.applyCreditDeltas(deltas);
+    this.#written();
+  }
+
+  /** The turn's part: every pending delta, inside the turn's transaction. */
+  writeTurn(): void {
+    const deltas = this.#pendingDeltas();
+    if (deltas.length > 0) this.#inner.writeCreditDeltas(deltas);
+  }
+
+  turnStored(): void {
+    this.#written();
+  }
+
+  /** The turn's transaction failed: its charges are undone and refused, its refunds stay pending. */
+  turnFailed(err: unknown): void {
+    this.#onError(err);
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const w of waiting) {
+      if (w.delta > 0) {
+        w.resolve();
+        continue;
+      }
+      w.entry.balance -= w.delta;
+      w.entry.pending -= w.delta;
+      w.reject(new AppError('SERVICE_UNAVAILABLE', 'The charge could not be stored; nothing was charged'));
     }
-    this.#commit.cancel();
+    if (this.#dirty.size > 0) this.#retry.schedule();
+  }
+
+  #pendingDeltas(): Array<{ accountId: string; delta: number }> {
+    const deltas: Array<{ accountId: string; delta: number }> = [];
+    for (const [accountId, entry] of this.#dirty)
+      if (entry.pending !== 0) deltas.push({ accountId, delta: entry.pending });
+    return deltas;
+  }
+
+  /** What was pending is stored (nothing ran between reading the deltas and writing them): waiters go on. */
+  #written(): void {
+    for (const entry of this.#dirty.values()) entry.pending = 0;
+    this.#dirty.clear();
     this.#retry.cancel();
     const waiting = this.#waiting;
     this.#waiting = [];
@@ -121,6 +155,7 @@ export class CreditLedgerAccountStore implements AccountStore {
   }
 
   async close(): Promise<void> {
+    this.#commit.withdraw(this);
     this.flush();
     await this.#inner.close();
   }
@@ -134,29 +169,8 @@ export class CreditLedgerAccountStore implements AccountStore {
   #stored(entry: Balance, delta: number): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ entry, delta, resolve, reject });
-      this.#commit.schedule();
+      this.#commit.schedule(this);
     });
-  }
-
-  /** The end of a turn: one transaction for the turn's charges and refunds; a failure undoes its charges. */
-  #groupCommit(): void {
-    try {
-      this.flush();
-    } catch (err) {
-      this.#onError(err);
-      const waiting = this.#waiting;
-      this.#waiting = [];
-      for (const w of waiting) {
-        if (w.delta > 0) {
-          w.resolve();
-          continue;
-        }
-        w.entry.balance -= w.delta;
-        w.entry.pending -= w.delta;
-        w.reject(new AppError('SERVICE_UNAVAILABLE', 'The charge could not be stored; nothing was charged'));
-      }
-      if (this.#dirty.size > 0) this.#retry.schedule();
-    }
   }
 
   /** Another process wrote (the CLI added credits, say): write ours, then reread balances when needed. */

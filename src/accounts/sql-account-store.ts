@@ -1,6 +1,16 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import { AppError } from '../errors/index.js';
 import { isTier, type Tier } from '../kernel/index.js';
-import { type Db, type ExternalChanges, externalChanges, type Row, transaction } from '../storage/index.js';
+import {
+  type Db,
+  type ExternalChanges,
+  externalChanges,
+  type Row,
+  type SqliteDb,
+  type TurnCommit,
+  transaction,
+  turnCommitOf,
+} from '../storage/index.js';
 import { newId } from './api-key.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
 
@@ -58,18 +68,12 @@ export class SqlAccountStore implements AccountStore {
   readonly #db: Db;
   readonly detectsExternalChanges: boolean;
   readonly #changes: ExternalChanges | undefined;
-  readonly #applyDeltas: ((rows: ReadonlyArray<{ accountId: string; delta: number }>) => void) | undefined;
+  readonly #embedded: { update: BetterSqlite3.Statement; db: SqliteDb } | undefined;
 
   constructor(db: Db) {
     this.#db = db;
     this.detectsExternalChanges = db.dialect === 'sqlite' && db.owned;
-    if (db.dialect === 'sqlite') {
-      const update = db.sqlite.prepare(SQLITE_ONLY.addDelta);
-      this.#applyDeltas = (rows) =>
-        transaction(db, () => {
-          for (const row of rows) update.run(row.delta, row.accountId);
-        });
-    }
+    if (db.dialect === 'sqlite') this.#embedded = { update: db.sqlite.prepare(SQLITE_ONLY.addDelta), db };
     this.#changes = db.dialect === 'sqlite' && db.owned ? externalChanges(db) : undefined;
   }
 
@@ -77,10 +81,24 @@ export class SqlAccountStore implements AccountStore {
     return this.#changes?.epoch ?? 0;
   }
 
+  /** SQLite only: the end-of-turn transaction the credit ledger writes its charges in. */
+  get turnCommit(): TurnCommit {
+    if (!this.#embedded) throw new Error("the turn commit is the embedded database's");
+    return turnCommitOf(this.#embedded.db.sqlite);
+  }
+
   /** SQLite only: adds each delta to its account's balance, all in one transaction. */
   applyCreditDeltas(deltas: ReadonlyArray<{ accountId: string; delta: number }>): void {
-    if (!this.#applyDeltas) throw new Error('applyCreditDeltas is for the embedded database');
-    this.#applyDeltas(deltas);
+    const embedded = this.#embedded;
+    if (!embedded) throw new Error('applyCreditDeltas is for the embedded database');
+    transaction(embedded.db, () => this.writeCreditDeltas(deltas));
+  }
+
+  /** SQLite only: adds each delta to its account's balance, inside the caller's transaction. */
+  writeCreditDeltas(deltas: ReadonlyArray<{ accountId: string; delta: number }>): void {
+    const update = this.#embedded?.update;
+    if (!update) throw new Error('writeCreditDeltas is for the embedded database');
+    for (const row of deltas) update.run(row.delta, row.accountId);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * Storage infrastructure: the TypeORM data source (better-sqlite3 | pg), migrations, transactions, the
- * shape of a store's statements per dialect, write-behind timing, the pump of a stored job queue's worker.
+ * shape of a store's statements per dialect, write-behind timing, the end-of-turn group commit of an
+ * embedded database, the pump of a stored job queue's worker.
  */
 export { MIGRATIONS, openDb, type StorageOptions, sqlitePath } from './data-source.js';
 export {
@@ -21,4 +22,5 @@ export { EXTERNAL_CHANGE_POLL_MS, type ExternalChanges, externalChanges } from '
 export { JobPump } from './job-pump.js';
 export { RESPONSE_CACHE_POSTGRES_DDL } from './migrations/1763700000000-initial-schema.js';
 export { type SqliteTransaction, type Transaction, transaction } from './transaction.js';
-export { EndOfTurnWrite, WriteBehindTimer } from './write-behind.js';
+export { type TurnCommit, type TurnWriter, turnCommitOf } from './turn-commit.js';
+export { WriteBehindTimer } from './write-behind.js';

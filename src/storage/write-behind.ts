@@ -33,33 +33,3 @@ export class WriteBehindTimer {
     }
   }
 }
-
-/**
- * A write at the end of the current event-loop turn (a `setImmediate`): everything asked for while the
- * turn's I/O callbacks and their promise chains ran goes into one write, a group commit. Callers that
- * must not go on before their change is stored wait for that write; under load one transaction then
- * carries every request of the turn, at one request alone it adds a few microseconds. The write handles
- * its own failures: only its owner knows what to undo.
- */
-export class EndOfTurnWrite {
-  readonly #write: () => void;
-  #immediate: NodeJS.Immediate | undefined;
-
-  constructor(write: () => void) {
-    this.#write = write;
-  }
-
-  schedule(): void {
-    this.#immediate ??= setImmediate(() => {
-      this.#immediate = undefined;
-      this.#write();
-    });
-  }
-
-  cancel(): void {
-    if (this.#immediate) {
-      clearImmediate(this.#immediate);
-      this.#immediate = undefined;
-    }
-  }
-}

@@ -8,6 +8,8 @@ import {
   createAccountStore,
   SqlAccountStore,
 } from '../../src/accounts/index.js';
+import { InProcessRateLimitStore } from '../../src/limits/adapters/in-process-rate-limit-store.js';
+import { SqliteWindowsPersistence } from '../../src/limits/adapters/sqlite-windows-persistence.js';
 import { createRateLimitStore } from '../../src/limits/index.js';
 import type { RateLimitStore } from '../../src/limits/types.js';
 import { SqlMemoryStore } from '../../src/memory/index.js';
@@ -305,10 +307,10 @@ for (const backend of backends()) {
           const a = await newAccount(100);
           const inner = new SqlAccountStore(db);
           const writes: number[] = [];
-          const apply = inner.applyCreditDeltas.bind(inner);
-          inner.applyCreditDeltas = (deltas) => {
+          const write = inner.writeCreditDeltas.bind(inner);
+          inner.writeCreditDeltas = (deltas) => {
             writes.push(deltas.length);
-            apply(deltas);
+            write(deltas);
           };
           const ledger = new CreditLedgerAccountStore(inner);
           try {
@@ -328,11 +330,11 @@ for (const backend of backends()) {
         it('refuses a charge it could not store, and takes nothing', async () => {
           const a = await newAccount(10);
           const inner = new SqlAccountStore(db);
-          const apply = inner.applyCreditDeltas.bind(inner);
+          const write = inner.writeCreditDeltas.bind(inner);
           let failures = 1;
-          inner.applyCreditDeltas = (deltas) => {
+          inner.writeCreditDeltas = (deltas) => {
             if (failures-- > 0) throw new Error('disk I/O error');
-            apply(deltas);
+            write(deltas);
           };
           const errors: unknown[] = [];
           const ledger = new CreditLedgerAccountStore(inner, { onError: (err) => errors.push(err) });
@@ -346,6 +348,69 @@ for (const backend of backends()) {
             assert.equal(storedCredits(a.id), 6);
           } finally {
             await ledger.close();
+          }
+        });
+
+        it("writes a turn's admissions and charges in one transaction, and rolls both back together", async () => {
+          const a = await newAccount(100);
+          const rules = { rpm: 100, rpd: 100, monthly: 100 };
+          const inner = new SqlAccountStore(db);
+          const ledger = new CreditLedgerAccountStore(inner, { onError: () => undefined });
+          const other = new Database(sqlitePath(database.dataDir), { readonly: true });
+          const events = (conn: Database.Database) =>
+            conn.prepare('SELECT count(*) FROM rate_limit_events WHERE account_id = ?').pluck().get(a.id) as number;
+          const seen: Array<[boolean, number, number]> = [];
+          const write = inner.writeCreditDeltas.bind(inner);
+          let failures = 1;
+          inner.writeCreditDeltas = (deltas) => {
+            // The limiter's part of the turn is written already, in this transaction: not yet visible to others.
+            if (db.dialect === 'sqlite') seen.push([db.sqlite.inTransaction, events(db.sqlite), events(other)]);
+            if (failures-- > 0) throw new Error('disk I/O error');
+            write(deltas);
+          };
+          try {
+            const [admitted, refused] = await Promise.allSettled([
+              limits.admit(a.id, rules, NOW),
+              ledger.chargeCredits(a.id, 5),
+            ]);
+            assert.equal(admitted.status === 'fulfilled' && admitted.value.admitted, true);
+            assert.equal(refused.status, 'rejected', 'the charge could not be stored');
+            assert.deepEqual(seen, [[true, 1, 0]]);
+            assert.equal(events(other), 0, "the admission was rolled back with the turn's charge");
+            await Promise.all([limits.admit(a.id, rules, NOW + 1), ledger.chargeCredits(a.id, 5)]);
+            assert.deepEqual(seen[1], [true, 2, 0], 'the next turn writes both admissions, then the charge');
+            assert.equal(events(other), 2);
+            assert.equal(storedCredits(a.id), 95);
+          } finally {
+            other.close();
+            await ledger.close();
+          }
+        });
+
+        it('deletes the times the minute has left a chunk of accounts per event-loop turn', async () => {
+          const ids = await Promise.all(Array.from({ length: 150 }, async () => (await newAccount()).id));
+          const persistence = new SqliteWindowsPersistence(db.dialect === 'sqlite' ? db.sqlite : assert.fail());
+          const chunks: number[] = [];
+          const prune = persistence.prune.bind(persistence);
+          persistence.prune = (cutoffs) => {
+            chunks.push(cutoffs.size);
+            prune(cutoffs);
+          };
+          const store = new InProcessRateLimitStore(persistence, { pruneIntervalMs: 1 });
+          const wide = { rpm: 100, rpd: 100, monthly: 100 };
+          try {
+            await Promise.all(ids.map((id) => store.admit(id, wide, NOW)));
+            await Promise.all(ids.map((id) => store.admit(id, wide, NOW + 61_000)));
+            for (let i = 0; i < 50 && chunks.reduce((a, b) => a + b, 0) < ids.length; i++)
+              await new Promise((resolve) => setTimeout(resolve, 5));
+            assert.deepEqual(chunks, [64, 64, 22], 'three writes, each in a turn of its own');
+            const left = await db.query<{ n: number }>(
+              `SELECT count(*) AS n FROM rate_limit_events WHERE account_id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`,
+              ids,
+            );
+            assert.equal(Number(left[0]?.n), ids.length, 'one stored time per account: the one inside the minute');
+          } finally {
+            await store.close();
           }
         });
 

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { fixedChunks } from '../../storage/index.js';
+import { fixedChunks, type TurnCommit, turnCommitOf } from '../../storage/index.js';
 import { MINUTE_MS } from '../windows.js';
 import type { PersistedWindows, WindowsChange, WindowsPersistence } from './in-process-rate-limit-store.js';
 
@@ -43,6 +43,8 @@ export class SqliteWindowsPersistence implements WindowsPersistence {
   readonly #events: BetterSqlite3.Statement;
   readonly #counter: BetterSqlite3.Statement;
   readonly #save: (changes: readonly WindowsChange[]) => void;
+  readonly #write: (changes: readonly WindowsChange[]) => void;
+  readonly turnCommit: TurnCommit;
   readonly #prune: (cutoffs: ReadonlyMap<string, number>) => void;
 
   constructor(db: BetterSqlite3.Database) {
@@ -69,7 +71,8 @@ export class SqliteWindowsPersistence implements WindowsPersistence {
       `DELETE FROM rate_limit_counters WHERE account_id = ?
          AND ((window_name = 'day' AND period_start < ?) OR (window_name = 'month' AND period_start < ?))`,
     );
-    this.#save = db.transaction((changes: readonly WindowsChange[]) => {
+    this.turnCommit = turnCommitOf(db);
+    this.#write = (changes: readonly WindowsChange[]) => {
       const events: unknown[] = [];
       const counters: unknown[] = [];
       for (const c of changes) {
@@ -80,7 +83,8 @@ export class SqliteWindowsPersistence implements WindowsPersistence {
       }
       insertEvents.run(events, 2);
       setCounters.run(counters, 4);
-    });
+    };
+    this.#save = db.transaction(this.#write);
     this.#prune = db.transaction((cutoffs: ReadonlyMap<string, number>) => {
       for (const [accountId, cutoff] of cutoffs) prune.run(accountId, cutoff);
     });
@@ -96,6 +100,10 @@ export class SqliteWindowsPersistence implements WindowsPersistence {
 
   save(changes: readonly WindowsChange[]): void {
     this.#save(changes);
+  }
+
+  write(changes: readonly WindowsChange[]): void {
+    this.#write(changes);
   }
 
   prune(cutoffs: ReadonlyMap<string, number>): void {
