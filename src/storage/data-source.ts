@@ -15,6 +15,7 @@ import { AttemptCounts1764700000000 } from './migrations/1764700000000-attempt-c
 import { UsageUser1764800000000 } from './migrations/1764800000000-usage-user.js';
 import { MemoryExtractions1764900000000 } from './migrations/1764900000000-memory-extractions.js';
 import { Responses1765000000000 } from './migrations/1765000000000-responses.js';
+import { StagingLog1765100000000 } from './migrations/1765100000000-staging-log.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   UsageUser1764800000000,
   MemoryExtractions1764900000000,
   Responses1765000000000,
+  StagingLog1765100000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */
