@@ -10,45 +10,35 @@ export interface PersistedWindows {
   monthCount: number;
 }
 
-/** What one flush writes for one account. */
-export interface WindowsChange {
-  accountId: string;
-  /** New admission times since the last flush, or the whole log when `replaceLog` is set. */
-  added: number[];
-  replaceLog: boolean;
-  dayStart: number;
-  dayCount: number;
-  monthStart: number;
-  monthCount: number;
-  /** A day or month began since the last flush: the finished periods' counters can go. */
-  dropOlderPeriods: boolean;
-}
+/** One admission: the account and its time (ms). */
+export type Admission = readonly [accountId: string, at: number];
 
 /** Where the in-process store keeps its windows between runs. */
 export interface WindowsPersistence {
+  /** The account's stored windows, with every admission staged for it. */
   load(accountId: string, now: number, dayStart: number, monthStart: number): PersistedWindows;
-  /** Writes every change atomically (one transaction). */
-  save(changes: readonly WindowsChange[]): void;
-  /** Writes every change inside the caller's transaction (the turn's). */
-  write(changes: readonly WindowsChange[]): void;
+  /** Stages admissions inside the caller's transaction (the turn's); then `committed()` or `rolledBack()`. */
+  stage(admissions: readonly Admission[]): void;
+  committed(): void;
+  rolledBack(): void;
+  /** Stages admissions in a transaction of their own. Throws if it failed. */
+  append(admissions: readonly Admission[]): void;
+  /** Writes every staged admission where it belongs now. */
+  drainNow(): void;
   /** The transaction every store's writes of one event-loop turn go into. */
   readonly turnCommit: TurnCommit;
   /** Deletes each account's admission times at or before its cutoff (the minute has moved past them). */
   prune(cutoffs: ReadonlyMap<string, number>): void;
+  /** Deletes each account's counters of days before its day and months before its month. */
+  dropOlderPeriods(periods: ReadonlyMap<string, readonly [dayStart: number, monthStart: number]>): void;
 }
 
 interface AccountWindows {
   log: MinuteLog;
-  /** Entries of `log` already written; the rest are new. */
-  persisted: number;
-  /** An out-of-order admission (a clock that went back) rewrites the whole log on the next flush. */
-  replaceLog: boolean;
   dayStart: number;
   dayCount: number;
   monthStart: number;
   monthCount: number;
-  startedPeriod: boolean;
-  dirty: boolean;
   lastUsed: number;
 }
 
@@ -70,22 +60,28 @@ export interface InProcessOptions {
  * Admission decided in memory, for a process that owns its database (embedded SQLite, held with
  * ProcessLock): no other process admits against the same windows, so this process's view is the whole
  * truth and deciding needs no storage round trip. Admissions are stored before the request goes on: those
- * of one event-loop turn are written in the turn's one transaction (storage's TurnCommit, shared with the
- * credit ledger's charges), and admit() resolves after it. So a crash forgets only admissions of requests that had not got past the
- * limiter yet, never one that was answered; a restart loads the windows back. If that write fails, the
- * limits still hold in this process (decisions are in memory) and the write is retried.
+ * of one event-loop turn are staged in the turn's one transaction (storage's TurnCommit, shared with the
+ * credit ledger's charges; the admissions go to the staging log, one row for the turn, and from there to
+ * their tables a second later), and admit() resolves after it. So a crash forgets only admissions of
+ * requests that had not got past the limiter yet, never one that was answered; a restart writes what was
+ * staged and loads the windows back. If that write fails, the limits still hold in this process
+ * (decisions are in memory) and the admissions are staged again with the next commit.
  */
 export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
   readonly #persistence: WindowsPersistence;
   readonly #accounts = new Map<string, AccountWindows>();
-  /** Accounts with changes not yet written. */
-  readonly #dirty = new Map<string, AccountWindows>();
+  /** Admissions decided and not yet staged (this turn's, and a failed turn's). */
+  #unstaged: Admission[] = [];
+  /** Staged by the turn's transaction under way. */
+  #staging: Admission[] = [];
   /**
    * Per account, the time through which its stored admission times can go. Written every `pruneIntervalMs`,
    * not with each admission: a stored time older than the minute is never read back (load() reads the last
-   * minute), so deleting it is housekeeping, and doing it per admission was one statement in four.
+   * minute), so deleting it is housekeeping.
    */
   #prunes = new Map<string, number>();
+  /** Accounts that started a day or a month: their finished periods' counters can go. */
+  #startedPeriods = new Map<string, readonly [number, number]>();
   readonly #pruning: WriteBehindTimer;
   /** The next chunk of prunes, one event-loop turn later. */
   #pruneTurn: NodeJS.Immediate | undefined;
@@ -101,7 +97,7 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
     this.#commit = persistence.turnCommit;
     this.#housekeeping = new WriteBehindTimer(
       () => {
-        this.flush();
+        if (this.#unstaged.length > 0) this.#commit.schedule(this);
         this.#evictIdle();
       },
       options.housekeepingIntervalMs ?? 200,
@@ -132,80 +128,61 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
   #count(accountId: string, limits: Limits, now: number, consume: boolean): AdmissionCounts {
     const w = this.#windows(accountId, now);
     const cutoff = now - MINUTE_MS;
-    if (consume) {
-      const pruned = w.log.pruneThrough(cutoff);
-      if (pruned > 0) {
-        w.persisted = Math.max(0, w.persisted - pruned);
-        this.#prunes.set(accountId, cutoff);
-        this.#pruning.schedule();
-      }
+    if (consume && w.log.pruneThrough(cutoff) > 0) {
+      this.#prunes.set(accountId, cutoff);
+      this.#pruning.schedule();
     }
     const minuteCount = w.log.countAfter(cutoff);
     const minuteOldest = w.log.oldestAfter(cutoff);
     const admitted = minuteCount < limits.rpm && w.dayCount < limits.rpd && w.monthCount < limits.monthly;
     const counts = { admitted, minuteCount, minuteOldest, dayCount: w.dayCount, monthCount: w.monthCount };
     if (admitted && consume) {
-      if (!w.log.append(now)) w.replaceLog = true;
+      w.log.append(now);
       w.dayCount += 1;
       w.monthCount += 1;
       w.lastUsed = now;
-      this.#markDirty(accountId, w);
+      this.#unstaged.push([accountId, now]);
       this.#housekeeping.schedule();
     }
     return counts;
   }
 
-  /** Writes every pending change now, in one transaction. Throws if it failed (the changes stay pending). */
+  /** Stages what is decided and writes everything staged where it belongs, now. Throws if it failed. */
   flush(): void {
-    if (this.#dirty.size === 0) return;
-    this.#persistence.save(this.#changes());
-    this.#written();
+    this.#stageNow();
+    this.#persistence.drainNow();
   }
 
-  /** The turn's part: every pending change, inside the turn's transaction. */
+  /** The turn's part: its admissions (and any a failed turn left), staged inside the turn's transaction. */
   writeTurn(): void {
-    if (this.#dirty.size > 0) this.#persistence.write(this.#changes());
+    if (this.#unstaged.length === 0) return;
+    this.#staging = this.#unstaged;
+    this.#unstaged = [];
+    this.#persistence.stage(this.#staging);
   }
 
   /** The turn's admissions are stored: they go on. */
   turnStored(): void {
-    this.#written();
+    this.#staging = [];
+    this.#persistence.committed();
     this.#settleTurn();
   }
 
-  /** The limits still hold in memory, and housekeeping writes the windows again; the admissions go on. */
+  /** The limits still hold in memory, and the admissions are staged again later; they go on. */
   turnFailed(err: unknown): void {
+    this.#persistence.rolledBack();
+    this.#unstaged = this.#staging.concat(this.#unstaged);
+    this.#staging = [];
     this.#onError(err);
     this.#housekeeping.schedule();
     this.#settleTurn();
   }
 
-  #changes(): WindowsChange[] {
-    const changes: WindowsChange[] = [];
-    for (const [accountId, w] of this.#dirty) {
-      changes.push({
-        accountId,
-        added: w.replaceLog ? w.log.toArray() : w.log.toArray(w.persisted),
-        replaceLog: w.replaceLog,
-        dayStart: w.dayStart,
-        dayCount: w.dayCount,
-        monthStart: w.monthStart,
-        monthCount: w.monthCount,
-        dropOlderPeriods: w.startedPeriod,
-      });
-    }
-    return changes;
-  }
-
-  /** What was dirty is stored (nothing ran between building the changes and writing them). */
-  #written(): void {
-    for (const w of this.#dirty.values()) {
-      w.dirty = false;
-      w.replaceLog = false;
-      w.startedPeriod = false;
-      w.persisted = w.log.size;
-    }
-    this.#dirty.clear();
+  /** Stages what is decided in a transaction of its own (the turn's commit then finds nothing of ours). */
+  #stageNow(): void {
+    if (this.#unstaged.length === 0) return;
+    this.#persistence.append(this.#unstaged);
+    this.#unstaged = [];
   }
 
   #settleTurn(): void {
@@ -223,17 +200,22 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
       this.flush();
       this.#writePrunes(true);
     } finally {
-      this.#turn?.resolve();
-      this.#turn = undefined;
+      this.#settleTurn();
     }
   }
 
   /**
-   * Deletes the stored times the minute has moved past, PRUNE_CHUNK accounts per event-loop turn (every one
-   * of them on close); a chunk whose write failed is kept for the next pass.
+   * Deletes the counters of the days and months accounts have finished, and the stored times the minute has
+   * moved past, PRUNE_CHUNK accounts per event-loop turn (every one of them on close); a chunk whose write
+   * failed is kept for the next pass.
    */
   #writePrunes(all = false): void {
     this.#pruneTurn = undefined;
+    if (this.#startedPeriods.size > 0) {
+      const started = this.#startedPeriods;
+      this.#startedPeriods = new Map();
+      this.#persistence.dropOlderPeriods(started);
+    }
     while (this.#prunes.size > 0) {
       const chunk = new Map<string, number>();
       for (const [id, cutoff] of this.#prunes) {
@@ -263,17 +245,14 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
     }
   }
 
-  #markDirty(accountId: string, w: AccountWindows): void {
-    w.dirty = true;
-    this.#dirty.set(accountId, w);
-  }
-
   /** Accounts without an admission in the last minute are reloaded from storage when next seen. */
   #evictIdle(): void {
+    // A write is failing: what is not staged yet is known only here, so nothing leaves memory.
+    if (this.#unstaged.length > 0) return;
     let newest = 0;
     for (const w of this.#accounts.values()) newest = Math.max(newest, w.lastUsed);
     for (const [id, w] of this.#accounts) {
-      if (!w.dirty && w.lastUsed <= newest - MINUTE_MS) this.#accounts.delete(id);
+      if (w.lastUsed <= newest - MINUTE_MS) this.#accounts.delete(id);
     }
   }
 
@@ -282,24 +261,24 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
     const monthStart = utcMonthStart(now);
     let w = this.#accounts.get(accountId);
     if (w && (w.dayStart !== dayStart || w.monthStart !== monthStart)) {
-      // A new day or month (or a clock that moved back): write what we have, then read the new periods.
-      this.flush();
+      // A new day or month (or a clock that moved back): what was decided is staged first, so the new
+      // periods are read with it (load() writes what is staged for the account before it reads).
+      this.#stageNow();
       this.#accounts.delete(accountId);
       w = undefined;
     }
     if (!w) {
       const stored = this.#persistence.load(accountId, now, dayStart, monthStart);
-      const log = new MinuteLog(stored.minute);
+      if (stored.dayCount === 0 || stored.monthCount === 0) {
+        this.#startedPeriods.set(accountId, [dayStart, monthStart]);
+        this.#pruning.schedule();
+      }
       w = {
-        log,
-        persisted: log.size,
-        replaceLog: false,
+        log: new MinuteLog(stored.minute),
         dayStart,
         dayCount: stored.dayCount,
         monthStart,
         monthCount: stored.monthCount,
-        startedPeriod: stored.dayCount === 0 || stored.monthCount === 0,
-        dirty: false,
         lastUsed: now,
       };
       this.#accounts.set(accountId, w);

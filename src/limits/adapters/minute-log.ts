@@ -17,20 +17,12 @@ export class MinuteLog {
     this.#times = own.sort((a, b) => a - b);
   }
 
-  get size(): number {
-    return this.#times.length - this.#head;
-  }
-
-  /** Adds a time; returns false when it landed before the newest one (a clock that moved back). */
-  append(time: number): boolean {
+  /** Adds a time, in its place when it is older than the newest one (a clock that moved back). */
+  append(time: number): void {
     const times = this.#times;
     const last = times.length > this.#head ? (times[times.length - 1] as number) : -Infinity;
-    if (time >= last) {
-      times.push(time);
-      return true;
-    }
-    times.splice(this.#firstAfter(time), 0, time);
-    return false;
+    if (time >= last) times.push(time);
+    else times.splice(this.#firstAfter(time), 0, time);
   }
 
   /** Drops every time ≤ `cutoff`; returns how many went. */
@@ -53,11 +45,6 @@ export class MinuteLog {
   /** The oldest time > `cutoff`, or null. */
   oldestAfter(cutoff: number): number | null {
     return this.#times[this.#firstAfter(cutoff)] ?? null;
-  }
-
-  /** The live times from the `from`-th on. */
-  toArray(from = 0): number[] {
-    return this.#times.slice(this.#head + from);
   }
 
   /** Index of the first live time > `value` (binary search). */
