@@ -28,20 +28,29 @@ export class BufferedUsageStore implements UsageStore {
     options: BufferedUsageOptions = {},
   ) {
     this.#inner = inner;
-    // flush() reports its own failures to onError.
-    this.#writes = new WriteBehindTimer(() => void this.flush(), options.flushIntervalMs ?? 50);
+    // #write() reports its own failures to onError.
+    this.#writes = new WriteBehindTimer(() => void this.#write(), options.flushIntervalMs ?? 50);
     this.#maxBatch = options.maxBatch ?? 500;
     this.#onError = options.onError ?? (() => undefined);
   }
 
   async record(row: UsageRecord): Promise<void> {
     this.#buffer.push(row);
-    if (this.#buffer.length >= this.#maxBatch) void this.flush();
+    if (this.#buffer.length >= this.#maxBatch) void this.#write();
     else this.#writes.schedule();
   }
 
+  /**
+   * Writes every buffered row and makes every row readable (the inner store's own write-behind included);
+   * resolves when they (and any write already under way) are stored.
+   */
+  async flush(): Promise<void> {
+    await this.#write();
+    await this.#inner.flush();
+  }
+
   /** Writes every buffered row; resolves when they (and any write already under way) are stored. */
-  flush(): Promise<void> {
+  #write(): Promise<void> {
     this.#writes.cancel();
     const rows = this.#buffer;
     this.#buffer = [];

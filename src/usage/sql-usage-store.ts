@@ -4,6 +4,8 @@ import {
   fixedChunks,
   placeholderList,
   type Row,
+  type StagingLog,
+  stagingLogOf,
   toSqliteParams,
   toSqlitePlaceholders,
   transaction,
@@ -126,6 +128,12 @@ export class SqlUsageStore implements UsageStore {
   readonly #sql: UsageStatements;
   /** SQLite: prepared statements run inside one transaction per batch (no SQL built per batch). */
   readonly #insertSqlite: ((rows: readonly UsageRecord[]) => void) | undefined;
+  /**
+   * The server that owns its SQLite file stages each batch (one row of the staging log) and writes the rows
+   * to their table a second later, sorted by account: each row put two index entries and a rollup row on
+   * pages of its account, ~20 µs a row in batches of 50 ms at 1,000 busy accounts, ~7 µs in a second's.
+   */
+  readonly #staged: StagingLog<UsageRecord> | undefined;
 
   constructor(db: Db) {
     this.#db = db;
@@ -133,11 +141,12 @@ export class SqlUsageStore implements UsageStore {
     if (db.dialect === 'sqlite') {
       const insert = db.sqlite.prepare(this.#sql.insert(1));
       const addRollup = db.sqlite.prepare(this.#sql.addToRollup);
-      this.#insertSqlite = (rows) =>
-        transaction(db, () => {
-          for (const r of rows) insert.run(values(r, SQLITE_BINDING));
-          for (const d of rollupAdditions(rows)) addRollup.run(d);
-        });
+      const write = (rows: readonly UsageRecord[]) => {
+        for (const r of rows) insert.run(values(r, SQLITE_BINDING));
+        for (const d of rollupAdditions(rows)) addRollup.run(d);
+      };
+      this.#insertSqlite = (rows) => transaction(db, () => write(rows));
+      if (db.owned) this.#staged = stagingLogOf(db.sqlite, { name: 'usage', key: (r) => r.accountId, write });
     }
   }
 
@@ -146,10 +155,12 @@ export class SqlUsageStore implements UsageStore {
   }
 
   /**
-   * One transaction per batch: on SQLite a single WAL commit, on PostgreSQL multi-row INSERTs; the hourly
-   * rollup is added to in the same transaction, so it never disagrees with the rows.
+   * One transaction per batch: on SQLite a single WAL commit (staged, on the server that owns the file), on
+   * PostgreSQL multi-row INSERTs; the hourly rollup is added to in the same transaction, so it never disagrees
+   * with the rows.
    */
   async recordMany(rows: UsageRecord[]): Promise<void> {
+    if (this.#staged) return this.#staged.append(rows);
     if (this.#insertSqlite) return this.#insertSqlite(rows);
     if (this.#db.dialect !== 'postgres') return;
     const sql = this.#sql;
@@ -165,12 +176,14 @@ export class SqlUsageStore implements UsageStore {
     });
   }
 
+  /** Every staged row written to its table (reads come after it); other stores write rows at once. */
   async flush(): Promise<void> {
-    // Rows are written by record() itself.
+    await this.#staged?.drain();
   }
 
   /** The rows that name the end user, oldest first, after the row `afterId` (a page of the user's export). */
   async userRows(tenant: EndUser, afterId: number, limit: number): Promise<UserUsageRow[]> {
+    await this.flush();
     const rows = await this.#db.query(
       `SELECT id, request_id, endpoint, model, status, prompt_tokens, completion_tokens, credits, cached, latency_ms,
               created_at
@@ -197,6 +210,7 @@ export class SqlUsageStore implements UsageStore {
    * account's and stay, so its usage, credits and SLA stay true. Returns how many rows named the user.
    */
   async forgetUser(tenant: EndUser): Promise<number> {
+    await this.flush();
     const sql = 'UPDATE usage_records SET user_id = NULL WHERE account_id = $1 AND user_id = $2';
     const params = [tenant.accountId, tenant.userId];
     if (this.#db.dialect === 'sqlite') {
@@ -235,6 +249,7 @@ export class SqlUsageStore implements UsageStore {
    * two hours of rows, not the month's rows.
    */
   async #sums(accountId: string, start: number, end: number, group: Grouping): Promise<Map<string, UsageTotals>> {
+    await this.flush();
     const firstWholeHour = Math.ceil(start / HOUR_MS) * HOUR_MS;
     const wholeHoursEnd = Math.floor(end / HOUR_MS) * HOUR_MS;
     const parts =
