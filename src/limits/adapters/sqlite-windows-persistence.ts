@@ -10,6 +10,10 @@ import type { Admission, PersistedWindows, WindowsPersistence } from './in-proce
  */
 const CHUNKS = [64, 16, 4, 1] as const;
 
+function countOne(counts: Map<number, number>, period: number): void {
+  counts.set(period, (counts.get(period) ?? 0) + 1);
+}
+
 /** A statement taking `rows` rows of `tuple` placeholders, prepared once per size and kept. */
 class MultiRow {
   readonly #statements = new Map<number, BetterSqlite3.Statement>();
@@ -90,17 +94,16 @@ export class SqliteWindowsPersistence implements WindowsPersistence {
         let i = 0;
         while (i < admissions.length) {
           const accountId = (admissions[i] as Admission)[0];
-          const periods = new Map<string, number>();
+          const days = new Map<number, number>();
+          const months = new Map<number, number>();
           for (; i < admissions.length && (admissions[i] as Admission)[0] === accountId; i++) {
             const at = (admissions[i] as Admission)[1];
             events.push(accountId, at);
-            for (const period of [`day:${utcDayStart(at)}`, `month:${utcMonthStart(at)}`])
-              periods.set(period, (periods.get(period) ?? 0) + 1);
+            countOne(days, utcDayStart(at));
+            countOne(months, utcMonthStart(at));
           }
-          for (const [period, count] of periods) {
-            const [name, start] = period.split(':') as [string, string];
-            counters.push(accountId, name, Number(start), count);
-          }
+          for (const [start, count] of days) counters.push(accountId, 'day', start, count);
+          for (const [start, count] of months) counters.push(accountId, 'month', start, count);
         }
         insertEvents.run(events, 2);
         addToCounters.run(counters, 4);
