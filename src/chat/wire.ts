@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { Schema } from '../http/index.js';
-import type { ModelId } from '../kernel/index.js';
+import { type ModelId, randomHex128 } from '../kernel/index.js';
 import type { Completion, FinishReason, StreamPart, Usage } from '../providers/index.js';
 import type { Citation } from './context/index.js';
 
-/** `chatcmpl-` + 32 hex digits; randomUUID draws from a pooled entropy buffer, unlike randomBytes per call. */
+/** `chatcmpl-` + 32 random hex digits. */
 export function newCompletionId(): string {
-  return `chatcmpl-${randomUUID().replaceAll('-', '')}`;
+  return `chatcmpl-${randomHex128()}`;
 }
 
 export interface ResponseMeta {

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
+import { randomHex128 } from '../kernel/index.js';
 import { CLIENT_CLOSED_REQUEST, STREAM_STALLED } from './call.js';
 import type { HttpPorts, RequestRecord } from './ports.js';
 import type { AppContext, RequestState, UsageNote } from './types.js';
@@ -39,10 +39,9 @@ class RequestStateRecord implements RequestState {
   }
 }
 
-/** `req_` and a random UUID's 32 hex digits (cut around its dashes: `replaceAll` took ~0.3 µs). */
+/** `req_` and 32 random hex digits (0.12 µs; a UUID cut around its dashes took 0.4-0.7 µs and five strings). */
 function newRequestId(): string {
-  const u = randomUUID();
-  return `req_${u.slice(0, 8)}${u.slice(9, 13)}${u.slice(14, 18)}${u.slice(19, 23)}${u.slice(24)}`;
+  return `req_${randomHex128()}`;
 }
 
 /** Request id, timing and a child logger. Keys are never logged: only the operation and status. */
@@ -68,35 +67,45 @@ export function requestContext(ports: Pick<HttpPorts, 'logger'>): Koa.Middleware
 export function usageRecorder(ports: Pick<HttpPorts, 'recordRequest' | 'clock'>): Koa.Middleware {
   return async (ctx: AppContext, next) => {
     await next();
-    const { principal, usage, operationId, requestId, startedAt, streamDone } = ctx.state;
+    const { principal, streamDone } = ctx.state;
     if (!principal) return;
-    const statusOf = () => {
-      if (ctx.state.streamStalled) return STREAM_STALLED;
-      return usage.clientClosed ? CLIENT_CLOSED_REQUEST : ctx.status;
-    };
-    const record = () => {
-      // Optional fields set after, not spread in: a spread of a literal copies through a generic path.
-      const row: RequestRecord = {
-        accountId: principal.account.id,
-        keyId: principal.key.id,
-        requestId,
-        endpoint: operationId ?? ctx.path,
-        model: usage.model,
-        userId: usage.userId ?? null,
-        status: statusOf(),
-        promptTokens: usage.promptTokens,
-        completionTokens: usage.completionTokens,
-        credits: usage.credits,
-        latencyMs: performance.now() - startedAt,
-        cached: usage.cached,
-        createdAt: ports.clock(),
-      };
-      if (usage.firstTokenAt !== undefined) row.ttftMs = usage.firstTokenAt - startedAt;
-      if (usage.failedStatus !== undefined) row.failedStatus = usage.failedStatus;
-      return ports.recordRequest(row);
-    };
-    if (!streamDone) return record();
+    if (!streamDone) return recordUsage(ctx, principal, ports);
     // A stream's tokens are known only at its end, after this middleware has returned.
-    streamDone.then(record).catch((err: unknown) => ctx.state.log.error({ err }, 'recording stream usage failed'));
+    streamDone
+      .then(() => recordUsage(ctx, principal, ports))
+      .catch((err: unknown) => ctx.state.log.error({ err }, 'recording stream usage failed'));
   };
+}
+
+/** Module functions, not closures made per request: nearly every request comes through here. */
+function statusOf(ctx: AppContext): number {
+  if (ctx.state.streamStalled) return STREAM_STALLED;
+  return ctx.state.usage.clientClosed ? CLIENT_CLOSED_REQUEST : ctx.status;
+}
+
+function recordUsage(
+  ctx: AppContext,
+  principal: NonNullable<RequestState['principal']>,
+  ports: Pick<HttpPorts, 'recordRequest' | 'clock'>,
+): Promise<void> | void {
+  const { usage, operationId, requestId, startedAt } = ctx.state;
+  // Optional fields set after, not spread in: a spread of a literal copies through a generic path.
+  const row: RequestRecord = {
+    accountId: principal.account.id,
+    keyId: principal.key.id,
+    requestId,
+    endpoint: operationId ?? ctx.path,
+    model: usage.model,
+    userId: usage.userId ?? null,
+    status: statusOf(ctx),
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    credits: usage.credits,
+    latencyMs: performance.now() - startedAt,
+    cached: usage.cached,
+    createdAt: ports.clock(),
+  };
+  if (usage.firstTokenAt !== undefined) row.ttftMs = usage.firstTokenAt - startedAt;
+  if (usage.failedStatus !== undefined) row.failedStatus = usage.failedStatus;
+  return ports.recordRequest(row);
 }

@@ -7,5 +7,6 @@ export { type AttributeFilter, matchesFilter, readAttributeFilter } from './attr
 export { addressBucket } from './client-address.js';
 export { EMBEDDING_MODEL_ID, type EmbeddingModelId, isModelId, MODEL_IDS, type ModelId } from './models.js';
 export type { Account, ApiKeyRecord, Principal } from './principal.js';
+export { randomHex128 } from './random-hex.js';
 export { secretsEqual } from './secrets.js';
 export { isTier, TIERS, type Tier } from './tiers.js';

@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/index.js';
+import { randomHex128 } from '../kernel/index.js';
 import type { ChatMessage, ToolCall } from '../providers/index.js';
 import type { InputItem, StoredItem } from './types.js';
 
 /** `prefix_` + 32 hex digits, as OpenAI's ids look (`resp_`, `msg_`, `fc_`, …). */
 export function newId(prefix: string): string {
-  return `${prefix}_${randomUUID().replaceAll('-', '')}`;
+  return `${prefix}_${randomHex128()}`;
 }
 
 /** Items of an earlier output passed back that say nothing the conversation's messages need. */
