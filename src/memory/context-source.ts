@@ -24,6 +24,12 @@ const ABOUT_THE_USER =
  * version, so a cached answer is never served after their memory changed. `use_memory: false`
  * neither reads nor writes.
  */
+/** A user without memories: shared, read only (assembleContext never changes a contribution). */
+const NOTHING: ContextContribution = Object.freeze({
+  notes: Object.freeze([]) as unknown as string[],
+  itemsRetrieved: 0,
+});
+
 export function memoryContextSource(memory: MemoryService, k = MEMORY_K): ContextSource {
   const tenant = (principal: Principal, request: ChatCompletionRequest) => ({
     accountId: principal.account.id,
@@ -31,14 +37,22 @@ export function memoryContextSource(memory: MemoryService, k = MEMORY_K): Contex
   });
   // The version read for the cache key serves the same request's contribution: one read, not two (a
   // chat request is ~0.3 ms of CPU; each read ~15 µs on SQLite), and the answer is then computed from
-  // the state its key names. Weak: gone with the request.
+  // the state its key names. Taken out when the contribution reads it, so the table holds only requests
+  // between the two (a request that skips the cache never enters it): a WeakMap's dead entries stay in
+  // its table until a full GC, which then spends its pause on them (ephemerons).
   const read = new WeakMap<ChatCompletionRequest, Promise<string>>();
-  const versionOf = (principal: Principal, request: ChatCompletionRequest): Promise<string> => {
+  const readForKey = (principal: Principal, request: ChatCompletionRequest): Promise<string> => {
     let version = read.get(request);
     if (!version) {
       version = memory.version(tenant(principal, request));
       read.set(request, version);
     }
+    return version;
+  };
+  const readForContribution = (principal: Principal, request: ChatCompletionRequest): Promise<string> => {
+    const version = read.get(request);
+    if (!version) return memory.version(tenant(principal, request));
+    read.delete(request);
     return version;
   };
   return {
@@ -47,15 +61,14 @@ export function memoryContextSource(memory: MemoryService, k = MEMORY_K): Contex
     // A user without memories gets nothing personal from this source: no version, so the answer may be
     // shared with the account's other users who have none either (the cache key then omits user_id).
     version: async (principal, request) => {
-      const version = await versionOf(principal, request);
+      const version = await readForKey(principal, request);
       return version === '0' ? undefined : version;
     },
     async contribute(principal, request, signal): Promise<ContextContribution> {
       const query = lastUserText(request);
       // Most end users have no memories: no query embedding, no search (version 0 means none).
-      if (!query.trim() || (await versionOf(principal, request)) === '0') {
-        return { notes: [], itemsRetrieved: 0 };
-      }
+      if (!query.trim()) return NOTHING;
+      if ((await readForContribution(principal, request)) === '0') return NOTHING;
       const found = ABOUT_THE_USER.test(query)
         ? (await memory.list(tenant(principal, request))).slice(0, k)
         : await memory.search(tenant(principal, request), query, k, { floor: true, signal });

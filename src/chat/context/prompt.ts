@@ -36,6 +36,8 @@ export interface AssembledContext {
   citations: Citation[];
 }
 
+const isEmpty = (c: ContextContribution) => !c.notes?.length && !c.passages?.length;
+
 const NOTES_HEADER = 'What you know about the user (use it when relevant):';
 const SOURCES_HEADER =
   'Answer from the numbered sources below when they are relevant, and cite each source you use as [n].';
@@ -51,9 +53,12 @@ export function assembleContext(
   conversation: readonly ChatMessage[],
   budget: PromptBudget,
 ): AssembledContext {
-  let left = budget.contextTokens - budget.answerTokens - estimateMessagesTokens(conversation);
   const system: string[] = [];
   const citations: Citation[] = [];
+  // Most requests bring nothing to place (a user without memories, no documents asked for): nothing to
+  // measure the conversation against either.
+  if (contributions.every(isEmpty)) return { system, citations };
+  let left = budget.contextTokens - budget.answerTokens - estimateMessagesTokens(conversation);
 
   const notes: string[] = [];
   for (const note of contributions.flatMap((c) => c.notes ?? [])) {

@@ -76,16 +76,23 @@ export class ContextRegistry {
     budget: PromptBudget,
     signal: AbortSignal,
   ): Promise<GatheredContext> {
-    const applicable = this.#sources.filter((source) => source.applies(request));
-    if (applicable.length === 0) {
-      return { system: [], citations: [], memoryContext: NO_MEMORY, cacheTtlMs: undefined };
+    // One applicable source (memory, most requests) is found and awaited alone: no filtered array, no
+    // Promise.all and its array per request.
+    let only: ContextSource | undefined;
+    let count = 0;
+    for (const source of this.#sources) {
+      if (!source.applies(request)) continue;
+      only = source;
+      count++;
     }
+    if (!only) return { system: [], citations: [], memoryContext: NO_MEMORY, cacheTtlMs: undefined };
     const started = performance.now();
-    // One source (memory, most requests) is awaited alone: no Promise.all and its array per request.
     const contributions =
-      applicable.length === 1
-        ? [await (applicable[0] as ContextSource).contribute(principal, request, signal)]
-        : await Promise.all(applicable.map((s) => s.contribute(principal, request, signal)));
+      count === 1
+        ? [await only.contribute(principal, request, signal)]
+        : await Promise.all(
+            this.#sources.filter((s) => s.applies(request)).map((s) => s.contribute(principal, request, signal)),
+          );
     let itemsRetrieved = 0;
     let cacheTtlMs: number | undefined;
     for (const c of contributions) {
