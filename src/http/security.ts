@@ -67,10 +67,13 @@ export function oneCredential(c: OpenApiContext, ctx: AppContext): void {
   if ((c.operation?.security ?? []).length > 0) refuseAmbiguousCredentials(ctx.req);
 }
 
+const orFalse = (principal: Principal | undefined): Principal | false => principal ?? false;
+
 /** openapi-backend security handlers, one per scheme of the document. */
 export function securityHandlers(ports: HttpPorts) {
-  const authenticate = async (secret: string | undefined): Promise<Principal | false> =>
-    (secret !== undefined && (await ports.authenticate(secret))) || false;
+  // No async frame: the scheme a request does not use (most carry one key) answers false at once.
+  const authenticate = (secret: string | undefined): Promise<Principal | false> | false =>
+    secret === undefined ? false : ports.authenticate(secret).then(orFalse);
   return {
     BearerAuth: (c: OpenApiContext) => authenticate(bearerToken(c)),
     ApiKeyHeader: (c: OpenApiContext) => authenticate(header(c, 'x-api-key')?.trim()),

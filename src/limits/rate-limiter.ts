@@ -18,11 +18,13 @@ export class RateLimiter {
     this.#clock = clock;
   }
 
-  /** Counts this request if every window has room; otherwise reports which one is full. */
-  async admit(accountId: string, limits: Limits): Promise<RateLimitDecision> {
+  /**
+   * Counts this request if every window has room; otherwise reports which one is full. A reaction on the
+   * store's promise rather than an async frame awaiting it: this runs on every request behind a key.
+   */
+  admit(accountId: string, limits: Limits): Promise<RateLimitDecision> {
     const now = this.#clock();
-    const counts = await this.#store.admit(accountId, limits, now);
-    return decide(counts, limits, now);
+    return this.#store.admit(accountId, limits, now).then((counts) => decide(counts, limits, now));
   }
 
   /** Writes what the store has pending (the embedded store's prunings and failed writes). */
