@@ -67,10 +67,17 @@ async function writeReply(ctx: AppContext, reply: AnyReply, streamWriteTimeoutMs
     ctx.type = reply.type;
     sendStream(ctx, reply.stream, reply.finished, streamWriteTimeoutMs);
   } else if ('body' in reply) {
-    if (reply.type) ctx.type = reply.type;
-    // A JSON body's type set as Koa would set it, without Koa's media-type lookup and header tuple per answer.
-    else if (isJsonValue(reply.body)) ctx.res.setHeader('Content-Type', JSON_TYPE);
-    ctx.body = reply.body;
+    if (reply.type) {
+      ctx.type = reply.type;
+      ctx.body = reply.body;
+    } else if (isJsonValue(reply.body)) {
+      // A JSON body's type set as Koa would set it, without Koa's media-type lookup and header tuple per
+      // answer; the body serialised as Koa would, into bytes: Node then writes the head and the body in one
+      // writev, where Koa's string would be joined to the head and the pair copied into one string first
+      // (~1.4 KB a chat answer in bench:chat's heap profile).
+      ctx.res.setHeader('Content-Type', JSON_TYPE);
+      ctx.body = Buffer.from(JSON.stringify(reply.body));
+    } else ctx.body = reply.body;
   }
 }
 
