@@ -68,4 +68,24 @@ describe('unauthenticated endpoints', () => {
     const made = await server.request('GET', '/z1/health', { headers: { 'X-Request-Id': 'bad id with spaces' } });
     assert.match(made.headers.get('x-request-id') ?? '', /^req_[0-9a-f]{32}$/);
   });
+
+  it('makes a distinct id for every request, past the 256 its random pool holds at once', async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 600; i++) {
+      const res = await server.request('GET', '/z1/health');
+      const id = res.headers.get('x-request-id') ?? '';
+      assert.match(id, /^req_[0-9a-f]{32}$/);
+      ids.add(id);
+    }
+    assert.equal(ids.size, 600);
+  });
+
+  it('answers JSON with its type and the exact length of the bytes it sends', async () => {
+    const res = await fetch(`${server.url}/z1/health`);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(Number(res.headers.get('content-length')), bytes.length);
+    assert.equal(typeof JSON.parse(bytes.toString('utf8')), 'object');
+  });
 });
