@@ -65,13 +65,21 @@ export interface ChatServiceDeps {
   unavailableReason(model: string): string | undefined;
 }
 
-interface Ticket extends Admitted {
-  principal: Principal;
-  request: ChatCompletionRequest;
-  key: string | undefined;
-  cached: Completion | undefined;
-  ttlMs: number;
-  refunded: boolean;
+/** An admitted request on its way: a class, so each outcome is made by one constructor, not a spread base. */
+class Ticket implements Admitted {
+  refunded = false;
+
+  constructor(
+    readonly principal: Principal,
+    readonly request: ChatCompletionRequest,
+    readonly meta: ResponseMeta,
+    /** The shortest cache lifetime of the answer; a context source may shorten it. */
+    public ttlMs: number,
+    readonly cache: CacheStatus,
+    readonly credits: number,
+    readonly key: string | undefined,
+    readonly cached: Completion | undefined,
+  ) {}
 }
 
 /**
@@ -206,17 +214,7 @@ export class ChatService {
         const cached = hit.body as CachedAnswer;
         if (cached.citations) meta.citations = cached.citations;
         if (cached.memoryContext) meta.memoryContext = cached.memoryContext;
-        return {
-          principal,
-          request,
-          meta,
-          refunded: false,
-          ttlMs: deps.cacheTtlMs,
-          cache: 'HIT',
-          credits: 0,
-          key,
-          cached: cached.completion,
-        };
+        return new Ticket(principal, request, meta, deps.cacheTtlMs, 'HIT', 0, key, cached.completion);
       }
     }
     const price = deps.price(request.model);
@@ -230,19 +228,7 @@ export class ChatService {
         );
       }
     }
-    // One literal, not a shared base spread into each outcome (a spread copies through V8's generic path).
-    const cache = bypass ? 'BYPASS' : 'MISS';
-    return {
-      principal,
-      request,
-      meta,
-      refunded: false,
-      ttlMs: deps.cacheTtlMs,
-      cache,
-      credits: price,
-      key,
-      cached: undefined,
-    };
+    return new Ticket(principal, request, meta, deps.cacheTtlMs, bypass ? 'BYPASS' : 'MISS', price, key, undefined);
   }
 
   /** The context sources' contributions, then the request as the router takes it. */
