@@ -6,7 +6,7 @@ const pool = Buffer.allocUnsafe(16 * POOL_IDS);
 let next = POOL_IDS;
 
 /**
- * 128 random bits as 32 lower-case hex digits, for ids on every request (request and completion ids).
+ * 128 random bits as 32 lower-case hex digits, for ids on every request (request, completion and Responses ids).
  * One string made by Buffer's native hex encoder: randomUUID() builds its 36 characters from 20 pieces
  * and the dashes were then cut out again, ~0.9 KB of short strings a chat request (bench:chat heap profile).
  */

@@ -17,6 +17,12 @@ export const MEMORY_K = 8;
 const ABOUT_THE_USER =
   /\b(?:(?:know|remember|recall|stored|saved|have) (?:about|on) me|what do you (?:know|remember)|tell me about (?:me|myself)|who am i)\b/i;
 
+/** A user without memories: shared, read only (assembleContext never changes a contribution). */
+const NOTHING: ContextContribution = Object.freeze({
+  notes: Object.freeze([]) as unknown as string[],
+  itemsRetrieved: 0,
+});
+
 /**
  * Memory in chat, on unless `use_memory: false`: before the answer, the user's memories relevant to
  * their last message become notes in the system prompt (counted in `memory_context`); after it, their
@@ -24,12 +30,6 @@ const ABOUT_THE_USER =
  * version, so a cached answer is never served after their memory changed. `use_memory: false`
  * neither reads nor writes.
  */
-/** A user without memories: shared, read only (assembleContext never changes a contribution). */
-const NOTHING: ContextContribution = Object.freeze({
-  notes: Object.freeze([]) as unknown as string[],
-  itemsRetrieved: 0,
-});
-
 export function memoryContextSource(memory: MemoryService, k = MEMORY_K): ContextSource {
   const tenant = (principal: Principal, request: ChatCompletionRequest) => ({
     accountId: principal.account.id,

@@ -76,23 +76,20 @@ export class ContextRegistry {
     budget: PromptBudget,
     signal: AbortSignal,
   ): Promise<GatheredContext> {
-    // One applicable source (memory, most requests) is found and awaited alone: no filtered array, no
-    // Promise.all and its array per request.
-    let only: ContextSource | undefined;
-    let count = 0;
+    // One applicable source (memory, most requests) is awaited alone: an array of them, and Promise.all,
+    // only when a second one applies.
+    let first: ContextSource | undefined;
+    let several: ContextSource[] | undefined;
     for (const source of this.#sources) {
       if (!source.applies(request)) continue;
-      only = source;
-      count++;
+      if (!first) first = source;
+      else (several ??= [first]).push(source);
     }
-    if (!only) return { system: [], citations: [], memoryContext: NO_MEMORY, cacheTtlMs: undefined };
+    if (!first) return { system: [], citations: [], memoryContext: NO_MEMORY, cacheTtlMs: undefined };
     const started = performance.now();
-    const contributions =
-      count === 1
-        ? [await only.contribute(principal, request, signal)]
-        : await Promise.all(
-            this.#sources.filter((s) => s.applies(request)).map((s) => s.contribute(principal, request, signal)),
-          );
+    const contributions = several
+      ? await Promise.all(several.map((s) => s.contribute(principal, request, signal)))
+      : [await first.contribute(principal, request, signal)];
     let itemsRetrieved = 0;
     let cacheTtlMs: number | undefined;
     for (const c of contributions) {

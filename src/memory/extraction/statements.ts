@@ -157,7 +157,8 @@ const FRONTS = [
 
 /** Whether anything stripFront() takes off starts the text (a test allocates no match, most clauses have none). */
 function hasFront(text: string): boolean {
-  return FILLER.test(text) || CORRECTING.test(text) || REMEMBER.test(text);
+  for (const [pattern] of FRONTS) if (pattern.test(text)) return true;
+  return false;
 }
 
 function stripFront(clause: string): { text: string; correction: boolean; remember: boolean } {
