@@ -83,7 +83,8 @@ export class ContextRegistry {
     for (const source of this.#sources) {
       if (!source.applies(request)) continue;
       if (!first) first = source;
-      else (several ??= [first]).push(source);
+      else if (several) several.push(source);
+      else several = [first, source];
     }
     if (!first) return { system: [], citations: [], memoryContext: NO_MEMORY, cacheTtlMs: undefined };
     const started = performance.now();
