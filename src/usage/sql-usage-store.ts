@@ -2,6 +2,7 @@ import {
   type Db,
   type DialectStatements,
   fixedChunks,
+  PreparedBySize,
   placeholderList,
   type Row,
   type StagingLog,
@@ -17,6 +18,11 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 /** Rows per PostgreSQL INSERT, largest first: 13 parameters a row stays well under the parameter limit. */
 const INSERT_CHUNKS = [256, 64, 16, 4, 1];
+/**
+ * Rows per SQLite INSERT and rollup upsert: the staging log hands over 16 rows a chunk (a key's rows are
+ * never cut, so a few more at times), written in one to three statements instead of one per row.
+ */
+const SQLITE_CHUNKS = [16, 4, 1];
 
 const SUMS = `count(*) AS requests, coalesce(sum(credits), 0) AS credits,
   coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
@@ -25,11 +31,16 @@ const ROLLUP_SUMS = `coalesce(sum(requests), 0) AS requests, coalesce(sum(credit
   coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
 
 /** Adds a batch's sums to its (account, hour, model) rows of the rollup; replicas' batches sum. */
-const ROLLUP_UPSERT = `INSERT INTO usage_hourly (account_id, hour, model, requests, credits, prompt_tokens, completion_tokens)
-  VALUES ($1, $2, $3, $4, $5, $6, $7)
+function rollupUpsertOf(rows: number, tuple: (row: number) => string): string {
+  return `INSERT INTO usage_hourly (account_id, hour, model, requests, credits, prompt_tokens, completion_tokens)
+  VALUES ${Array.from({ length: rows }, (_, row) => tuple(row)).join(', ')}
   ON CONFLICT (account_id, hour, model) DO UPDATE SET requests = usage_hourly.requests + excluded.requests,
     credits = usage_hourly.credits + excluded.credits, prompt_tokens = usage_hourly.prompt_tokens + excluded.prompt_tokens,
     completion_tokens = usage_hourly.completion_tokens + excluded.completion_tokens`;
+}
+const ROLLUP_PARAMETERS = 7;
+const ROLLUP_UPSERT = rollupUpsertOf(1, () => `(${placeholderList(ROLLUP_PARAMETERS)})`);
+const ROLLUP_TUPLE_SQLITE = `(${'?, '.repeat(ROLLUP_PARAMETERS - 1)}?)`;
 
 /** A batch's rows summed per account, hour and model: the rollup's additions, in ROLLUP_UPSERT order. */
 function rollupAdditions(rows: readonly UsageRecord[]): unknown[][] {
@@ -74,8 +85,8 @@ const COLUMNS = `account_id, key_id, request_id, endpoint, model, status, prompt
 /** Per row of COLUMNS. */
 const PARAMETERS = 13;
 
-/** A row's values in COLUMNS order; better-sqlite3 binds no booleans, so SQLite gets `cached` as 0/1. */
-function values(r: UsageRecord, options: { sqliteBooleans?: boolean } = {}): unknown[] {
+/** A row's values in COLUMNS order, for PostgreSQL (SQLite's: pushValues). */
+function values(r: UsageRecord): unknown[] {
   return [
     r.accountId,
     r.keyId,
@@ -87,7 +98,7 @@ function values(r: UsageRecord, options: { sqliteBooleans?: boolean } = {}): unk
     r.completionTokens,
     r.credits,
     Math.round(r.latencyMs),
-    options.sqliteBooleans ? Number(r.cached) : r.cached,
+    r.cached,
     r.createdAt,
     r.userId ?? null,
   ];
@@ -97,22 +108,18 @@ function values(r: UsageRecord, options: { sqliteBooleans?: boolean } = {}): unk
 interface UsageStatements {
   /** An INSERT of `rows` usage rows, their values in COLUMNS order one row after another. */
   insert(rows: number): string;
-  /** ROLLUP_UPSERT, with the dialect's placeholders. */
-  addToRollup: string;
 }
 
 /**
- * SQLite's are prepared once and bound positionally (`?`, in order), one row per run inside a transaction
- * per batch; PostgreSQL's take `$n` and several rows per INSERT (INSERT_CHUNKS).
+ * Both take several rows per INSERT: SQLite's are bound positionally (`?`, in order) and prepared once per
+ * size (SQLITE_CHUNKS), PostgreSQL's take `$n` (INSERT_CHUNKS).
  */
 const statements: DialectStatements<UsageStatements> = {
   sqlite: {
     insert: (rows) => insertOf(rows, () => `(${'?, '.repeat(PARAMETERS - 1)}?)`),
-    addToRollup: ROLLUP_UPSERT.replace(/\$\d+/g, '?'),
   },
   postgres: {
     insert: (rows) => insertOf(rows, (row) => `(${placeholderList(PARAMETERS, row * PARAMETERS + 1)})`),
-    addToRollup: ROLLUP_UPSERT,
   },
 };
 
@@ -121,7 +128,11 @@ function insertOf(rows: number, tuple: (row: number) => string): string {
   return `INSERT INTO usage_records (${COLUMNS}) VALUES ${Array.from({ length: rows }, (_, row) => tuple(row)).join(', ')}`;
 }
 
-const SQLITE_BINDING = { sqliteBooleans: true } as const;
+/** A row's values in COLUMNS order pushed onto `out`, no array per row; better-sqlite3 binds no booleans, so `cached` as 0/1. */
+function pushValues(out: unknown[], r: UsageRecord): void {
+  out.push(r.accountId, r.keyId, r.requestId, r.endpoint, r.model, r.status, r.promptTokens, r.completionTokens);
+  out.push(r.credits, Math.round(r.latencyMs), Number(r.cached), r.createdAt, r.userId ?? null);
+}
 
 export class SqlUsageStore implements UsageStore {
   readonly #db: Db;
@@ -139,11 +150,21 @@ export class SqlUsageStore implements UsageStore {
     this.#db = db;
     this.#sql = statements[db.dialect];
     if (db.dialect === 'sqlite') {
-      const insert = db.sqlite.prepare(this.#sql.insert(1));
-      const addRollup = db.sqlite.prepare(this.#sql.addToRollup);
+      const sqlite = db.sqlite;
+      const inserts = new PreparedBySize((rows) => sqlite.prepare(this.#sql.insert(rows)));
+      const rollups = new PreparedBySize((rows) => sqlite.prepare(rollupUpsertOf(rows, () => ROLLUP_TUPLE_SQLITE)));
       const write = (rows: readonly UsageRecord[]) => {
-        for (const r of rows) insert.run(values(r, SQLITE_BINDING));
-        for (const d of rollupAdditions(rows)) addRollup.run(d);
+        for (const [at, size] of fixedChunks(rows.length, SQLITE_CHUNKS)) {
+          const params: unknown[] = [];
+          for (let i = at; i < at + size; i++) pushValues(params, rows[i] as UsageRecord);
+          inserts.of(size).run(params);
+        }
+        const additions = rollupAdditions(rows);
+        for (const [at, size] of fixedChunks(additions.length, SQLITE_CHUNKS)) {
+          const params: unknown[] = [];
+          for (let i = at; i < at + size; i++) for (const v of additions[i] as unknown[]) params.push(v);
+          rollups.of(size).run(params);
+        }
       };
       this.#insertSqlite = (rows) => transaction(db, () => write(rows));
       if (db.owned) this.#staged = stagingLogOf(db.sqlite, { name: 'usage', key: (r) => r.accountId, write });
@@ -172,7 +193,7 @@ export class SqlUsageStore implements UsageStore {
           rows.slice(at, at + size).flatMap((r) => values(r)),
         );
       }
-      for (const d of rollupAdditions(rows)) await tx.query(sql.addToRollup, d);
+      for (const d of rollupAdditions(rows)) await tx.query(ROLLUP_UPSERT, d);
     });
   }
 
