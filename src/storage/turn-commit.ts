@@ -19,14 +19,12 @@ export interface TurnWriter {
  * at 1,000 req/s most turns carry one request, so each request paid for two commits.
  */
 export class TurnCommit {
-  readonly #transaction: (writers: readonly TurnWriter[]) => void;
+  readonly #sqlite: BetterSqlite3.Database;
   #writers: TurnWriter[] = [];
   #immediate: NodeJS.Immediate | undefined;
 
   constructor(sqlite: BetterSqlite3.Database) {
-    this.#transaction = sqlite.transaction((writers: readonly TurnWriter[]) => {
-      for (const writer of writers) writer.writeTurn();
-    });
+    this.#sqlite = sqlite;
   }
 
   /** Asks for `writer`'s part in the commit at the end of this turn (once per turn however often asked). */
@@ -49,12 +47,31 @@ export class TurnCommit {
     this.#writers = [];
     this.#immediate = undefined;
     try {
-      this.#transaction(writers);
+      this.#write(writers);
     } catch (err) {
       for (const writer of writers) writer.turnFailed(err);
       return;
     }
     for (const writer of writers) writer.turnStored();
+  }
+
+  /**
+   * BEGIN, every writer's part, COMMIT; ROLLBACK when any of it threw. `exec` rather than better-sqlite3's
+   * `transaction()`, whose BEGIN and COMMIT are prepared statements run with `run()`: at 1,000 req/s a turn
+   * carries about one request, so those were two result objects a request, made in native code, that
+   * outlived their scavenge (docs/benchmarks.md, issue 30's fifth step). The cost is the same (~11 µs a
+   * turn either way, measured). A turn runs from `setImmediate`, never inside another transaction.
+   */
+  #write(writers: readonly TurnWriter[]): void {
+    const sqlite = this.#sqlite;
+    sqlite.exec('BEGIN');
+    try {
+      for (const writer of writers) writer.writeTurn();
+      sqlite.exec('COMMIT');
+    } catch (err) {
+      if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+      throw err;
+    }
   }
 }
 
