@@ -70,12 +70,12 @@ for (const backend of backends()) {
       assert.deepEqual(await a.read('acct_other', 'minute', NOW, NOW + 60_000), []);
     });
 
-    it('stores thousands of buckets exactly, duplicates summed, slots written sparsely or not', async () => {
+    it('stores thousands of buckets exactly, duplicates summed, several to a statement', async () => {
       const store = new SqlSlaStore(db);
       const buckets: SlaBucket[] = [];
       for (let a = 0; a < 700; a++)
         for (const resolution of ['minute', 'hour', 'day'] as const) {
-          // Every account a different set of histogram slots: more sets than the store prepares statements for.
+          // Every account a different set of histogram slots, each slot's count its own.
           const latency = Array.from({ length: 14 }, (_, i) => ((a >> i) & 1) * (i + 1));
           const ttft = Array.from({ length: 14 }, (_, i) => (i === a % 14 ? 3 : 0));
           buckets.push(bucket({ accountId: `acct_many_${a}`, resolution, latency, ttft, requests: a + 1 }));

@@ -100,5 +100,77 @@ for (const backend of backends()) {
       ]);
       assert.equal(Number(rollup[0]?.n), rows.length, 'one rollup row per hour and model (a row every ~7 h here)');
     });
+
+    it('writes a busy second of many accounts exactly: every row and column, the rollup summed per account and hour', async () => {
+      const store = new SqlUsageStore(db);
+      // 37 accounts with 1 to 37 rows each in one hour (chunks of every size the writer uses), two batches.
+      const rows: UsageRecord[] = [];
+      for (let a = 0; a < 37; a++)
+        for (let n = 0; n <= a; n++)
+          rows.push({
+            accountId: `acct_busy_${a}`,
+            keyId: n % 2 ? `key_${a}` : null,
+            requestId: `req_busy_${a}_${n}`,
+            endpoint: 'createChatCompletion',
+            model: n % 4 === 3 ? null : 'PV-TURBO',
+            status: n % 5 === 4 ? 429 : 200,
+            promptTokens: n,
+            completionTokens: a,
+            credits: n % 3,
+            latencyMs: 10.4 + n,
+            cached: n % 2 === 0,
+            createdAt: T0 + 7 * DAY + n * 1000,
+            ...(n % 3 === 0 ? { userId: `user_${n}` } : {}),
+          });
+      await Promise.all([store.recordMany(rows.slice(0, 300)), store.recordMany(rows.slice(300))]);
+      await store.flush();
+      const stored = await db.query<Record<string, unknown>>(
+        `SELECT account_id, key_id, request_id, model, status, prompt_tokens, completion_tokens, credits, latency_ms,
+                cached, created_at, user_id
+           FROM usage_records WHERE account_id LIKE 'acct_busy_%' ORDER BY request_id`,
+      );
+      const expected = [...rows]
+        .sort((x, y) => (x.requestId < y.requestId ? -1 : 1))
+        .map((r) => [
+          r.accountId,
+          r.keyId,
+          r.requestId,
+          r.model,
+          r.status,
+          r.promptTokens,
+          r.completionTokens,
+          r.credits,
+          Math.round(r.latencyMs),
+          r.cached,
+          r.createdAt,
+          r.userId ?? null,
+        ]);
+      assert.deepEqual(
+        stored.map((r) => [
+          r.account_id,
+          r.key_id,
+          r.request_id,
+          r.model,
+          Number(r.status),
+          Number(r.prompt_tokens),
+          Number(r.completion_tokens),
+          Number(r.credits),
+          Number(r.latency_ms),
+          Boolean(r.cached),
+          Number(r.created_at),
+          r.user_id,
+        ]),
+        expected,
+      );
+      for (const a of [0, 1, 15, 36]) {
+        const mine = rows.filter((r) => r.accountId === `acct_busy_${a}`);
+        assert.deepEqual(await store.totals(`acct_busy_${a}`, T0 + 7 * DAY, T0 + 8 * DAY), {
+          requests: mine.length,
+          credits: mine.reduce((x, r) => x + r.credits, 0),
+          promptTokens: mine.reduce((x, r) => x + r.promptTokens, 0),
+          completionTokens: mine.reduce((x, r) => x + r.completionTokens, 0),
+        });
+      }
+    });
   });
 }
