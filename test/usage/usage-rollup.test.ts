@@ -129,38 +129,28 @@ for (const backend of backends()) {
                 cached, created_at, user_id
            FROM usage_records WHERE account_id LIKE 'acct_busy_%' ORDER BY request_id`,
       );
-      const expected = [...rows]
-        .sort((x, y) => (x.requestId < y.requestId ? -1 : 1))
-        .map((r) => [
-          r.accountId,
-          r.keyId,
-          r.requestId,
-          r.model,
-          r.status,
-          r.promptTokens,
-          r.completionTokens,
-          r.credits,
-          Math.round(r.latencyMs),
-          r.cached,
-          r.createdAt,
-          r.userId ?? null,
-        ]);
+      // Each stored row read back into the record it was written from (SQLite keeps `cached` as 0/1).
+      const readBack = stored.map(
+        (r): UsageRecord => ({
+          accountId: String(r.account_id),
+          keyId: r.key_id === null ? null : String(r.key_id),
+          requestId: String(r.request_id),
+          endpoint: 'createChatCompletion',
+          model: r.model === null ? null : String(r.model),
+          status: Number(r.status),
+          promptTokens: Number(r.prompt_tokens),
+          completionTokens: Number(r.completion_tokens),
+          credits: Number(r.credits),
+          latencyMs: Number(r.latency_ms),
+          cached: Boolean(r.cached),
+          createdAt: Number(r.created_at),
+          ...(r.user_id === null ? {} : { userId: String(r.user_id) }),
+        }),
+      );
+      const rounded = rows.map((r) => ({ ...r, latencyMs: Math.round(r.latencyMs) }));
       assert.deepEqual(
-        stored.map((r) => [
-          r.account_id,
-          r.key_id,
-          r.request_id,
-          r.model,
-          Number(r.status),
-          Number(r.prompt_tokens),
-          Number(r.completion_tokens),
-          Number(r.credits),
-          Number(r.latency_ms),
-          Boolean(r.cached),
-          Number(r.created_at),
-          r.user_id,
-        ]),
-        expected,
+        readBack,
+        rounded.sort((x, y) => (x.requestId < y.requestId ? -1 : 1)),
       );
       for (const a of [0, 1, 15, 36]) {
         const mine = rows.filter((r) => r.accountId === `acct_busy_${a}`);
