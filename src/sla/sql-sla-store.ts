@@ -1,4 +1,4 @@
-import { type Db, fixedChunks, PreparedBySize, placeholderList, type Row, transaction } from '../storage/index.js';
+import { type Db, MultiRow, placeholderList, type Row, transaction } from '../storage/index.js';
 import { BUCKET_COUNT } from './histogram.js';
 import type { Resolution, SlaBucket, SlaStore } from './types.js';
 
@@ -127,8 +127,8 @@ function toBucket(row: Row, accountId: string, resolution: Resolution): SlaBucke
 /** The SLA buckets in SQL, one adapter for SQLite and PostgreSQL. */
 export class SqlSlaStore implements SlaStore {
   readonly #db: Db;
-  /** SQLite: the upsert of each number of rows (better-sqlite3 binds `?` in order). */
-  #upserts: PreparedBySize | undefined;
+  /** SQLite: the upsert, several buckets a statement (better-sqlite3 binds `?` in order). */
+  #upserts: MultiRow | undefined;
 
   constructor(db: Db) {
     this.#db = db;
@@ -140,17 +140,17 @@ export class SqlSlaStore implements SlaStore {
     const db = this.#db;
     if (db.dialect === 'sqlite') {
       const sqlite = db.sqlite;
-      this.#upserts ??= new PreparedBySize((n) => sqlite.prepare(toPositional(upsertOf(SUMMED, n))));
+      this.#upserts ??= new MultiRow(
+        (n) => sqlite.prepare(toPositional(upsertOf(SUMMED, n))),
+        KEY.length + SUMMED.length,
+        SQLITE_CHUNKS,
+      );
       const upserts = this.#upserts;
+      const params: unknown[] = [];
+      for (const b of rows) pushValues(params, b);
       // One transaction, the buckets several to an upsert: the recorder sends them in small chunks, one per
       // event-loop turn.
-      transaction(db, () => {
-        for (const [at, size] of fixedChunks(rows.length, SQLITE_CHUNKS)) {
-          const params: unknown[] = [];
-          for (let i = at; i < at + size; i++) pushValues(params, rows[i] as SlaBucket);
-          upserts.of(size).run(params);
-        }
-      });
+      transaction(db, () => upserts.run(params));
       return;
     }
     // Each statement is atomic on its own; rows in key order, so two replicas' statements lock alike.

@@ -21,7 +21,7 @@ export {
 export { EXTERNAL_CHANGE_POLL_MS, type ExternalChanges, externalChanges } from './external-changes.js';
 export { JobPump } from './job-pump.js';
 export { RESPONSE_CACHE_POSTGRES_DDL } from './migrations/1763700000000-initial-schema.js';
-export { PreparedBySize } from './prepared-by-size.js';
+export { MultiRow } from './multi-row.js';
 export { type StagedStream, StagingLog, type StagingLogOptions, stagingLogOf } from './staging-log.js';
 export { type SqliteTransaction, type Transaction, transaction } from './transaction.js';
 export { type TurnCommit, type TurnWriter, turnCommitOf } from './turn-commit.js';

@@ -2,7 +2,7 @@ import {
   type Db,
   type DialectStatements,
   fixedChunks,
-  PreparedBySize,
+  MultiRow,
   placeholderList,
   type Row,
   type StagingLog,
@@ -151,20 +151,17 @@ export class SqlUsageStore implements UsageStore {
     this.#sql = statements[db.dialect];
     if (db.dialect === 'sqlite') {
       const sqlite = db.sqlite;
-      const inserts = new PreparedBySize((rows) => sqlite.prepare(this.#sql.insert(rows)));
-      const rollups = new PreparedBySize((rows) => sqlite.prepare(rollupUpsertOf(rows, () => ROLLUP_TUPLE_SQLITE)));
+      const inserts = new MultiRow((rows) => sqlite.prepare(this.#sql.insert(rows)), PARAMETERS, SQLITE_CHUNKS);
+      const rollups = new MultiRow(
+        (rows) => sqlite.prepare(rollupUpsertOf(rows, () => ROLLUP_TUPLE_SQLITE)),
+        ROLLUP_PARAMETERS,
+        SQLITE_CHUNKS,
+      );
       const write = (rows: readonly UsageRecord[]) => {
-        for (const [at, size] of fixedChunks(rows.length, SQLITE_CHUNKS)) {
-          const params: unknown[] = [];
-          for (let i = at; i < at + size; i++) pushValues(params, rows[i] as UsageRecord);
-          inserts.of(size).run(params);
-        }
-        const additions = rollupAdditions(rows);
-        for (const [at, size] of fixedChunks(additions.length, SQLITE_CHUNKS)) {
-          const params: unknown[] = [];
-          for (let i = at; i < at + size; i++) for (const v of additions[i] as unknown[]) params.push(v);
-          rollups.of(size).run(params);
-        }
+        const values: unknown[] = [];
+        for (const r of rows) pushValues(values, r);
+        inserts.run(values);
+        rollups.run(rollupAdditions(rows).flat());
       };
       this.#insertSqlite = (rows) => transaction(db, () => write(rows));
       if (db.owned) this.#staged = stagingLogOf(db.sqlite, { name: 'usage', key: (r) => r.accountId, write });

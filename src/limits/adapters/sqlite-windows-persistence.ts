@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { fixedChunks, type StagingLog, stagingLogOf, type TurnCommit, turnCommitOf } from '../../storage/index.js';
+import { MultiRow, type StagingLog, stagingLogOf, type TurnCommit, turnCommitOf } from '../../storage/index.js';
 import { MINUTE_MS, utcDayStart, utcMonthStart } from '../windows.js';
 import type { Admission, PersistedWindows, WindowsPersistence } from './in-process-rate-limit-store.js';
 
@@ -12,33 +12,6 @@ const CHUNKS = [64, 16, 4, 1] as const;
 
 function countOne(counts: Map<number, number>, period: number): void {
   counts.set(period, (counts.get(period) ?? 0) + 1);
-}
-
-/** A statement taking `rows` rows of `tuple` placeholders, prepared once per size and kept. */
-class MultiRow {
-  readonly #statements = new Map<number, BetterSqlite3.Statement>();
-
-  constructor(
-    private readonly db: BetterSqlite3.Database,
-    private readonly sql: (values: string) => string,
-    private readonly tuple: string,
-  ) {}
-
-  /** Runs the statement over `values`, `width` values per row, in the fewest CHUNKS-sized statements. */
-  run(values: readonly unknown[], width: number): void {
-    for (const [row, size] of fixedChunks(values.length / width, CHUNKS)) {
-      this.#of(size).run(values.slice(row * width, (row + size) * width));
-    }
-  }
-
-  #of(size: number): BetterSqlite3.Statement {
-    let statement = this.#statements.get(size);
-    if (!statement) {
-      statement = this.db.prepare(this.sql(Array.from({ length: size }, () => this.tuple).join(', ')));
-      this.#statements.set(size, statement);
-    }
-    return statement;
-  }
 }
 
 /**
@@ -72,16 +45,19 @@ export class SqliteWindowsPersistence implements WindowsPersistence {
     this.#dropOlder = db.transaction((periods: ReadonlyMap<string, readonly [number, number]>) => {
       for (const [accountId, [dayStart, monthStart]] of periods) dropOlder.run(accountId, dayStart, monthStart);
     });
-    const insertEvents = new MultiRow(
-      db,
+    /** `sql(tuples)` prepared for each number of rows, `tuple` repeated as their placeholders. */
+    const multiRow = (sql: (tuples: string) => string, tuple: string, width: number) =>
+      new MultiRow((rows) => db.prepare(sql(Array.from({ length: rows }, () => tuple).join(', '))), width, CHUNKS);
+    const insertEvents = multiRow(
       (rows) => `INSERT INTO rate_limit_events (account_id, at_ms) VALUES ${rows}`,
       '(?, ?)',
+      2,
     );
-    const addToCounters = new MultiRow(
-      db,
+    const addToCounters = multiRow(
       (rows) => `INSERT INTO rate_limit_counters (account_id, window_name, period_start, count) VALUES ${rows}
          ON CONFLICT (account_id, window_name, period_start) DO UPDATE SET count = rate_limit_counters.count + excluded.count`,
       '(?, ?, ?, ?)',
+      4,
     );
     this.turnCommit = turnCommitOf(db);
     this.#staged = stagingLogOf<Admission>(db, {
@@ -105,8 +81,8 @@ export class SqliteWindowsPersistence implements WindowsPersistence {
           for (const [start, count] of days) counters.push(accountId, 'day', start, count);
           for (const [start, count] of months) counters.push(accountId, 'month', start, count);
         }
-        insertEvents.run(events, 2);
-        addToCounters.run(counters, 4);
+        insertEvents.run(events);
+        addToCounters.run(counters);
       },
     });
     this.#prune = db.transaction((cutoffs: ReadonlyMap<string, number>) => {
