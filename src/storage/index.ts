@@ -1,8 +1,9 @@
 /**
  * Storage infrastructure: the TypeORM data source (better-sqlite3 | pg), migrations, transactions, the
  * shape of a store's statements per dialect, write-behind timing, the end-of-turn group commit of an
- * embedded database, the pump of a stored job queue's worker.
+ * embedded database, the event loop's lane for write-behind chunks, the pump of a stored job queue's worker.
  */
+export { BackgroundLane, type BackgroundLaneOptions, backgroundLane } from './background-lane.js';
 export { MIGRATIONS, openDb, type StorageOptions, sqlitePath } from './data-source.js';
 export {
   byIdsFirst,

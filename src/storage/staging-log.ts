@@ -1,5 +1,5 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type BetterSqlite3 from 'better-sqlite3';
+import { type BackgroundLane, backgroundLane } from './background-lane.js';
 
 /** What a store stages, and how its items are written where they belong. */
 export interface StagedStream<T> {
@@ -16,6 +16,8 @@ export interface StagingLogOptions {
   generationMs?: number;
   /** Items a chunk of that write holds, at most (a key's items are never cut). Default 16. */
   chunkItems?: number;
+  /** Where the chunks take their turns. Default: the process's lane. */
+  lane?: BackgroundLane;
   onError?: (err: unknown) => void;
 }
 
@@ -36,7 +38,10 @@ const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * turn. Written straight away, every item touched the b-tree pages of its account in its own commit: at
  * 1,000 busy accounts a rate-limit admission cost ~25 µs and a usage row ~20 µs of SQLite, most of it pages
  * written to the WAL again and again; written a second later in key order, an account's pages are written
- * once for all its items of that second (a usage row ~7 µs, everything counted).
+ * once for all its items of that second (a usage row ~7 µs, everything counted). The chunks take turns in the
+ * event loop's background lane (`background-lane.ts`), so a second's items are written beside the requests,
+ * not in one stretch between them; a log with a generation waiting behind the one being written, or with a
+ * reader waiting on it (`drain`), asks the lane to hurry.
  *
  * Durable all the way: a chunk's write and the mark that its keys are done (`staging_done`) commit together,
  * and a generation's log rows go only once all of it is written. A process that starts over the log (after a
@@ -49,6 +54,7 @@ export class StagingLog<T> {
   readonly #generationMs: number;
   readonly #chunkItems: number;
   readonly #onError: (err: unknown) => void;
+  readonly #lane: BackgroundLane;
   readonly #append: BetterSqlite3.Statement;
   readonly #markDone: BetterSqlite3.Statement;
   readonly #writeChunk: (gen: number, items: readonly T[]) => void;
@@ -62,6 +68,8 @@ export class StagingLog<T> {
   readonly #pendingKeys = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> | undefined;
+  /** Callers of drain() waiting for the write to end. */
+  #draining = 0;
 
   constructor(sqlite: BetterSqlite3.Database, stream: StagedStream<T>, options: StagingLogOptions = {}) {
     this.#sqlite = sqlite;
@@ -69,6 +77,7 @@ export class StagingLog<T> {
     this.#generationMs = options.generationMs ?? 1000;
     this.#chunkItems = options.chunkItems ?? 16;
     this.#onError = options.onError ?? (() => undefined);
+    this.#lane = options.lane ?? backgroundLane;
     this.#append = sqlite.prepare('INSERT INTO staging_log (stream, gen, body) VALUES (?, ?, ?)');
     this.#markDone = sqlite.prepare('INSERT INTO staging_done (stream, gen, first_key, last_key) VALUES (?, ?, ?, ?)');
     const dropLog = sqlite.prepare('DELETE FROM staging_log WHERE stream = ? AND gen = ?');
@@ -124,10 +133,16 @@ export class StagingLog<T> {
     return this.#pendingKeys.has(key);
   }
 
-  /** Resolves once everything staged so far is written where it belongs (a chunk per turn, as usual). */
+  /** Resolves once everything staged so far is written where it belongs (in the lane, hurried). */
   async drain(): Promise<void> {
-    this.#rotate();
-    while (this.#writing) await this.#writing;
+    this.#draining += 1;
+    this.#lane.hurry();
+    try {
+      this.#rotate();
+      while (this.#writing) await this.#writing;
+    } finally {
+      this.#draining -= 1;
+    }
   }
 
   /** Writes everything staged where it belongs now, in this turn (for close, and a reload that must see it). */
@@ -164,6 +179,9 @@ export class StagingLog<T> {
 
   async #writeAll(): Promise<void> {
     while (this.#closed.length > 0) {
+      await this.#lane.turn(this.#closed.length > 1 || this.#draining > 0);
+      // drainNow() may have written everything while this waited for its turn.
+      if (this.#closed.length === 0) return;
       try {
         this.#writeNext(this.#chunkItems);
       } catch (err) {
@@ -172,7 +190,6 @@ export class StagingLog<T> {
         this.#schedule();
         return;
       }
-      await nextTurn();
     }
   }
 

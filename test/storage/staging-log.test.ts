@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { openDb, sqlitePath } from '../../src/storage/data-source.js';
 import type { SqliteDb } from '../../src/storage/db.js';
-import { type StagedStream, StagingLog } from '../../src/storage/index.js';
+import { BackgroundLane, type StagedStream, StagingLog } from '../../src/storage/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 type Item = [key: string, value: number];
@@ -49,7 +49,7 @@ describe('StagingLog (the embedded server’s write-behind log)', () => {
   const logRows = (name: string) =>
     db.sqlite.prepare('SELECT count(*) FROM staging_log WHERE stream = ?').pluck().get(name) as number;
 
-  it('writes committed items a generation later, sorted by key, a chunk per turn, never cutting a key', async () => {
+  it('writes committed items a generation later, sorted by key, in chunks, never cutting a key', async () => {
     const writes: string[][] = [];
     const log = new StagingLog(db.sqlite, stream(db.sqlite, 'sorted', writes), { generationMs: 20, chunkItems: 2 });
     log.append([
@@ -82,6 +82,40 @@ describe('StagingLog (the embedded server’s write-behind log)', () => {
     ]);
     assert.equal(logRows('sorted'), 0, 'the generation is gone from the log once written');
     assert.equal(log.hasPending('a'), false);
+  });
+
+  it("writes a generation in the lane's slices, paced, and hurries once a reader waits on it", async () => {
+    // Each chunk (one item) outlasts the 1 ms slice, and the pause between slices is a minute.
+    const lane = new BackgroundLane({ sliceMs: 1, gapMs: 60_000 });
+    const writes: string[][] = [];
+    const slow = stream(db.sqlite, 'paced', writes);
+    const log = new StagingLog(
+      db.sqlite,
+      {
+        ...slow,
+        write: (items) => {
+          slow.write(items);
+          const end = performance.now() + 2;
+          while (performance.now() < end) {
+            // a chunk of SQLite writes holds the loop
+          }
+        },
+      },
+      { generationMs: 10, chunkItems: 1, lane },
+    );
+    log.append([
+      ['a', 1],
+      ['b', 1],
+      ['c', 1],
+      ['d', 1],
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(writes, [['a']], 'one slice, then the pause: the rest waits beside the requests');
+    assert.ok(log.hasPending('d'));
+    await log.drain();
+    assert.deepEqual(writes, [['a'], ['b'], ['c'], ['d']], 'a reader waiting: written without the pause');
+    assert.deepEqual(written('paced').length, 4);
+    assert.equal(lane.waiting, 0);
   });
 
   it('never writes what a rolled-back transaction staged', async () => {

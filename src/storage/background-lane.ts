@@ -1,0 +1,91 @@
+/** How long the lane's work may hold the event loop at a time, ms. */
+const SLICE_MS = 1;
+/** The pause between two slices while no writer is behind, ms: the lane takes at most a quarter of the loop. */
+const GAP_MS = 3;
+
+interface Waiter {
+  resolve: () => void;
+  hurry: boolean;
+}
+
+export interface BackgroundLaneOptions {
+  sliceMs?: number;
+  gapMs?: number;
+}
+
+/**
+ * The event loop's lane for write-behind work done in chunks: the staging logs' generations, the SLA buckets.
+ * A writer awaits `turn()` before each chunk. While the current slice (1 ms) has time left the writer goes on
+ * at once; after that it waits for the next slice, 3 ms later, and the writers waiting take the slice in turn.
+ *
+ * Before the lane each writer ran a chunk every event-loop turn (`setImmediate`). Once a second the SLA
+ * buckets, the usage rows and the admissions of 1,000 busy accounts closed together, and for ~200 ms every turn
+ * ran a chunk of each: a request needs several turns (its body, the upstream call, the answer), so it
+ * waited behind a chunk in each, and at 1,000 req/s the slowest 1 % of requests took 10-40 ms more, once a
+ * second (measured: the server's CPU profile against per-request latencies, `docs/benchmarks.md`).
+ *
+ * A writer that is behind (its next batch came before this one was written) or that someone waits on (a
+ * read that must see the rows, close) asks with `hurry` (or calls `hurry()` for the writers already waiting):
+ * the next slice then starts on the next turn, not after the pause, so the lane keeps up with any load, as
+ * the writers did before it.
+ */
+export class BackgroundLane {
+  readonly #sliceMs: number;
+  readonly #gapMs: number;
+  #sliceStart = Number.NEGATIVE_INFINITY;
+  readonly #waiting: Waiter[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #immediate: NodeJS.Immediate | undefined;
+
+  constructor(options: BackgroundLaneOptions = {}) {
+    this.#sliceMs = options.sliceMs ?? SLICE_MS;
+    this.#gapMs = options.gapMs ?? GAP_MS;
+  }
+
+  /** Resolves when the caller may run its next chunk. */
+  turn(hurry = false): Promise<void> {
+    const inSlice = performance.now() - this.#sliceStart < this.#sliceMs;
+    if (inSlice && this.#waiting.length === 0) return Promise.resolve();
+    const mine = new Promise<void>((resolve) => this.#waiting.push({ resolve, hurry }));
+    // Time left in the slice goes to the writer that has waited longest; this one queues behind it.
+    if (inSlice) this.#waiting.shift()?.resolve();
+    else this.#arm();
+    return mine;
+  }
+
+  /** Someone waits on the work under way (a read that must see it, close): the writers waiting now hurry. */
+  hurry(): void {
+    for (const w of this.#waiting) w.hurry = true;
+    this.#arm();
+  }
+
+  /** Writers waiting for a slice (for tests and metrics). */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  #arm(): void {
+    if (this.#immediate || this.#waiting.length === 0) return;
+    if (this.#waiting.some((w) => w.hurry)) {
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#immediate = setImmediate(() => this.#grant());
+      return;
+    }
+    if (this.#timer) return;
+    const wait = Math.max(0, this.#sliceStart + this.#sliceMs + this.#gapMs - performance.now());
+    this.#timer = setTimeout(() => this.#grant(), wait);
+  }
+
+  #grant(): void {
+    this.#timer = undefined;
+    this.#immediate = undefined;
+    this.#sliceStart = performance.now();
+    this.#waiting.shift()?.resolve();
+    // Whoever is still waiting when this slice's writers stop asking gets the next one.
+    this.#arm();
+  }
+}
+
+/** The lane of this process's event loop: every write-behind writer shares it. */
+export const backgroundLane = new BackgroundLane();
