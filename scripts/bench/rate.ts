@@ -1,3 +1,7 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 
 export interface RatedLatency {
@@ -9,7 +13,8 @@ export interface RatedLatency {
 
 /**
  * Open-loop load at a fixed rate (requests are started on schedule whatever the answers do), with
- * each latency measured in microseconds: the precision the "added p50 ≤ 0.3 ms" targets need.
+ * each latency measured in microseconds: the precision the "added p50 ≤ 0.3 ms" targets need. The load comes
+ * from a process of its own, started for the window (`rate-generator.ts` says why).
  */
 export async function latencyAtRate(opts: {
   origin: string;
@@ -19,40 +24,28 @@ export async function latencyAtRate(opts: {
   headers: (i: number) => Record<string, string>;
   body: string;
 }): Promise<RatedLatency> {
-  const pool = new Pool(opts.origin, { connections: 64, pipelining: 1 });
-  const samples: number[] = [];
-  let failed = 0;
-  const total = opts.rps * opts.seconds;
-  const start = performance.now();
-  const inflight: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / opts.rps;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    inflight.push(
-      (async () => {
-        const t0 = process.hrtime.bigint();
-        try {
-          const res = await pool.request({
-            path: opts.path,
-            method: 'POST',
-            headers: opts.headers(i),
-            body: opts.body,
-          });
-          await res.body.arrayBuffer();
-          if (res.statusCode !== 200) failed++;
-          else if (i >= opts.rps) samples.push(Number(process.hrtime.bigint() - t0) / 1e6); // skip the first second
-        } catch {
-          failed++;
-        }
-      })(),
-    );
-  }
-  await Promise.all(inflight);
-  await pool.close();
-  samples.sort((a, b) => a - b);
-  const pick = (p: number) => samples[Math.min(samples.length - 1, Math.floor(samples.length * p))] ?? Number.NaN;
-  return { p50: pick(0.5), p99: pick(0.99), sent: total, failed };
+  const url = new URL(opts.origin);
+  const heads = Array.from({ length: opts.rps * opts.seconds }, (_, i) =>
+    Object.entries(opts.headers(i))
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join(''),
+  );
+  const job = {
+    host: url.hostname,
+    port: Number(url.port),
+    path: opts.path,
+    rps: opts.rps,
+    seconds: opts.seconds,
+    heads,
+    body: opts.body,
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'rate-generator.ts')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  child.stdin.end(JSON.stringify(job));
+  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+  if (child.exitCode === null) await once(child, 'exit');
+  return JSON.parse(line) as RatedLatency;
 }
 
 /** Time to first content chunk and mean gap between chunks of sequential streamed requests. */
