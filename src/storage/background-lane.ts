@@ -1,12 +1,9 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
 /** How long the lane's work may hold the event loop at a time, ms. */
 const SLICE_MS = 1;
 /** The pause between two slices while no writer is behind, ms: the lane takes at most a quarter of the loop. */
 const GAP_MS = 3;
-
-interface Waiter {
-  resolve: () => void;
-  hurry: boolean;
-}
 
 export interface BackgroundLaneOptions {
   sliceMs?: number;
@@ -26,16 +23,16 @@ export interface BackgroundLaneOptions {
  *
  * A writer that is behind (its next batch came before this one was written) or that someone waits on (a
  * read that must see the rows, close) asks with `hurry` (or calls `hurry()` for the writers already waiting):
- * the next slice then starts on the next turn, not after the pause, so the lane keeps up with any load, as
- * the writers did before it.
+ * it then runs a chunk every event-loop turn, outside the slices, as each writer did before the lane, so the
+ * writers keep up with any load. Paced at every load instead (slices only), the writers fell behind under
+ * saturation and misses/s came out lower (7 of 14 alternating runs at 0.8-0.95 × the head before it, measured).
  */
 export class BackgroundLane {
   readonly #sliceMs: number;
   readonly #gapMs: number;
   #sliceStart = Number.NEGATIVE_INFINITY;
-  readonly #waiting: Waiter[] = [];
+  readonly #waiting: Array<() => void> = [];
   #timer: NodeJS.Timeout | undefined;
-  #immediate: NodeJS.Immediate | undefined;
 
   constructor(options: BackgroundLaneOptions = {}) {
     this.#sliceMs = options.sliceMs ?? SLICE_MS;
@@ -44,19 +41,26 @@ export class BackgroundLane {
 
   /** Resolves when the caller may run its next chunk. */
   turn(hurry = false): Promise<void> {
+    // Behind or waited on: a chunk every event-loop turn, as each writer ran before the lane.
+    if (hurry) return nextTurn();
     const inSlice = performance.now() - this.#sliceStart < this.#sliceMs;
     if (inSlice && this.#waiting.length === 0) return Promise.resolve();
-    const mine = new Promise<void>((resolve) => this.#waiting.push({ resolve, hurry }));
+    const mine = new Promise<void>((resolve) => this.#waiting.push(resolve));
     // Time left in the slice goes to the writer that has waited longest; this one queues behind it.
-    if (inSlice) this.#waiting.shift()?.resolve();
+    if (inSlice) this.#waiting.shift()?.();
     else this.#arm();
     return mine;
   }
 
-  /** Someone waits on the work under way (a read that must see it, close): the writers waiting now hurry. */
+  /** Someone waits on the work under way (a read that must see it, close): the writers waiting go on next turn. */
   hurry(): void {
-    for (const w of this.#waiting) w.hurry = true;
-    this.#arm();
+    const waiting = this.#waiting.splice(0);
+    if (waiting.length === 0) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    setImmediate(() => {
+      for (const resolve of waiting) resolve();
+    });
   }
 
   /** Writers waiting for a slice (for tests and metrics). */
@@ -65,23 +69,15 @@ export class BackgroundLane {
   }
 
   #arm(): void {
-    if (this.#immediate || this.#waiting.length === 0) return;
-    if (this.#waiting.some((w) => w.hurry)) {
-      if (this.#timer) clearTimeout(this.#timer);
-      this.#timer = undefined;
-      this.#immediate = setImmediate(() => this.#grant());
-      return;
-    }
-    if (this.#timer) return;
+    if (this.#timer || this.#waiting.length === 0) return;
     const wait = Math.max(0, this.#sliceStart + this.#sliceMs + this.#gapMs - performance.now());
     this.#timer = setTimeout(() => this.#grant(), wait);
   }
 
   #grant(): void {
     this.#timer = undefined;
-    this.#immediate = undefined;
     this.#sliceStart = performance.now();
-    this.#waiting.shift()?.resolve();
+    this.#waiting.shift()?.();
     // Whoever is still waiting when this slice's writers stop asking gets the next one.
     this.#arm();
   }

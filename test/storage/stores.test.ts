@@ -389,7 +389,7 @@ for (const backend of backends()) {
           }
         });
 
-        it('deletes the times the minute has left a chunk of accounts per event-loop turn', async () => {
+        it('deletes the times the minute has left, a chunk of accounts at a time in the background lane', async () => {
           const ids = await Promise.all(Array.from({ length: 150 }, async () => (await newAccount()).id));
           const persistence = new SqliteWindowsPersistence(db.dialect === 'sqlite' ? db.sqlite : assert.fail());
           const chunks: number[] = [];
@@ -407,7 +407,7 @@ for (const backend of backends()) {
             store.flush();
             for (let i = 0; i < 50 && chunks.reduce((a, b) => a + b, 0) < ids.length; i++)
               await new Promise((resolve) => setTimeout(resolve, 5));
-            assert.deepEqual(chunks, [64, 64, 22], 'three writes, each in a turn of its own');
+            assert.deepEqual(chunks, [64, 64, 22], 'three writes, each in a slice of the lane');
             const left = await db.query<{ n: number }>(
               `SELECT count(*) AS n FROM rate_limit_events WHERE account_id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`,
               ids,

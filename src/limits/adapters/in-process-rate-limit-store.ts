@@ -1,4 +1,4 @@
-import { type TurnCommit, type TurnWriter, WriteBehindTimer } from '../../storage/index.js';
+import { backgroundLane, type TurnCommit, type TurnWriter, WriteBehindTimer } from '../../storage/index.js';
 import type { AdmissionCounts, Limits, RateLimitStore } from '../types.js';
 import { MINUTE_MS, utcDayStart, utcMonthStart } from '../windows.js';
 import { MinuteLog } from './minute-log.js';
@@ -83,8 +83,9 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
   /** Accounts that started a day or a month: their finished periods' counters can go. */
   #startedPeriods = new Map<string, readonly [number, number]>();
   readonly #pruning: WriteBehindTimer;
-  /** The next chunk of prunes, one event-loop turn later. */
-  #pruneTurn: NodeJS.Immediate | undefined;
+  /** The next chunk of prunes waits for its turn in the background lane. */
+  #pruneQueued = false;
+  #closed = false;
   readonly #commit: TurnCommit;
   readonly #housekeeping: WriteBehindTimer;
   readonly #onError: (err: unknown) => void;
@@ -195,7 +196,7 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
     this.#commit.withdraw(this);
     this.#housekeeping.cancel();
     this.#pruning.cancel();
-    if (this.#pruneTurn) clearImmediate(this.#pruneTurn);
+    this.#closed = true;
     try {
       this.flush();
       this.#writePrunes(true);
@@ -206,11 +207,10 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
 
   /**
    * Deletes the counters of the days and months accounts have finished, and the stored times the minute has
-   * moved past, PRUNE_CHUNK accounts per event-loop turn (every one of them on close); a chunk whose write
+   * moved past, PRUNE_CHUNK accounts a turn of the background lane (every one of them on close); a chunk whose write
    * failed is kept for the next pass.
    */
   #writePrunes(all = false): void {
-    this.#pruneTurn = undefined;
     if (this.#startedPeriods.size > 0) {
       const started = this.#startedPeriods;
       this.#startedPeriods = new Map();
@@ -231,7 +231,13 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
         throw err;
       }
       if (!all) {
-        if (this.#prunes.size > 0) this.#pruneTurn = setImmediate(() => this.#writeMorePrunes());
+        if (this.#prunes.size > 0 && !this.#pruneQueued) {
+          this.#pruneQueued = true;
+          void backgroundLane.turn().then(() => {
+            this.#pruneQueued = false;
+            if (!this.#closed) this.#writeMorePrunes();
+          });
+        }
         return;
       }
     }
