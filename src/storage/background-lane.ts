@@ -2,8 +2,14 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** How long the lane's work may hold the event loop at a time, ms. */
 const SLICE_MS = 1;
-/** The pause between two slices while no writer is behind, ms: the lane takes at most a quarter of the loop. */
-const GAP_MS = 3;
+/**
+ * The pause between two slices while no writer is behind, ms: the lane takes at most ~11 % of the loop, and a
+ * second's writes of 1,000 busy accounts (~110 ms of CPU on the bench's machine) spread over ~0.7 s of the next.
+ * Measured at 1,000 req/s (per-request latencies, three 4 s windows each): 3 ms apart, the slowest 1 % took
+ * 12.7-15.1 ms, bunched in the 300 ms after each second; 8 ms apart 5.1-10.3; 12 ms apart 4.9-7.1, but then a
+ * second's writes need most of the next second and fall behind at any higher load.
+ */
+const GAP_MS = 8;
 
 export interface BackgroundLaneOptions {
   sliceMs?: number;
@@ -13,7 +19,7 @@ export interface BackgroundLaneOptions {
 /**
  * The event loop's lane for write-behind work done in chunks: the staging logs' generations, the SLA buckets.
  * A writer awaits `turn()` before each chunk. While the current slice (1 ms) has time left the writer goes on
- * at once; after that it waits for the next slice, 3 ms later, and the writers waiting take the slice in turn.
+ * at once; after that it waits for the next slice, 8 ms later, and the writers waiting take the slice in turn.
  *
  * Before the lane each writer ran a chunk every event-loop turn (`setImmediate`). Once a second the SLA
  * buckets, the usage rows and the admissions of 1,000 busy accounts closed together, and for ~200 ms every turn
@@ -25,7 +31,7 @@ export interface BackgroundLaneOptions {
  * read that must see the rows, close) asks with `hurry` (or calls `hurry()` for the writers already waiting):
  * it then runs a chunk every event-loop turn, outside the slices, as each writer did before the lane, so the
  * writers keep up with any load. Paced at every load instead (slices only), the writers fell behind under
- * saturation and misses/s came out lower (7 of 14 alternating runs at 0.8-0.95 × the head before it, measured).
+ * saturation, and misses/s came out 5-19 % lower in three of four alternating throughput pairs (measured).
  */
 export class BackgroundLane {
   readonly #sliceMs: number;
