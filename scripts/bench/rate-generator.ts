@@ -151,13 +151,13 @@ async function run(job: Job): Promise<{ p50: number; p99: number; sent: number; 
     c.sentAt = at;
     c.socket.write(requests[i % requests.length] as Buffer);
   };
-  const settle = (c: Connection, ok: boolean) => {
+  /** The connection's request is over: its latency counted (past the first second) or its failure. */
+  const answer = (c: Connection, ok: boolean) => {
     const i = c.current;
     c.current = -1;
     if (!ok) failed++;
     else if (i >= job.rps) latencies[counted++] = performance.now() - c.sentAt;
     if (++answered === total) finish();
-    adopt(c);
   };
   const adopt = (c: Connection) => {
     const next = queue.shift();
@@ -179,18 +179,15 @@ async function run(job: Job): Promise<{ p50: number; p99: number; sent: number; 
         while (at < buf.length && c.current >= 0) {
           at = c.reader.read(buf, at);
           if (at < 0) return;
-          settle(c, c.reader.status >= 200 && c.reader.status < 300);
+          answer(c, c.reader.status >= 200 && c.reader.status < 300);
+          adopt(c);
         }
       });
       socket.on('close', () => {
         // A connection the server closed: its request failed, and a new connection takes its place.
         const k = idle.indexOf(c);
         if (k >= 0) idle.splice(k, 1);
-        if (c.current >= 0) {
-          c.current = -1;
-          failed++;
-          if (++answered === total) finish();
-        }
+        if (c.current >= 0) answer(c, false);
         if (answered < total) open().then(adopt, () => undefined);
       });
     });

@@ -104,7 +104,7 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
       options.housekeepingIntervalMs ?? 200,
       this.#onError,
     );
-    this.#pruning = new WriteBehindTimer(() => this.#writePrunes(), options.pruneIntervalMs ?? 5000, this.#onError);
+    this.#pruning = new WriteBehindTimer(() => this.#queuePrunes(), options.pruneIntervalMs ?? 5000);
   }
 
   /** Decided synchronously; an admission resolves once it is stored (at the end of this event-loop turn). */
@@ -231,16 +231,20 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
         throw err;
       }
       if (!all) {
-        if (this.#prunes.size > 0 && !this.#pruneQueued) {
-          this.#pruneQueued = true;
-          void backgroundLane.turn().then(() => {
-            this.#pruneQueued = false;
-            if (!this.#closed) this.#writeMorePrunes();
-          });
-        }
+        if (this.#prunes.size > 0) this.#queuePrunes();
         return;
       }
     }
+  }
+
+  /** The next chunk of the pass (the first one too) is written in a slice of the background lane. */
+  #queuePrunes(): void {
+    if (this.#pruneQueued) return;
+    this.#pruneQueued = true;
+    void backgroundLane.turn().then(() => {
+      this.#pruneQueued = false;
+      if (!this.#closed) this.#writeMorePrunes();
+    });
   }
 
   #writeMorePrunes(): void {
