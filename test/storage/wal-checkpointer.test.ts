@@ -6,7 +6,12 @@ import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { startWalCheckpointer, type WalCheckpointer } from '../../src/storage/wal-checkpointer.js';
+import {
+  checkpointOnThisThread,
+  startWalCheckpointer,
+  type WalCheckpointer,
+  type WalLimits,
+} from '../../src/storage/wal-checkpointer.js';
 import { eventually } from '../support/eventually.js';
 
 const INTERVAL_MS = 50;
@@ -27,6 +32,7 @@ function walDatabase() {
       for (let i = 0; i < 2000; i++) insert.run('x'.repeat(100));
     }),
     fileSize: () => statSync(file).size,
+    walSize: () => statSync(`${file}-wal`).size,
   };
 }
 
@@ -49,6 +55,36 @@ describe('WAL checkpointer', () => {
     assert.ok(await until(() => db.fileSize() > before + 100_000), 'the database file received the rows');
     db.sqlite.close();
   });
+
+  for (const [where, start] of [
+    ['a worker', startWalCheckpointer],
+    [
+      'this thread (the CLI, the fallback)',
+      (sqlite: Database.Database, _file: string, ms: number, limits: WalLimits) =>
+        checkpointOnThisThread(sqlite, ms, limits),
+    ],
+  ] as const) {
+    it(`keeps the WAL bounded while writes never pause, checkpointing on ${where} (PASSIVE alone lets it grow without end)`, async () => {
+      const db = walDatabase();
+      // SQLite's default: the commit that starts the file over never truncates it (the server's setting too).
+      db.sqlite.pragma('journal_size_limit = -1');
+      const insert = db.sqlite.prepare('INSERT INTO rows (payload) VALUES (?)');
+      // Restarted past 256 KB (the server's bound is 256 MB).
+      running = start(db.sqlite, db.file, INTERVAL_MS, { restartAboveBytes: 256 * 1024 });
+      // 1,200 commits a millisecond apart, as a server at 1,000 req/s commits: no pass finds the WAL idle.
+      let largest = 0;
+      let commits = 0;
+      while (commits < 1200) {
+        insert.run('x'.repeat(1000));
+        commits++;
+        largest = Math.max(largest, db.walSize());
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      // Each commit appends a 4 KB page or more: unchecked (PASSIVE only), the WAL grew to ~4.3 MB here.
+      assert.ok(largest < 2 * 1024 * 1024, `the WAL stayed small: at most ${largest} bytes`);
+      db.sqlite.close();
+    });
+  }
 
   it('stops checkpointing once stopped', async () => {
     const db = walDatabase();
