@@ -83,10 +83,16 @@ export function checkpointOnThisThread(
 ): WalCheckpointer {
   const restartAbove = limits.restartAboveBytes ?? DEFAULT_RESTART_ABOVE;
   const frameBytes = (sqlite.pragma('page_size', { simple: true }) as number) + 24;
+  let restartedAt = -1;
   const timer = setInterval(() => {
     try {
       const [row] = sqlite.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>;
-      if ((row?.log ?? 0) * frameBytes > restartAbove) restart(sqlite);
+      const log = row?.log ?? 0;
+      // Once per length, as the worker asks: a WAL no one has written to since keeps its length.
+      if (log * frameBytes > restartAbove && log !== restartedAt) {
+        restartedAt = log;
+        restart(sqlite);
+      }
     } catch {
       // busy: the next tick checkpoints
     }
