@@ -99,6 +99,48 @@ for (const backend of backends()) {
       }
     });
 
+    it('adds each column whatever else a bucket counted in, past the shapes kept prepared too', async () => {
+      const store = new SqlSlaStore(db);
+      const zero = new Array<number>(14).fill(0);
+      const only = (column: number, value: number): SlaBucket => {
+        const latency = zero.map((_, i) => (column === 7 + i ? value : 0));
+        const ttft = zero.map((_, i) => (column === 21 + i ? value : 0));
+        const scalar = (i: number) => (column === i ? value : 0);
+        return bucket({
+          accountId: 'acct_shapes',
+          requests: scalar(0),
+          errors: scalar(1),
+          upstreamErrors: scalar(2),
+          timeouts: scalar(3),
+          // Rounded as stored: 0.4 ms of latency is no latency.
+          latencySumMs: column === 4 ? value : 0.4,
+          ttftCount: scalar(5),
+          ttftSumMs: scalar(6),
+          latency,
+          ttft,
+        });
+      };
+      // 35 summed columns, each alone in a bucket of its own (35 shapes), each added twice.
+      for (let round = 0; round < 2; round++) for (let c = 0; c < 35; c++) await store.add([only(c, c + 1)]);
+      // A bucket that counted nothing adds nothing (and is not refused).
+      await store.add([only(-1, 0)]);
+      const [b] = await store.read('acct_shapes', 'minute', NOW, NOW + 60_000);
+      assert.ok(b);
+      const twice = (c: number) => 2 * (c + 1);
+      assert.deepEqual(
+        [b.requests, b.errors, b.upstreamErrors, b.timeouts, b.latencySumMs, b.ttftCount, b.ttftSumMs],
+        [0, 1, 2, 3, 4, 5, 6].map(twice),
+      );
+      assert.deepEqual(
+        b.latency,
+        zero.map((_, i) => twice(7 + i)),
+      );
+      assert.deepEqual(
+        b.ttft,
+        zero.map((_, i) => twice(21 + i)),
+      );
+    });
+
     it('flushes a busy second in chunks that take turns with other work, and counts what came meanwhile', async () => {
       const store = new SqlSlaStore(db);
       const recorder = new SlaRecorder(store, { flushIntervalMs: 60_000 });
