@@ -141,8 +141,8 @@ export class SqlUsageStore implements UsageStore {
   readonly #insertSqlite: ((rows: readonly UsageRecord[]) => void) | undefined;
   /**
    * The server that owns its SQLite file stages each batch (one row of the staging log) and writes the rows
-   * to their table a second later, sorted by account: each row put two index entries and a rollup row on
-   * pages of its account, ~20 µs a row in batches of 50 ms at 1,000 busy accounts, ~7 µs in a second's.
+   * to their table a generation (2 s) later, sorted by account: each row put two index entries and a rollup
+   * row on pages of its account, ~20 µs a row in batches of 50 ms at 1,000 busy accounts, ~7 µs in a second's.
    */
   readonly #staged: StagingLog<UsageRecord> | undefined;
 

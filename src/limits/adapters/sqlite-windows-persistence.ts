@@ -16,11 +16,11 @@ function countOne(counts: Map<number, number>, period: number): void {
 
 /**
  * The in-process limiter's windows in SQLite's rate_limit_events / rate_limit_counters tables. A turn's
- * admissions go to the staging log (one row for the turn, at the log's end) and from there, a second later
+ * admissions go to the staging log (one row for the turn, at the log's end) and from there, a generation later
  * and sorted by account, to the tables: an admission time per row, and the day's and month's counters
  * added to. Written straight away in each turn, an admission touched two b-tree pages of its account
- * (~25 µs at 1,000 busy accounts); a second later, an account's pages are written once for all its
- * admissions of that second.
+ * (~25 µs at 1,000 busy accounts); a generation (2 s) later, an account's pages are written once for all its
+ * admissions of the generation.
  */
 export class SqliteWindowsPersistence implements WindowsPersistence {
   readonly #events: BetterSqlite3.Statement;
