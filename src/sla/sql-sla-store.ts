@@ -34,10 +34,11 @@ function upsertOf(summed: readonly string[], rows: number): string {
 /** Rows per PostgreSQL statement (40 parameters each): one round trip per chunk instead of per bucket. */
 const POSTGRES_CHUNK = 100;
 /**
- * Rows per SQLite upsert, largest first (a flush chunk of 96 buckets is three statements). One upsert per
- * bucket that bound only the histogram slots that counted was ~4 µs a bucket, against ~7 µs with every
- * column; but the 3,000 runs a second of 1,000 busy accounts made 3,000 result objects that outlived their
- * scavenge (a third of what each promoted). Several rows a statement bind every column and run once.
+ * Rows per SQLite upsert, largest first (a flush chunk of 96 buckets of one shape is three statements). One
+ * upsert per bucket that bound only the histogram slots that counted was ~4 µs a bucket, against ~7 µs with
+ * every column; but the 3,000 runs a second of 1,000 busy accounts made 3,000 result objects that outlived
+ * their scavenge (a third of what each promoted). So both: several rows a statement, each statement naming only
+ * the columns its buckets counted in (buckets grouped by that shape, `shapeOf`).
  */
 const SQLITE_CHUNKS = [32, 8, 2, 1] as const;
 
