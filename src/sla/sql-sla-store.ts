@@ -140,17 +140,7 @@ const MAX_SHAPES = 32;
 /** A bucket's values in the upsert's column order (KEY, then SUMMED), pushed onto `out`. */
 function pushValues(out: unknown[], b: SlaBucket): void {
   out.push(b.accountId, b.resolution, b.bucketStart, b.endpoint, b.model);
-  out.push(
-    b.requests,
-    b.errors,
-    b.upstreamErrors,
-    b.timeouts,
-    Math.round(b.latencySumMs),
-    b.ttftCount,
-    Math.round(b.ttftSumMs),
-  );
-  for (let i = 0; i < BUCKET_COUNT; i++) out.push(b.latency[i] ?? 0);
-  for (let i = 0; i < BUCKET_COUNT; i++) out.push(b.ttft[i] ?? 0);
+  for (let i = 0; i < SUMMED.length; i++) out.push(summedAt(b, i));
 }
 
 function values(b: SlaBucket): unknown[] {
@@ -206,25 +196,27 @@ export class SqlSlaStore implements SlaStore {
       // Buckets grouped by shape, each group bound to the upsert of its columns. better-sqlite3 13 binds each
       // value through N-API (~0.1 µs a value); a second of 1,000 busy accounts' buckets bound 35 summed values
       // each where ~3 are not zero, and binding was as much of a chunk's time as SQLite's own work.
-      const groups = new Map<number, unknown[]>();
+      const groups = new Map<MultiRow, unknown[]>();
       const full: unknown[] = [];
-      let fresh = 0;
       for (const b of rows) {
         const shape = shapeOf(b);
         if (shape === 0) continue;
-        let values = groups.get(shape);
-        if (!values && (this.#shaped.has(shape) || this.#shaped.size + fresh < MAX_SHAPES)) {
-          if (!this.#shaped.has(shape)) fresh += 1;
-          values = [];
-          groups.set(shape, values);
+        const upsert = this.#shapedUpsert(sqlite, shape);
+        if (!upsert) {
+          pushValues(full, b);
+          continue;
         }
-        if (values) pushShaped(values, b);
-        else pushValues(full, b);
+        let values = groups.get(upsert);
+        if (!values) {
+          values = [];
+          groups.set(upsert, values);
+        }
+        pushShaped(values, b);
       }
       // One transaction, the buckets several to an upsert: the recorder sends them in small chunks, one per
       // event-loop turn.
       transaction(db, () => {
-        for (const [shape, values] of groups) this.#shapedUpsert(sqlite, shape).run(values);
+        for (const [upsert, values] of groups) upsert.run(values);
         if (full.length > 0) upserts.run(full);
       });
       return;
@@ -236,9 +228,10 @@ export class SqlSlaStore implements SlaStore {
     }
   }
 
-  #shapedUpsert(sqlite: BetterSqlite3.Database, shape: number): MultiRow {
+  /** The upsert of a shape's columns (its statements prepared on first use); none once MAX_SHAPES are kept. */
+  #shapedUpsert(sqlite: BetterSqlite3.Database, shape: number): MultiRow | undefined {
     let upsert = this.#shaped.get(shape);
-    if (!upsert) {
+    if (!upsert && this.#shaped.size < MAX_SHAPES) {
       const columns = columnsOf(shape);
       upsert = new MultiRow(
         (n) => sqlite.prepare(toPositional(upsertOf(columns, n))),
