@@ -8,6 +8,7 @@ import { FINAL_ANSWERS_MS, startServer } from '../server.js';
 import { HF_SYNTAX, installDefaultModels, pullModel, runDoctor } from '../setup/index.js';
 import { withStorage } from './context.js';
 import { registerDocsCommands } from './docs.js';
+import { steadyHeapGrowth } from './heap-growth.js';
 
 /** What a stop may take beyond its grace and final answers (writing what is pending, closing storage). */
 const STOP_WRITES_MS = 5000;
@@ -33,8 +34,11 @@ program
   .description('start the HTTP service (PVAI_HOST:PVAI_PORT, default 127.0.0.1:8080)')
   .action(async () => {
     const config = loadConfig();
+    // Before the server allocates: its first full collections then already use the factor.
+    const heapGrowth = steadyHeapGrowth();
     const running = await startServer(config);
     const log = running.runtime.logger;
+    log.info({ heapGrowth }, 'V8 old-generation growth');
     log.info({ url: running.url, storage: running.runtime.db.describe }, 'pvai listening');
     // On stdout as well as in the log: the first thing an operator opens.
     console.log(`pvai: API at ${running.url}/z1, developer dashboard at ${running.url}/dashboard`);
