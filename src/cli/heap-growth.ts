@@ -12,8 +12,10 @@ import { setFlagsFromString } from 'node:v8';
  * fills that in seconds, and full collections follow one another, each pausing the event loop for 6–25 ms.
  * Measured at 1,000 req/s after 15 s idle gaps (`--trace-gc-verbose`): "factor 1.1 based on ... mutator=0",
  * then three full collections in one 5 s window and its p99 at 34.9 ms instead of ~3. With a fixed factor of
- * 3 the same run had no full collection in any loaded window (p99 2.99–4.22 ms), but in bench:chat's throughput
- * phases, where V8 would have chosen 4, it collected more often (CPU per miss 276–292 µs against 228–265).
+ * 3 no full collection fell in a window after a quiet spell (p99 2.99–4.22 ms in all five). 4 rather than 3:
+ * under sustained load V8 chose 4 here by itself (`speed_ratio` 14–29), so a fixed 4 changes nothing there;
+ * throughput phases with and without it, alternating: 4,176 / 3,903 / 4,154 misses/s against 3,610 / 4,565 /
+ * 3,520.
  *
  * The cost is memory only when traffic comes back: idle, little is promoted, and the memory reducer still
  * collects what is garbage. V8 keeps the limit within half the way to the heap's maximum whatever the factor.
