@@ -13,9 +13,9 @@ const run = promisify(execFile);
 const MODULE = pathToFileURL(join(ROOT, 'src', 'cli', 'heap-growth.ts')).href;
 
 /**
- * A process that calls steadyHeapGrowth (unless `call` is false), then keeps ~150 MB of objects alive so that V8
+ * A process that calls steadyHeapGrowth (unless `call` is false), then keeps ~60 MB of objects alive so that V8
  * runs full collections after the call; `--trace-gc-verbose` makes V8 print the growing factor it chose at each
- * one. Its old generation is capped at 512 MB: below V8's default maximum, V8's own factor is then at most 2
+ * one. Its old generation is capped at 256 MB: below V8's default maximum, V8's own factor is then at most 2
  * (`MaxGrowingFactor`), so a factor of 4 is pvai's and not one V8 would have chosen anyway.
  */
 async function factorsAfterTheCall(nodeArgs: string[], call = true): Promise<{ growth: unknown; factors: number[] }> {
@@ -26,13 +26,13 @@ async function factorsAfterTheCall(nodeArgs: string[], call = true): Promise<{ g
       `import { steadyHeapGrowth } from ${JSON.stringify(MODULE)};`,
       `console.log(\`growth \${JSON.stringify(${call} ? steadyHeapGrowth() : null)}\`);`,
       'const kept: object[] = [];',
-      'for (let i = 0; i < 2_000_000; i++) kept.push({ i, label: String(i) });',
+      'for (let i = 0; i < 1_000_000; i++) kept.push({ i, label: String(i) });',
       "console.log('kept', kept.length);",
     ].join('\n'),
   );
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', '--max-old-space-size=512', '--trace-gc', '--trace-gc-verbose', ...nodeArgs, script],
+    ['--import', 'tsx', '--max-old-space-size=256', '--trace-gc', '--trace-gc-verbose', ...nodeArgs, script],
     { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, maxBuffer: 64 * 1024 * 1024 },
   );
   const lines = stdout.split('\n');
