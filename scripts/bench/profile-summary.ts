@@ -36,9 +36,27 @@ function ranked(
     .map(([folder, amount]) => [folder, `${((amount / total) * 100).toFixed(1)} %`, perRequest(amount)]);
 }
 
+/**
+ * Node's native writes to a socket, by the form of what is written: a Buffer list (`writev`), one Buffer, or
+ * a string. Koa joins a string body to the head and writes one string; a Buffer body (pvai's JSON answers)
+ * goes out with the head in one `writev`. The kernel's work is the same, so the floor and pvai are compared
+ * on all of them together: apart, the floor's ~28 µs a request under `writeUtf8String` and pvai's under
+ * `writev` read as ~28 µs "beyond the floor" that was not (bench:chat, 2026-11-27).
+ */
+const SOCKET_WRITES = new Set([
+  'writev',
+  'writeBuffer',
+  'writeUtf8String',
+  'writeLatin1String',
+  'writeAsciiString',
+  'writeUcs2String',
+]);
+export const SOCKET_WRITE_FRAME = '(native) socket writes';
+
 /** The folder a frame belongs to. */
 export function folderOf(frame: CallFrame): string {
   const { url, functionName } = frame;
+  if (!url && SOCKET_WRITES.has(functionName)) return SOCKET_WRITE_FRAME;
   if (!url) return functionName.startsWith('(') ? functionName : `(native) ${functionName}`;
   const product = /\/(?:dist\/)?(src|scripts)\/([^/]+)\//.exec(url);
   if (product && !url.includes('/node_modules/')) return `${product[1]}/${product[2]}`;
@@ -100,6 +118,7 @@ export function summariseProfile(path: string, requests?: number): string {
  * row for both.
  */
 export function frameKey(frame: CallFrame): string {
+  if (!frame.url && SOCKET_WRITES.has(frame.functionName)) return SOCKET_WRITE_FRAME;
   const url = frame.url.replace(/^file:\/\//, '');
   const file = (
     url.includes('/node_modules/')
