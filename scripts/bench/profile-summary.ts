@@ -53,10 +53,13 @@ const SOCKET_WRITES = new Set([
 ]);
 export const SOCKET_WRITE_FRAME = '(native) socket writes';
 
+/** A native frame (no script) that is one of Node's socket writes: named SOCKET_WRITE_FRAME in both rankings. */
+const isSocketWrite = (frame: CallFrame) => !frame.url && SOCKET_WRITES.has(frame.functionName);
+
 /** The folder a frame belongs to. */
 export function folderOf(frame: CallFrame): string {
   const { url, functionName } = frame;
-  if (!url && SOCKET_WRITES.has(functionName)) return SOCKET_WRITE_FRAME;
+  if (isSocketWrite(frame)) return SOCKET_WRITE_FRAME;
   if (!url) return functionName.startsWith('(') ? functionName : `(native) ${functionName}`;
   const product = /\/(?:dist\/)?(src|scripts)\/([^/]+)\//.exec(url);
   if (product && !url.includes('/node_modules/')) return `${product[1]}/${product[2]}`;
@@ -118,7 +121,7 @@ export function summariseProfile(path: string, requests?: number): string {
  * row for both.
  */
 export function frameKey(frame: CallFrame): string {
-  if (!frame.url && SOCKET_WRITES.has(frame.functionName)) return SOCKET_WRITE_FRAME;
+  if (isSocketWrite(frame)) return SOCKET_WRITE_FRAME;
   const url = frame.url.replace(/^file:\/\//, '');
   const file = (
     url.includes('/node_modules/')
