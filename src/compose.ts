@@ -187,7 +187,6 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     clock,
   );
 
-  await localModel.start(factories);
   const cache = cacheFor(db, { maxBytes: config.cache.maxBytes, now: clock });
   opened.cache = () => cache.close();
   const web = createWebGrounding(config.web, { embedder });
@@ -293,6 +292,13 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     ...metricsOperations(metrics),
   };
 
+  // The local model loads last, once every other part exists: loading it waits on real work (llama.cpp's
+  // start, reading the GGUF), and a wait earlier in the assembly changed the server's steady state. Same build,
+  // bench:chat's upstream misses: a pause anywhere from the response cache down to the admission (even an
+  // empty `setImmediate`) made each scavenge keep ~3.8 MB instead of ~1.2, GC 5.8-8.9 µs a miss instead of
+  // 2.8-4.0, longest pause 7-15 ms instead of 4-5 (docs/benchmarks.md, issue 30's eleventh step). V8 started
+  // without concurrent marking shows neither; why it ends up there is not known. A pause from here on never did.
+  await localModel.start(factories);
   const ports: HttpPorts = {
     clock,
     logger,
