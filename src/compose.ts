@@ -293,11 +293,12 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
   };
 
   // The local model loads last, once every other part exists: loading it waits on real work (llama.cpp's
-  // start, reading the GGUF), and a wait earlier in the assembly changed the server's steady state. Same build,
-  // bench:chat's upstream misses: a pause anywhere from the response cache down to the admission (even an
-  // empty `setImmediate`) made each scavenge keep ~3.8 MB instead of ~1.2, GC 5.8-8.9 µs a miss instead of
-  // 2.8-4.0, longest pause 7-15 ms instead of 4-5 (docs/benchmarks.md, issue 30's eleventh step). V8 started
-  // without concurrent marking shows neither; why it ends up there is not known. A pause from here on never did.
+  // start, reading the GGUF), and a wait earlier in the assembly (even an empty `setImmediate`, from the
+  // response cache down to the admission) changed the server's steady state: each scavenge kept ~3x the bytes.
+  // The same build under bench:chat's upstream misses, the model loaded where it was: GC 6.6-7.7 µs a miss,
+  // longest pause 6.8-9.4 ms; loaded here: 3.0-4.0 and 4.0-5.1 (docs/benchmarks.md, issue 30's eleventh step).
+  // This spares a server whose local model is loaded but idle (a fallback, say); serving local answers leads
+  // V8 to the same state. Why it settles there is not known; started without concurrent marking it does not.
   await localModel.start(factories);
   const ports: HttpPorts = {
     clock,
