@@ -292,13 +292,8 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     ...metricsOperations(metrics),
   };
 
-  // The local model loads last, once every other part exists: loading it waits on real work (llama.cpp's
-  // start, reading the GGUF), and a wait earlier in the assembly (even an empty `setImmediate`, from the
-  // response cache down to the admission) changed the server's steady state: each scavenge kept ~3x the bytes.
-  // The same build under bench:chat's upstream misses, the model loaded where it was: GC 6.6-7.7 µs a miss,
-  // longest pause 6.8-9.4 ms; loaded here: 3.0-4.0 and 4.0-5.1 (docs/benchmarks.md, issue 30's eleventh step).
-  // This spares a server whose local model is loaded but idle (a fallback, say); serving local answers leads
-  // V8 to the same state. Why it settles there is not known; started without concurrent marking it does not.
+  // Loaded last: a wait earlier in the assembly (even an empty `setImmediate`) left each scavenge keeping ~3x the
+  // bytes, GC 6.6-7.7 µs a miss against 3.0-4.0 (docs/benchmarks.md, issue 30's eleventh step; V8's cause unknown).
   await localModel.start(factories);
   const ports: HttpPorts = {
     clock,
