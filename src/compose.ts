@@ -312,7 +312,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
       metrics.observeRequest(record);
       return usage.record(record);
     },
-    stopping: lifecycle.signal,
+    stopping: lifecycle,
     connections: {
       refused: (scope) => metrics.connectionRefused(scope),
       idleClosed: (scope) => metrics.idleConnectionClosed(scope),

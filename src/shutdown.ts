@@ -1,5 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { RequestObserver } from './http/index.js';
+import { SlotList } from './kernel/index.js';
 import type { Lifecycle } from './system/index.js';
 
 /** How long the requests ended at the grace deadline get for their last bytes (a final event, a 503). */
@@ -33,7 +34,8 @@ export interface ShutdownReport {
  */
 export class GracefulShutdown implements RequestObserver {
   readonly #lifecycle: Lifecycle;
-  readonly #inFlight = new Set<ServerResponse>();
+  /** Not a Set: a Set's old tables keep what came after them (kernel/slot-list.ts). */
+  readonly #inFlight = new SlotList<ServerResponse>();
   #server: Server | undefined;
   /** Called when the last request in flight finishes (during a stop). */
   #onIdle: (() => void) | undefined;
@@ -46,13 +48,13 @@ export class GracefulShutdown implements RequestObserver {
   }
 
   /** A request arrived: counted until its response closes; during a stop its connection closes after it. */
-  requestStarted(res: ServerResponse): void {
-    this.#inFlight.add(res);
+  requestStarted(res: ServerResponse): number {
     if (this.#lifecycle.draining) res.shouldKeepAlive = false;
+    return this.#inFlight.add(res);
   }
 
-  requestFinished(res: ServerResponse): void {
-    this.#finished(res);
+  requestFinished(ticket: number): void {
+    this.#finished(ticket);
   }
 
   /** Skips what is left of the grace period: work in flight is ended now. */
@@ -81,8 +83,8 @@ export class GracefulShutdown implements RequestObserver {
     return { inFlight, ended, cut, ms: Math.round(performance.now() - started) };
   }
 
-  #finished(res: ServerResponse): void {
-    this.#inFlight.delete(res);
+  #finished(ticket: number): void {
+    this.#inFlight.delete(ticket);
     if (!this.#lifecycle.draining) return;
     // An answer begun before the stop kept its connection alive: close it now that it is idle.
     const server = this.#server;

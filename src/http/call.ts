@@ -1,5 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { Principal } from '../kernel/index.js';
+import type { WorkStop } from './ports.js';
 import type { AppContext, Call } from './types.js';
 
 /** The caller of an operation behind an API key; 401 if there is none (never for such operations). */
@@ -33,15 +34,15 @@ export class ClientDisconnectedError extends Error {
  * Aborted when the client goes away before the response is complete, so the work stops with it; or
  * when the server stops waiting for work in flight (`stopping`, whose reason is the answer: a 503).
  */
-export function clientDisconnectSignal(ctx: AppContext, stopping?: AbortSignal): AbortSignal {
+export function clientDisconnectSignal(ctx: AppContext, stopping?: WorkStop): AbortSignal {
   const controller = new AbortController();
-  const onStop = () => controller.abort(stopping?.reason);
+  let ticket: number | undefined;
+  if (stopping?.stopped) controller.abort(stopping.reason);
+  else if (stopping) ticket = stopping.follow((reason) => controller.abort(reason));
   ctx.res.once('close', () => {
-    stopping?.removeEventListener('abort', onStop);
+    if (ticket !== undefined) stopping?.unfollow(ticket);
     if (!ctx.res.writableFinished) controller.abort(new ClientDisconnectedError());
   });
-  if (stopping?.aborted) controller.abort(stopping.reason);
-  else stopping?.addEventListener('abort', onStop, { once: true });
   return controller.signal;
 }
 
@@ -58,7 +59,7 @@ class KoaCall implements Call {
 
   constructor(
     private readonly ctx: AppContext,
-    private readonly stopping: AbortSignal | undefined,
+    private readonly stopping: WorkStop | undefined,
   ) {
     const state = ctx.state;
     this.requestId = state.requestId;
@@ -77,6 +78,6 @@ class KoaCall implements Call {
   }
 }
 
-export function callOf(ctx: AppContext, stopping?: AbortSignal): Call {
+export function callOf(ctx: AppContext, stopping?: WorkStop): Call {
   return new KoaCall(ctx, stopping);
 }

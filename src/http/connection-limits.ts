@@ -75,10 +75,13 @@ export function connectionCaps(settings: ConnectionSettings, fd: { limit: number
   };
 }
 
-/** Told of each request's start and end (the graceful stop keeps the requests it may have to end). */
+/**
+ * Told of each request's start and end (the graceful stop keeps the requests it may have to end):
+ * `requestStarted` answers a ticket, which `requestFinished` gets back once the response has closed.
+ */
 export interface RequestObserver {
-  requestStarted(res: ServerResponse): void;
-  requestFinished(res: ServerResponse): void;
+  requestStarted(res: ServerResponse): number;
+  requestFinished(ticket: number): void;
 }
 
 interface Connection {
@@ -151,10 +154,10 @@ export class ConnectionLimits {
       // A refused connection's request (sent before the refusal arrived): it has its answer already.
       if (!connection && this.#refused.has(req.socket)) return;
       if (connection && connection.inFlight++ === 0) this.#idle.delete(connection);
-      requests?.requestStarted(res);
+      const ticket = requests?.requestStarted(res);
       res.once('close', () => {
         if (connection) this.#answered(connection);
-        requests?.requestFinished(res);
+        if (ticket !== undefined) requests?.requestFinished(ticket);
       });
       listener(req, res);
     };

@@ -95,12 +95,26 @@ export interface HttpPorts {
   /** One row per authenticated request, whatever its outcome. */
   recordRequest(record: RequestRecord): Promise<void> | void;
   /**
-   * Aborted when the server stops waiting for work in flight (its graceful stop's deadline); the reason
-   * is the error to answer. Every request's `Call.disconnectSignal()` follows it.
+   * The server's stop of the work in flight (its graceful stop's deadline); the reason is the error to
+   * answer. Every request's `Call.disconnectSignal()` follows it.
    */
-  stopping?: AbortSignal;
+  stopping?: WorkStop;
   /** Told of refused and closed connections by the connection caps (applied to the server in server.ts). */
   connections?: ConnectionEvents;
   /** Routes outside the contract, matched by path prefix before the contract's routing. */
   extraRoutes?: readonly ExtraRoutes[];
+}
+
+/**
+ * When the server stops waiting for work in flight (system/lifecycle.ts): `follow` registers a callback
+ * for that moment and answers a ticket that `unfollow` takes back, once. Not an AbortSignal: a request's
+ * listener on a signal that outlives it kept every later request's objects through their scavenges
+ * (kernel/slot-list.ts).
+ */
+export interface WorkStop {
+  readonly stopped: boolean;
+  /** The error to answer, once stopped. */
+  readonly reason: unknown;
+  follow(stop: (reason: unknown) => void): number;
+  unfollow(ticket: number): void;
 }

@@ -9,4 +9,5 @@ export { EMBEDDING_MODEL_ID, type EmbeddingModelId, isModelId, MODEL_IDS, type M
 export type { Account, ApiKeyRecord, Principal } from './principal.js';
 export { randomHex128 } from './random-hex.js';
 export { secretsEqual } from './secrets.js';
+export { SlotList } from './slot-list.js';
 export { isTier, TIERS, type Tier } from './tiers.js';
