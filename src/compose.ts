@@ -292,8 +292,8 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     ...metricsOperations(metrics),
   };
 
-  // Loaded last: a wait earlier in the assembly (even an empty `setImmediate`) left each scavenge keeping ~3x the
-  // bytes, GC 6.6-7.7 µs a miss against 3.0-4.0 (docs/benchmarks.md, issue 30's eleventh step; V8's cause unknown).
+  // Loaded last: a wait earlier in the assembly left each scavenge keeping ~3x the bytes (issue 30's eleventh step),
+  // the state whose holders kernel/slot-list.ts replaced in the twelfth step; kept, it costs nothing.
   await localModel.start(factories);
   const ports: HttpPorts = {
     clock,
