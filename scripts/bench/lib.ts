@@ -55,8 +55,9 @@ export async function startBenchServer(
   config: object = {},
   /** Node arguments before the entry point (bench/probe.ts's preload). */
   nodeArgs: string[] = [],
+  /** The CLI to run: this tree's build by default, another build's for bench:ab. */
+  entry: string = buildOnce(),
 ): Promise<BenchServer> {
-  const entry = buildOnce();
   const port = await freePort();
   const configFile = join(mkdtempSync(join(tmpdir(), 'pvai-bench-config-')), 'pvai.json');
   writeFileSync(configFile, JSON.stringify(config));
