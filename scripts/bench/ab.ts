@@ -24,7 +24,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chatBody, median, startScript, stop } from './chat-peers.js';
-import { ADMIN_TOKEN, type BenchServer, freshStorage, load, ROOT, startBenchServer, table } from './lib.js';
+import { type BenchServer, createBenchAccount, freshStorage, load, ROOT, startBenchServer, table } from './lib.js';
 
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 12);
 const WINDOW_S = 4;
@@ -114,7 +114,7 @@ try {
   };
   const body = chatBody('PV-TURBO', { user_id: 'bench', skip_cache: true });
   // Both set up at once: set up one after the other, the server that waited idle through the other's set-up
-  // came out ~6 % ahead in three runs of identical builds (cause not pinned down).
+  // came out ~6 % ahead in two runs of identical builds (cause not pinned down).
   const setUp = async (build: Build): Promise<Arm> => {
     const storage = await freshStorage();
     storages.push(storage);
@@ -122,12 +122,7 @@ try {
     servers.push(server);
     const requests = [];
     for (let i = 0; i < ACCOUNTS; i++) {
-      const res = await fetch(`${server.url}/admin/accounts`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ email: `ab${i}@example.com`, tier: 'enterprise', credits: 1_000_000_000 }),
-      });
-      const key = ((await res.json()) as { api_key: string }).api_key;
+      const key = await createBenchAccount(server.url, `ab${i}@example.com`);
       const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` };
       // Each account once, as bench:chat does: its key resolved and its balance loaded before any window.
       await (await fetch(`${server.url}/z1/chat/completions`, { method: 'POST', headers, body })).arrayBuffer();

@@ -28,7 +28,7 @@ import {
   stop,
 } from './chat-peers.js';
 import { printReport } from './chat-report.js';
-import { ADMIN_TOKEN, cpuStealMeter, freshStorage, type LoadResult, load, startBenchServer } from './lib.js';
+import { cpuStealMeter, createBenchAccount, freshStorage, type LoadResult, load, startBenchServer } from './lib.js';
 import { createProbe, type Probe, type ProbeReport } from './probe.js';
 import { latencyAtRate, type RatedLatency, streamTiming } from './rate.js';
 
@@ -75,12 +75,7 @@ type Measured = LoadResult & { report?: ProbeReport };
 try {
   const keys: string[] = [];
   for (let i = 0; i < ACCOUNTS; i++) {
-    const res = await fetch(`${server.url}/admin/accounts`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: `chat${i}@example.com`, tier: 'enterprise', credits: 1_000_000_000 }),
-    });
-    keys.push(((await res.json()) as { api_key: string }).api_key);
+    keys.push(await createBenchAccount(server.url, `chat${i}@example.com`));
   }
   // Measured first, before the load phases. Measured after them, pvai's side came out 9-13 % slower in
   // three runs: its heap then holds the garbage of ~100k requests. docs/benchmarks.md reports both.

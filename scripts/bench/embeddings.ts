@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { getSharedLlama } from '../../src/providers/index.js';
 import { embeddingModelPath } from '../../src/setup/index.js';
-import { ADMIN_TOKEN, cpuStealMeter, freshStorage, ROOT, startBenchServer, table } from './lib.js';
+import { cpuStealMeter, createBenchAccount, freshStorage, ROOT, startBenchServer, table } from './lib.js';
 
 const MODEL =
   process.env.BENCH_EMBEDDING_MODEL ??
@@ -73,16 +73,6 @@ function inputs(): { short: string[]; chunks: string[] } {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
-async function createKey(url: string): Promise<string> {
-  const res = await fetch(`${url}/admin/accounts`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email: 'bench-embeddings@example.com', tier: 'enterprise', credits: 1_000_000_000 }),
-  });
-  if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { api_key: string }).api_key;
-}
-
 const storage = await freshStorage();
 const server = await startBenchServer(
   { ...storage.env, PVAI_EMBEDDING_MODEL: MODEL },
@@ -94,7 +84,7 @@ const context = await model.createEmbeddingContext({ threads: 1 });
 const dispatcher = new Agent({ connections: 1 });
 const stolen = cpuStealMeter();
 try {
-  const key = await createKey(server.url);
+  const key = await createBenchAccount(server.url, 'bench-embeddings@example.com');
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const { short, chunks } = inputs();
   const tokens = (texts: string[]) => texts.reduce((sum, t) => sum + model.tokenize(t).length, 0);

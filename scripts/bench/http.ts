@@ -6,7 +6,7 @@
  * limits + validation + a usage row). Load is spread over many accounts, as real traffic is, so the
  * sliding-minute log of each account stays at realistic sizes.
  */
-import { ADMIN_TOKEN, freshStorage, load, probeLatency, startBenchServer, table } from './lib.js';
+import { createBenchAccount, freshStorage, load, probeLatency, startBenchServer, table } from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 32;
@@ -20,12 +20,7 @@ const CONFIG = {
 async function createKeys(url: string): Promise<string[]> {
   const keys: string[] = [];
   for (let i = 0; i < ACCOUNTS; i++) {
-    const res = await fetch(`${url}/admin/accounts`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: `bench${i}@example.com`, tier: 'enterprise', credits: 1_000_000 }),
-    });
-    keys.push(((await res.json()) as { api_key: string }).api_key);
+    keys.push(await createBenchAccount(url, `bench${i}@example.com`, 1_000_000));
   }
   return keys;
 }

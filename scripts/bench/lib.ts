@@ -11,6 +11,17 @@ import { createTestDatabase } from '../../test/support/databases.js';
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
+/** An enterprise account made through the admin API; answers its API key. */
+export async function createBenchAccount(url: string, email: string, credits = 1_000_000_000): Promise<string> {
+  const res = await fetch(`${url}/admin/accounts`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, tier: 'enterprise', credits }),
+  });
+  if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { api_key: string }).api_key;
+}
+
 export async function freePort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');
   await once(server, 'listening');
