@@ -118,6 +118,46 @@ describe('StagingLog (the embedded server’s write-behind log)', () => {
     assert.equal(lane.waiting, 0);
   });
 
+  it('sizes its chunks by what they cost: 16 items first, more while items are cheap, fewer when they are not', async () => {
+    const keys = (n: number, prefix: string) =>
+      Array.from({ length: n }, (_, i): Item => [`${prefix}${String(i).padStart(5, '0')}`, 1]);
+    const cheapWrites: string[][] = [];
+    const cheap = new StagingLog(db.sqlite, stream(db.sqlite, 'cheap', cheapWrites), { generationMs: 10 });
+    cheap.append(keys(3000, 'k'));
+    await cheap.drain();
+    assert.equal(written('cheap').length, 3000);
+    assert.equal(cheapWrites[0]?.length, 16, 'before anything is measured, 16 items');
+    assert.ok(
+      cheapWrites.length < 3000 / 16 && Math.max(...cheapWrites.map((w) => w.length)) > 16,
+      `cheap items (a few µs each) come in larger chunks: ${cheapWrites.map((w) => w.length).join(' ')}`,
+    );
+
+    // Each item holds the loop 20 µs, so no more than 25 fit in the 0.5 ms a chunk may take.
+    const slowWrites: string[][] = [];
+    const base = stream(db.sqlite, 'slow', slowWrites);
+    const slow = new StagingLog(
+      db.sqlite,
+      {
+        ...base,
+        write: (items) => {
+          base.write(items);
+          const end = performance.now() + 0.02 * items.length;
+          while (performance.now() < end) {
+            // each item's SQLite work
+          }
+        },
+      },
+      { generationMs: 10 },
+    );
+    slow.append(keys(400, 's'));
+    await slow.drain();
+    assert.equal(written('slow').length, 400);
+    assert.ok(
+      slowWrites.every((w) => w.length <= 25),
+      `slow items stay within the budget: ${slowWrites.map((w) => w.length).join(' ')}`,
+    );
+  });
+
   it('never writes what a rolled-back transaction staged', async () => {
     const log = new StagingLog(db.sqlite, stream(db.sqlite, 'rollback'), { generationMs: 10 });
     assert.throws(() =>
