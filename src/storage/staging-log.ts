@@ -9,6 +9,13 @@ export interface StagedStream<T> {
   key(item: T): string;
   /** Writes items where they belong (the store's own tables), inside the caller's transaction. */
   write(items: readonly T[]): void;
+  /**
+   * An item as the log's JSON holds it, when the item itself carries more than `write` needs or spells it
+   * long (the item is logged as is without it). `decode` must read what `encode` made, and items logged as
+   * they are (a log written before the stream had an encoding).
+   */
+  encode?(item: T): unknown;
+  decode?(logged: unknown): T;
 }
 
 export interface StagingLogOptions {
@@ -83,6 +90,9 @@ export class StagingLog<T> {
   readonly #append: BetterSqlite3.Statement;
   readonly #markDone: BetterSqlite3.Statement;
   readonly #writeChunk: (gen: number, items: readonly T[]) => void;
+  /** Items as the log holds them (the stream's encoding), and back. */
+  readonly #logged: (items: readonly T[]) => readonly unknown[];
+  readonly #fromLog: (logged: unknown[]) => T[];
   readonly #forget: (gen: number) => void;
   #gen = 1;
   /** Staged by the transaction under way, not yet known to be committed. */
@@ -107,6 +117,9 @@ export class StagingLog<T> {
     this.#markDone = sqlite.prepare('INSERT INTO staging_done (stream, gen, first_key, last_key) VALUES (?, ?, ?, ?)');
     const dropLog = sqlite.prepare('DELETE FROM staging_log WHERE stream = ? AND gen = ?');
     const dropDone = sqlite.prepare('DELETE FROM staging_done WHERE stream = ? AND gen = ?');
+    const { encode, decode } = stream;
+    this.#logged = encode ? (items) => items.map((item) => encode.call(stream, item)) : (items) => items;
+    this.#fromLog = decode ? (logged) => logged.map((raw) => decode.call(stream, raw)) : (logged) => logged as T[];
     this.#writeChunk = sqlite.transaction((gen: number, items: readonly T[]) => {
       stream.write(items);
       this.#markDone.run(stream.name, gen, stream.key(items[0] as T), stream.key(items[items.length - 1] as T));
@@ -121,7 +134,7 @@ export class StagingLog<T> {
   /** Appends `items` to the log inside the caller's transaction; then `committed()` or `rolledBack()`. */
   stage(items: readonly T[]): void {
     if (items.length === 0) return;
-    this.#append.run(this.#stream.name, this.#gen, JSON.stringify(items));
+    this.#append.run(this.#stream.name, this.#gen, JSON.stringify(this.#logged(items)));
     for (const item of items) this.#tentative.push(item);
   }
 
@@ -265,7 +278,7 @@ export class StagingLog<T> {
       .all(this.#stream.name) as Array<{ gen: number; first_key: string; last_key: string }>;
     const left: T[] = [];
     for (const row of rows) {
-      for (const item of JSON.parse(row.body) as T[]) {
+      for (const item of this.#fromLog(JSON.parse(row.body) as unknown[])) {
         const k = this.#stream.key(item);
         if (!done.some((d) => d.gen === row.gen && d.first_key <= k && k <= d.last_key)) left.push(item);
       }

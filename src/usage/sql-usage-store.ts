@@ -12,6 +12,7 @@ import {
   transaction,
 } from '../storage/index.js';
 import type { EndUser, UsageGroupBy, UsageRecord, UsageStore, UsageTotals, UserUsageRow } from './types.js';
+import { logUsage, usageFromLog } from './usage-log-encoding.js';
 
 const DAY_MS = 86_400_000;
 /** The rollup's granularity: a period's partial first and last hour are read from the rows. */
@@ -164,7 +165,15 @@ export class SqlUsageStore implements UsageStore {
         rollups.run(rollupAdditions(rows).flat());
       };
       this.#insertSqlite = (rows) => transaction(db, () => write(rows));
-      if (db.owned) this.#staged = stagingLogOf(db.sqlite, { name: 'usage', key: (r) => r.accountId, write });
+      if (db.owned) {
+        this.#staged = stagingLogOf(db.sqlite, {
+          name: 'usage',
+          key: (r) => r.accountId,
+          write,
+          encode: logUsage,
+          decode: usageFromLog,
+        });
+      }
     }
   }
 

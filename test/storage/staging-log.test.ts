@@ -216,6 +216,43 @@ describe('StagingLog (the embedded server’s write-behind log)', () => {
     }
   });
 
+  it("logs items in the stream's encoding and recovers them through it, and rows logged before it had one", () => {
+    // The encoding: an item as `key:value` text.
+    const plain = stream(db.sqlite, 'encoded');
+    const encoded: StagedStream<Item> = {
+      ...plain,
+      encode: ([key, value]) => `${key}:${value}`,
+      decode: (logged) => {
+        if (Array.isArray(logged)) return logged as Item;
+        const [key, value] = String(logged).split(':');
+        return [String(key), Number(value)];
+      },
+    };
+    const first = new StagingLog(db.sqlite, encoded, { generationMs: 60_000 });
+    first.append([
+      ['e2', 2],
+      ['e1', 1],
+    ]);
+    assert.deepEqual(db.sqlite.prepare("SELECT body FROM staging_log WHERE stream = 'encoded'").pluck().all(), [
+      '["e2:2","e1:1"]',
+    ]);
+    // A row an earlier version logged without the encoding; then the process is gone and a new one opens the file.
+    db.sqlite.prepare("INSERT INTO staging_log (stream, gen, body) VALUES ('encoded', 1, '[[\"e0\",7]]')").run();
+    const conn = new Database(sqlitePath(database.dataDir));
+    try {
+      const recovered: string[][] = [];
+      new StagingLog(conn, { ...stream(conn, 'encoded', recovered), decode: encoded.decode, encode: encoded.encode });
+      assert.deepEqual(recovered, [['e0', 'e1', 'e2']]);
+      assert.deepEqual(written('encoded'), [
+        ['e0', 7],
+        ['e1', 1],
+        ['e2', 2],
+      ]);
+    } finally {
+      conn.close();
+    }
+  });
+
   it('writes everything now on drainNow, in the same turn', () => {
     const log = new StagingLog(db.sqlite, stream(db.sqlite, 'now'), { chunkItems: 1 });
     log.append([
