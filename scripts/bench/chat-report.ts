@@ -2,7 +2,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type LoadResult, ROOT, table } from './lib.js';
-import { type ProbeReport, perRequest } from './probe.js';
+import { type ProbeReport, perRequest, type SqlTime } from './probe.js';
 import { diffProfiles, summariseHeapProfile, summariseProfile } from './profile-summary.js';
 
 type Measured = LoadResult & { report?: ProbeReport };
@@ -153,6 +153,8 @@ export function printReport(r: ChatReport): void {
     ),
   );
   console.log(`\nlocal tokens/s through pvai / direct: ${ratio.toFixed(2)} (target ≥ 0.95: ${mark(ratio >= 0.95)})`);
+  const sql = pvaiLoad.report?.sql;
+  if (sql) printSqlTime(sql, pvaiLoad.requests);
   const profile = pvaiLoad.report?.profilePath;
   if (profile) {
     mkdirSync(join(ROOT, 'bench-output'), { recursive: true });
@@ -175,4 +177,23 @@ export function printReport(r: ChatReport): void {
       );
     }
   }
+}
+
+/** With --sql: the miss window's time in SQLite, per miss and by statement, largest first. */
+function printSqlTime(sql: readonly SqlTime[], requests: number): void {
+  const total = sql.reduce((sum, s) => sum + s.micros, 0);
+  console.log(
+    `\nSQLite in pvai's miss window (--sql; timing each call costs ~0.1 µs): ${(total / requests).toFixed(1)} µs a miss\n`,
+  );
+  const rows = [...sql]
+    .sort((a, b) => b.micros - a.micros)
+    .slice(0, 15)
+    .map((s) => [
+      s.statement,
+      s.calls / requests,
+      s.micros / s.calls,
+      s.micros / requests,
+      `${((100 * s.micros) / total).toFixed(1)} %`,
+    ]);
+  console.log(table(['call', 'calls a miss', 'µs a call', 'µs a miss', 'share'], rows));
 }

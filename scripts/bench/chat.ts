@@ -10,7 +10,8 @@
  * which the server process itself counts its CPU time, JS heap bytes allocated, GC and event-loop delay, so
  * the per-request budget (docs/architecture.md) is read off the same run. `-- --profile` also writes the
  * CPU profiles of pvai's miss phase and of the floor's, prints pvai's summed by folder and both side by side,
- * ranked by what pvai spends beyond the floor (bench/profile-summary.ts).
+ * ranked by what pvai spends beyond the floor (bench/profile-summary.ts); `-- --sql` times pvai's SQLite calls
+ * in its miss window and prints them per miss, by statement (what the writes behind cost, and which).
  * A bare Node proxy (node:http + undici, nothing else) runs beside them: the floor any Node gateway pays on
  * this machine, so pvai's own cost can be read off the difference. A Koa + openapi-backend proxy (the stack
  * pvai is built on, validating against the contract, with no product work) shows what that stack adds to it.
@@ -39,13 +40,15 @@ const CONNECTIONS = 32;
 const ACCOUNTS = 1000;
 const RATE_ROUNDS = 3;
 const PROFILE = process.argv.includes('--profile');
+/** `-- --sql`: pvai's probe times every SQLite call of the miss window, and the report splits it by statement. */
+const SQL = process.argv.includes('--sql');
 
 const stolen = cpuStealMeter();
 // With --profile the floor is profiled too, so the report can rank what pvai spends beyond it, frame by frame.
 const probes = {
   bare: createProbe(),
   stack: createProbe({ profile: PROFILE }),
-  pvai: createProbe({ profile: PROFILE }),
+  pvai: createProbe({ profile: PROFILE, sql: SQL }),
 };
 const mock = await startScript('mock-upstream-server.ts');
 const mockOrigin = new URL(mock.url).origin;

@@ -26,6 +26,15 @@ export interface ProbeReport {
   profilePath?: string;
   /** Its sampling heap profile (garbage included), likewise. */
   heapProfilePath?: string;
+  /** With `sql`: the time of every call into SQLite in the window, by statement. */
+  sql?: SqlTime[];
+}
+
+export interface SqlTime {
+  /** `run`, `get`, `all` or `exec`, and the statement (a multi-row VALUES list shortened to its first tuple). */
+  statement: string;
+  calls: number;
+  micros: number;
 }
 
 export interface Probe {
@@ -37,7 +46,7 @@ export interface Probe {
   around<T>(phase: () => Promise<T>): Promise<[T, ProbeReport]>;
 }
 
-export function createProbe(options: { profile?: boolean | 'retained' } = {}): Probe {
+export function createProbe(options: { profile?: boolean | 'retained'; sql?: boolean } = {}): Probe {
   const dir = mkdtempSync(join(tmpdir(), 'pvai-bench-probe-'));
   let child: ChildProcess | undefined;
   let windows = 0;
@@ -50,6 +59,7 @@ export function createProbe(options: { profile?: boolean | 'retained' } = {}): P
     env: {
       PVAI_BENCH_PROBE_OUT: dir,
       PVAI_BENCH_PROFILE: options.profile === 'retained' ? 'retained' : options.profile ? '1' : '0',
+      PVAI_BENCH_SQL: options.sql ? '1' : '0',
     },
     attach(process) {
       child = process;
