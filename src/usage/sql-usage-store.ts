@@ -86,25 +86,6 @@ const COLUMNS = `account_id, key_id, request_id, endpoint, model, status, prompt
 /** Per row of COLUMNS. */
 const PARAMETERS = 13;
 
-/** A row's values in COLUMNS order, for PostgreSQL (SQLite's: pushValues). */
-function values(r: UsageRecord): unknown[] {
-  return [
-    r.accountId,
-    r.keyId,
-    r.requestId,
-    r.endpoint,
-    r.model,
-    r.status,
-    r.promptTokens,
-    r.completionTokens,
-    r.credits,
-    Math.round(r.latencyMs),
-    r.cached,
-    r.createdAt,
-    r.userId ?? null,
-  ];
-}
-
 /** The statements whose text differs by dialect. */
 interface UsageStatements {
   /** An INSERT of `rows` usage rows, their values in COLUMNS order one row after another. */
@@ -196,7 +177,7 @@ export class SqlUsageStore implements UsageStore {
       for (const [at, size] of fixedChunks(rows.length, INSERT_CHUNKS)) {
         await tx.query(
           sql.insert(size),
-          rows.slice(at, at + size).flatMap((r) => values(r)),
+          rows.slice(at, at + size).flatMap((r) => logUsage(r)),
         );
       }
       for (const d of rollupAdditions(rows)) await tx.query(ROLLUP_UPSERT, d);

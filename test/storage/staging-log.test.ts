@@ -38,6 +38,19 @@ describe('StagingLog (the embedded server’s write-behind log)', () => {
     };
     return s;
   }
+  /** `s`, its write holding the event loop `ms(items)` beyond its own work, as a chunk of SQLite writes does. */
+  function holdingTheLoop(s: StagedStream<Item>, ms: (items: readonly Item[]) => number): StagedStream<Item> {
+    return {
+      ...s,
+      write: (items) => {
+        s.write(items);
+        const end = performance.now() + ms(items);
+        while (performance.now() < end) {
+          // busy, as SQLite is
+        }
+      },
+    };
+  }
   const written = (name: string) =>
     db.sqlite
       .prepare('SELECT key, value FROM staged_items WHERE stream = ? ORDER BY key, value')
@@ -88,19 +101,9 @@ describe('StagingLog (the embedded server’s write-behind log)', () => {
     // Each chunk (one item) outlasts the 1 ms slice, and the pause between slices is a minute.
     const lane = new BackgroundLane({ sliceMs: 1, gapMs: 60_000 });
     const writes: string[][] = [];
-    const slow = stream(db.sqlite, 'paced', writes);
     const log = new StagingLog(
       db.sqlite,
-      {
-        ...slow,
-        write: (items) => {
-          slow.write(items);
-          const end = performance.now() + 2;
-          while (performance.now() < end) {
-            // a chunk of SQLite writes holds the loop
-          }
-        },
-      },
+      holdingTheLoop(stream(db.sqlite, 'paced', writes), () => 2),
       { generationMs: 10, chunkItems: 1, lane },
     );
     log.append([
@@ -134,19 +137,9 @@ describe('StagingLog (the embedded server’s write-behind log)', () => {
 
     // Each item holds the loop 20 µs, so no more than 25 fit in the 0.5 ms a chunk may take.
     const slowWrites: string[][] = [];
-    const base = stream(db.sqlite, 'slow', slowWrites);
     const slow = new StagingLog(
       db.sqlite,
-      {
-        ...base,
-        write: (items) => {
-          base.write(items);
-          const end = performance.now() + 0.02 * items.length;
-          while (performance.now() < end) {
-            // each item's SQLite work
-          }
-        },
-      },
+      holdingTheLoop(stream(db.sqlite, 'slow', slowWrites), (items) => 0.02 * items.length),
       { generationMs: 10 },
     );
     slow.append(keys(400, 's'));
