@@ -1,11 +1,11 @@
 /** bench:chat's printed report: the tables, the ratios against issue 30's targets, the per-request budget. */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type LoadResult, ROOT, table } from './lib.js';
-import { type ProbeReport, perRequest, type SqlTime } from './probe.js';
+import { ROOT, table } from './lib.js';
+import { perRequest, type SqlTime } from './probe.js';
 import { diffProfiles, summariseHeapProfile, summariseProfile } from './profile-summary.js';
+import type { Measured } from './throughput-rounds.js';
 
-type Measured = LoadResult & { report?: ProbeReport };
 interface Rate {
   p50: number;
   p99: number;
@@ -18,6 +18,9 @@ interface Rate {
 export interface ChatReport {
   steal: number | undefined;
   loads: Record<'directLoad' | 'bareLoad' | 'stackLoad' | 'pvaiLoad' | 'portkeyLoad' | 'cacheLoad', Measured>;
+  /** Medians of the rounds' paired ratios (throughput-rounds.ts): pvai misses ÷ the floor and ÷ Portkey, hits ÷ the floor. */
+  ratios: Record<'miss' | 'portkey' | 'hit', number>;
+  throughputRounds: number;
   rates: Record<'directRate' | 'bareRate' | 'stackRate' | 'pvaiRate', Rate>;
   streams: Record<'directStream' | 'pvaiStream', { ttftP50: number; gapMean: number }>;
   local: { direct: number; through: number };
@@ -57,6 +60,11 @@ export function printReport(r: ChatReport): void {
   console.log(
     `\npvai chat benchmark — mock upstream in its own process; ${r.connections} connections × ${r.seconds} s (autocannon, whole-ms latencies)`,
   );
+  if (r.throughputRounds > 1)
+    console.log(
+      `The floor, pvai's misses and hits and Portkey: ${r.throughputRounds} alternating rounds; req/s and latencies are ` +
+        "each row's median, CPU, bytes and GC its windows' totals over their requests, ratios the rounds' median.",
+    );
   if (r.steal !== undefined)
     console.log(`CPU time stolen by the hypervisor during this run: ${(r.steal * 100).toFixed(1)} %`);
   console.log('Per request: CPU µs, KB allocated (JS heap) and GC µs of the server process, from its own probe.\n');
@@ -73,9 +81,7 @@ export function printReport(r: ChatReport): void {
       ],
     ),
   );
-  const missRatio = pvaiLoad.rps / stackLoad.rps;
-  const portkeyRatio = pvaiLoad.rps / portkeyLoad.rps;
-  const hitRatio = cacheLoad.rps / stackLoad.rps;
+  const { miss: missRatio, portkey: portkeyRatio, hit: hitRatio } = r.ratios;
   console.log(
     `\npvai misses / Koa + openapi-backend floor: ${missRatio.toFixed(2)}× (target ≥ 0.6×: ${mark(missRatio >= 0.6)});` +
       ` / Portkey: ${portkeyRatio.toFixed(1)}× (≥ 3×: ${mark(portkeyRatio >= 3)});` +

@@ -29,9 +29,10 @@ import {
   stop,
 } from './chat-peers.js';
 import { printReport } from './chat-report.js';
-import { cpuStealMeter, createBenchAccount, freshStorage, type LoadResult, load, startBenchServer } from './lib.js';
+import { cpuStealMeter, createBenchAccount, freshStorage, load, startBenchServer } from './lib.js';
 import { createProbe, type Probe, type ProbeReport } from './probe.js';
 import { latencyAtRate, type RatedLatency, streamTiming } from './rate.js';
+import { type Measured, medianRatio, mergeRounds } from './throughput-rounds.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 /** Unmeasured load before each throughput row, the same for every row (lib.ts `load` says why). */
@@ -42,6 +43,8 @@ const RATE_ROUNDS = 3;
 const PROFILE = process.argv.includes('--profile');
 /** `-- --sql`: pvai's probe times every SQLite call of the miss window, and the report splits it by statement. */
 const SQL = process.argv.includes('--sql');
+/** Alternating rounds of the compared throughput rows; one with a profile or the SQL timing (one window to read). */
+const THROUGHPUT_ROUNDS = PROFILE || SQL ? 1 : Number(process.env.BENCH_THROUGHPUT_ROUNDS ?? 3);
 
 const stolen = cpuStealMeter();
 // With --profile the floor is profiled too, so the report can rank what pvai spends beyond it, frame by frame.
@@ -74,7 +77,6 @@ const server = await startBenchServer(
 probes.pvai.attach(server.child);
 const portkey = await startPortkey();
 
-type Measured = LoadResult & { report?: ProbeReport };
 try {
   const keys: string[] = [];
   for (let i = 0; i < ACCOUNTS; i++) {
@@ -124,14 +126,6 @@ try {
   }
   const directLoad = await loadAt(`${mock.url}/chat/completions`);
   const bareLoad = await loadAt(`${bareProxy.url}/v1/chat/completions`, probes.bare);
-  const stackLoad = await loadAt(`${stackProxy.url}/z1/chat/completions`, probes.stack, pvHeaders(0), pvBody);
-  const pvaiLoad = await loadPvai(pvBody);
-  const portkeyLoad = await loadAt(`${portkey.url}/v1/chat/completions`, undefined, {
-    ...json,
-    'x-portkey-provider': 'openai',
-    'x-portkey-custom-host': mock.url,
-    Authorization: 'Bearer sk-mock',
-  });
   // Warm the cache first, one request per account: otherwise all connections miss on the same key at once.
   for (const [i] of keys.entries()) {
     const res = await fetch(`${server.url}/z1/chat/completions`, {
@@ -141,7 +135,25 @@ try {
     });
     await res.arrayBuffer();
   }
-  const cacheLoad = await loadPvai(cachedBody);
+  // The rows the targets compare, in alternating rounds (throughput-rounds.ts says why).
+  const rows = {
+    stack: () => loadAt(`${stackProxy.url}/z1/chat/completions`, probes.stack, pvHeaders(0), pvBody),
+    pvai: () => loadPvai(pvBody),
+    portkey: () =>
+      loadAt(`${portkey.url}/v1/chat/completions`, undefined, {
+        ...json,
+        'x-portkey-provider': 'openai',
+        'x-portkey-custom-host': mock.url,
+        Authorization: 'Bearer sk-mock',
+      }),
+    cache: () => loadPvai(cachedBody),
+  };
+  type Row = keyof typeof rows;
+  const rounds: Record<Row, Measured[]> = { stack: [], pvai: [], portkey: [], cache: [] };
+  const order: Row[] = ['stack', 'pvai', 'portkey', 'cache'];
+  for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
+    for (const row of round % 2 === 0 ? order : [...order].reverse()) rounds[row].push(await rows[row]());
+  }
 
   // Every latency row: 1,000 req/s for 5 s, in alternating rounds, median per row: one 5 s window's p99 swings
   // by several ms on this machine (the direct row alone ran 1.3-17 ms), which would drown a 1 ms difference.
@@ -205,7 +217,20 @@ try {
     seconds: SECONDS,
     rateRounds: RATE_ROUNDS,
     localRounds: LOCAL_ROUNDS,
-    loads: { directLoad, bareLoad, stackLoad, pvaiLoad, portkeyLoad, cacheLoad },
+    throughputRounds: THROUGHPUT_ROUNDS,
+    loads: {
+      directLoad,
+      bareLoad,
+      stackLoad: mergeRounds(rounds.stack),
+      pvaiLoad: mergeRounds(rounds.pvai),
+      portkeyLoad: mergeRounds(rounds.portkey),
+      cacheLoad: mergeRounds(rounds.cache),
+    },
+    ratios: {
+      miss: medianRatio(rounds.pvai, rounds.stack),
+      portkey: medianRatio(rounds.pvai, rounds.portkey),
+      hit: medianRatio(rounds.cache, rounds.stack),
+    },
     rates,
     streams: { directStream, pvaiStream },
     local: { direct, through },
