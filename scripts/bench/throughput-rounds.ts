@@ -6,16 +6,11 @@
  * figures are its rounds' median req/s and latencies, and its windows' CPU, bytes and GC summed over the requests
  * they served.
  */
+import { median } from './chat-peers.js';
 import type { LoadResult } from './lib.js';
 import type { ProbeReport } from './probe.js';
 
 export type Measured = LoadResult & { report?: ProbeReport };
-
-const median = (xs: readonly number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 
 /** One row from its rounds: median req/s and latencies, totals of what the windows counted. */
 export function mergeRounds(rounds: readonly Measured[]): Measured {
