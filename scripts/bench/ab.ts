@@ -23,8 +23,17 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chatBody, median, startScript, stop } from './chat-peers.js';
-import { type BenchServer, createBenchAccount, freshStorage, load, ROOT, startBenchServer, table } from './lib.js';
+import { chatBody, startScript, stop } from './chat-peers.js';
+import {
+  type BenchServer,
+  createBenchAccount,
+  freshStorage,
+  load,
+  median,
+  ROOT,
+  startBenchServer,
+  table,
+} from './lib.js';
 
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 12);
 const WINDOW_S = Number(process.env.AB_WINDOW_S ?? 4);

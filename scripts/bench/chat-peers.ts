@@ -8,12 +8,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { GeneralChatWrapper } from 'node-llama-cpp';
 import { getSharedLlama } from '../../src/providers/index.js';
-import { freePort, ROOT, waitForHealthy } from './lib.js';
+import { freePort, median, ROOT, waitForHealthy } from './lib.js';
 
 /** stories260K, the tiny real llama committed as a test fixture: a clone has it without ../shared. */
 export const MODEL_PATH = join(ROOT, 'test', 'fixtures', 'models', 'stories260K.gguf');
 export const LOCAL_ROUNDS = 9;
-export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 /** A bench helper script in its own process; it prints its URL as its first line. */
 export async function startScript(

@@ -23,13 +23,12 @@ import {
   LOCAL_ROUNDS,
   localTokensPerSecond,
   MODEL_PATH,
-  median,
   startPortkey,
   startScript,
   stop,
 } from './chat-peers.js';
 import { printReport } from './chat-report.js';
-import { cpuStealMeter, createBenchAccount, freshStorage, load, startBenchServer } from './lib.js';
+import { cpuStealMeter, createBenchAccount, freshStorage, load, median, startBenchServer } from './lib.js';
 import { createProbe, type Probe, type ProbeReport } from './probe.js';
 import { latencyAtRate, type RatedLatency, streamTiming } from './rate.js';
 import { type Measured, medianRatio, mergeRounds } from './throughput-rounds.js';

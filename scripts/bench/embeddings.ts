@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { getSharedLlama } from '../../src/providers/index.js';
 import { embeddingModelPath } from '../../src/setup/index.js';
-import { cpuStealMeter, createBenchAccount, freshStorage, ROOT, startBenchServer, table } from './lib.js';
+import { cpuStealMeter, createBenchAccount, freshStorage, median, ROOT, startBenchServer, table } from './lib.js';
 
 const MODEL =
   process.env.BENCH_EMBEDDING_MODEL ??
@@ -70,8 +70,6 @@ function inputs(): { short: string[]; chunks: string[] } {
   });
   return { short, chunks };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 const storage = await freshStorage();
 const server = await startBenchServer(

@@ -208,6 +208,9 @@ export async function probeLatency(
   };
 }
 
+/** The middle value (the upper of the two middles for an even count); 0 for none. */
+export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
 export function table(headers: string[], rows: Array<Array<string | number>>): string {
   const cells = [headers, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? formatNumber(c) : c)))];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)));

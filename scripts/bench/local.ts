@@ -9,14 +9,12 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { GeneralChatWrapper } from 'node-llama-cpp';
 import { getSharedLlama, LocalChatProvider } from '../../src/providers/index.js';
-import { ROOT, table } from './lib.js';
+import { median, ROOT, table } from './lib.js';
 
 const MODEL_PATH = process.env.PVAI_LOCAL_MODEL ?? join(ROOT, '..', 'shared', 'models', 'stories260K.gguf');
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const PROMPT = 'Tell me a story about a cat.';
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 const provider = new LocalChatProvider({ modelPath: MODEL_PATH, threads: 1, sequences: 2 });
 await provider.load();

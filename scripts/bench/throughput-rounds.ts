@@ -6,8 +6,7 @@
  * figures are its rounds' median req/s and latencies, and its windows' CPU, bytes and GC summed over the requests
  * they served.
  */
-import { median } from './chat-peers.js';
-import type { LoadResult } from './lib.js';
+import { type LoadResult, median } from './lib.js';
 import type { ProbeReport } from './probe.js';
 
 export type Measured = LoadResult & { report?: ProbeReport };
