@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
+import { isMainThread } from 'node:worker_threads';
 
 const outDir = process.env.PVAI_BENCH_PROBE_OUT;
 const profiling = process.env.PVAI_BENCH_PROFILE === '1' || process.env.PVAI_BENCH_PROFILE === 'retained';
@@ -70,7 +71,7 @@ function timeSqlite() {
   for (const method of ['run', 'get', 'all']) wrap(statement, method, (stmt) => stmt.source);
   wrap(Database.prototype, 'exec', (_db, args) => String(args[0]));
 }
-if (process.env.PVAI_BENCH_SQL === '1') timeSqlite();
+if (process.env.PVAI_BENCH_SQL === '1' && isMainThread) timeSqlite();
 /** @type {undefined | { gc: GCProfiler, heap: number, cpu: NodeJS.CpuUsage, started: number, delay: import('node:perf_hooks').IntervalHistogram, session?: Session }} */
 let open;
 
@@ -158,7 +159,8 @@ async function end() {
   renameSync(join(outDir, `${n}.json.tmp`), join(outDir, `${n}.json`));
 }
 
-if (outDir) {
+// Threads inherit the preload: the window is the main thread's (CPU time is the process's, every thread's).
+if (outDir && isMainThread) {
   let busy = Promise.resolve();
   process.on('SIGUSR2', () => {
     busy = busy.then(() => (open ? end() : begin())).catch((error) => console.error('bench probe:', error));

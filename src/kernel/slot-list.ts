@@ -27,6 +27,11 @@ export class SlotList<T> {
     return slot;
   }
 
+  /** What `slot` holds, if anything. */
+  get(slot: number): T | undefined {
+    return this.#slots[slot];
+  }
+
   /** Lets go of what `slot` holds. Call it once per `add`: the slot is reused afterwards. */
   delete(slot: number): void {
     if (this.#slots[slot] === undefined) return;

@@ -155,8 +155,7 @@ describe('local provider (stories260K)', () => {
     assert.ok(performance.now() - abortedAt < 100, 'ended within 100 ms of the abort');
     assert.ok(deltas < 1500);
     // the sequence went back to the pool
-    const engine = await provider.load();
-    assert.equal(engine.pool.available, 2);
+    assert.deepEqual(provider.queueState(), { active: 0, queued: 0 });
   });
 
   it('serves 4 parallel requests with 2 sequences', async () => {
@@ -174,12 +173,12 @@ describe('local provider (stories260K)', () => {
   it('rejects with busy when every sequence is taken and the queue is full', async () => {
     const small = new LocalChatProvider({ modelPath: MODEL_PATH, sequences: 1, maxQueue: 1 });
     try {
-      const engine = await small.load();
+      await small.load();
       const holder = small.stream(ask('Tell me a long story.', { maxTokens: 500 }), never());
       await holder.next(); // suspended after its first part: holds the only sequence
       const queued = small.stream(ask('Another story.'), never());
       const queuedNext = queued.next();
-      while (engine.pool.queued < 1) await new Promise((resolve) => setImmediate(resolve));
+      while (small.queueState().queued < 1) await new Promise((resolve) => setImmediate(resolve));
       await assert.rejects(
         small.generate(ask('A third one.'), never()),
         (err: unknown) => err instanceof ProviderError && err.kind === 'busy',

@@ -16,7 +16,10 @@ export function getSharedLlama(): Promise<Llama> {
     usePrebuiltBinaries: true,
     skipDownload: true,
     progressLogs: false,
-    logLevel: LlamaLogLevel.warn,
+    // Warnings are dropped in llama.cpp itself, not only in logLlamaMessage: with a runtime on the main thread
+    // (the embedder) and one on the local engine's thread, the addon's one logger slot belongs to whichever
+    // came last, and the other's release of it leaves llama.cpp printing straight to stdout what passes this level.
+    logLevel: LlamaLogLevel.error,
     logger: logLlamaMessage,
   }).catch((err: unknown) => {
     sharedLlama = undefined; // let a later request try again

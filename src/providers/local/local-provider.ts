@@ -8,50 +8,41 @@ import {
   ProviderError,
   type StreamPart,
 } from '../types.js';
-import { LocalEngine, type LocalEngineSettings } from './local-engine.js';
-import { planRequest } from './request-plan.js';
-import { runPlan } from './run-plan.js';
+import { type EngineThread, engineThread } from './engine-thread.js';
+import type { LocalEngineSettings } from './local-engine.js';
 
 /**
- * A ChatProvider running a GGUF in-process with node-llama-cpp.
+ * A ChatProvider running a GGUF with node-llama-cpp on the local engine's thread (`engine-thread.ts`),
+ * where `InProcessLocalProvider` does the work; this side relays requests, parts, aborts and errors.
  *
  * The model loads on first use (or on `load()`), and is shared by every request: N context sequences
  * serve N requests at once, the next `maxQueue` wait, and the rest fail fast with 'busy'.
  */
 export class LocalChatProvider implements ChatProvider {
   readonly id: string;
-  private engine: Promise<LocalEngine> | undefined;
-  /** The engine once loaded, for queueState() (synchronous, at scrape time). */
-  private loaded: LocalEngine | undefined;
-  private closed = false;
+  #hosted: { thread: EngineThread; provider: number; state: Int32Array } | undefined;
+  #loading: Promise<void> | undefined;
+  #closed = false;
 
   constructor(private readonly settings: LocalEngineSettings) {
     this.id = `local:${basename(settings.modelPath)}`;
   }
 
   /** Loads the model now (e.g. at server start) instead of on the first request. */
-  async load(): Promise<LocalEngine> {
-    if (this.closed) throw new ProviderError('upstream', `${this.id} is closed`);
-    this.engine ??= LocalEngine.load(this.settings).then(
-      (engine) => {
-        this.loaded = engine;
-        return engine;
-      },
-      (err: unknown) => {
-        this.engine = undefined; // a later request may try again (e.g. after `models pull`)
-        throw new ProviderError('upstream', `cannot load local model ${this.settings.modelPath}: ${messageOf(err)}`, {
-          cause: err,
-        });
-      },
-    );
-    return this.engine;
+  load(): Promise<void> {
+    if (this.#closed) return Promise.reject(this.#closedError());
+    this.#loading ??= this.#run('load').catch((err: unknown) => {
+      this.#loading = undefined; // a later request may try again (e.g. after `models pull`)
+      throw err;
+    });
+    return this.#loading;
   }
 
   /** Requests holding a sequence (active) and waiting for one (queued); zeros before the model loads. */
   queueState(): { active: number; queued: number } {
-    const pool = this.closed ? undefined : this.loaded?.pool;
-    if (!pool) return { active: 0, queued: 0 };
-    return { active: pool.size - pool.available, queued: pool.queued };
+    const state = this.#closed ? undefined : this.#hosted?.state;
+    if (!state) return { active: 0, queued: 0 };
+    return { active: Atomics.load(state, 0), queued: Atomics.load(state, 1) };
   }
 
   generate(req: GenerationRequest, signal: AbortSignal): Promise<Completion> {
@@ -60,48 +51,54 @@ export class LocalChatProvider implements ChatProvider {
 
   async *stream(req: GenerationRequest, signal: AbortSignal): AsyncGenerator<StreamPart> {
     if (signal.aborted) throw abortReason(signal);
-    const engine = await this.load();
-    // Render and tokenize before taking a sequence, so the pool can hand out the one whose cache
-    // already holds the longest part of this prompt.
-    const plan = await planRequest(engine, req);
-    const lease = await engine.pool.acquire(
-      signal,
-      (sequence) => sequence.compareContextTokens(plan.promptTokens).firstDifferentIndex,
-    );
-    let yielded = false;
+    if (this.#closed) throw this.#closedError();
+    const { thread, provider } = this.#host();
+    const call = thread.start({ t: 'stream', provider, req });
+    const abort = (): void => call.abort();
+    signal.addEventListener('abort', abort, { once: true });
     try {
-      for await (const part of runPlan({ engine, sequence: lease.item, req, signal }, plan)) {
-        yielded = true;
+      for (;;) {
+        const part = await call.next();
+        if (part === undefined) return;
         yield part;
       }
     } catch (err) {
       if (signal.aborted) throw abortReason(signal);
-      const error =
-        err instanceof ProviderError
-          ? err
-          : new ProviderError('upstream', `local generation failed: ${messageOf(err)}`, {
-              cause: err,
-              retryable: !yielded,
-            });
-      if (!yielded) throw error;
-      yield { type: 'error', error };
+      throw err;
     } finally {
-      lease.release();
+      signal.removeEventListener('abort', abort);
+      // A consumer that stopped early (or an abort) ends the generation; the sequence is back when this returns.
+      if (!call.ended) {
+        call.abort();
+        await call.settled();
+      }
     }
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    const engine = this.engine;
-    this.engine = undefined;
-    if (engine)
-      await engine.then(
-        (loaded) => loaded.close(),
-        () => undefined,
-      );
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#loading = undefined;
+    if (this.#hosted?.thread.alive) await this.#run('close').catch(() => undefined);
   }
-}
 
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  /** Runs a load or close on the engine's thread; resolves when it ended, rejects with its error. */
+  async #run(t: 'load' | 'close'): Promise<void> {
+    const { thread, provider } = this.#host();
+    const call = thread.start({ t, provider });
+    await call.next();
+  }
+
+  /** This model on the engine's thread, opened there on first use (again if that thread stopped). */
+  #host(): { thread: EngineThread; provider: number; state: Int32Array } {
+    if (!this.#hosted?.thread.alive) {
+      const thread = engineThread();
+      this.#hosted = { thread, ...thread.open(this.settings) };
+    }
+    return this.#hosted;
+  }
+
+  #closedError(): ProviderError {
+    return new ProviderError('upstream', `${this.id} is closed`);
+  }
 }

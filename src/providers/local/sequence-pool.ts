@@ -11,6 +11,8 @@ export class SequencePool<T> {
   private closed = false;
   /** Items in the pool, free or lent. */
   readonly size: number;
+  /** Told after each change of what is lent or waiting: the engine's thread mirrors it for the main thread. */
+  onChange: ((active: number, queued: number) => void) | undefined;
 
   constructor(
     items: readonly T[],
@@ -37,6 +39,7 @@ export class SequencePool<T> {
     if (signal.aborted) throw abortReason(signal);
     if (this.closed) throw new ProviderError('upstream', 'local engine is closed', { retryable: true });
     const item = this.free.length > 0 ? this.takeBest(score) : await this.wait(signal);
+    this.changed();
     let released = false;
     return {
       item,
@@ -54,6 +57,11 @@ export class SequencePool<T> {
     for (const waiter of this.waiters.splice(0)) {
       waiter.reject(new ProviderError('upstream', 'local engine is closing', { retryable: true }));
     }
+    this.changed();
+  }
+
+  private changed(): void {
+    this.onChange?.(this.size - this.free.length, this.waiters.length);
   }
 
   private takeBest(score: ((item: T) => number) | undefined): T {
@@ -85,6 +93,7 @@ export class SequencePool<T> {
       const onAbort = (): void => {
         const index = this.waiters.indexOf(waiter);
         if (index >= 0) this.waiters.splice(index, 1);
+        this.changed();
         reject(abortReason(signal));
       };
       const waiter = {
@@ -99,6 +108,7 @@ export class SequencePool<T> {
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
+      this.changed();
     });
   }
 
@@ -106,5 +116,6 @@ export class SequencePool<T> {
     const next = this.waiters.shift();
     if (next) next.resolve(item);
     else this.free.push(item);
+    this.changed();
   }
 }

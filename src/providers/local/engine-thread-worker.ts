@@ -1,0 +1,138 @@
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import {
+  type FromEngineThread,
+  STREAM_WINDOW,
+  type ToEngineThread,
+  toWireError,
+  toWirePart,
+} from './engine-thread-protocol.js';
+import { InProcessLocalProvider } from './in-process-provider.js';
+
+interface Hosted {
+  provider: InProcessLocalProvider;
+  /** [active, queued], read by the main thread's `LocalChatProvider.queueState()`. */
+  state: Int32Array;
+}
+
+/** One stream on this thread: its abort, and how far it may run ahead of the main thread. */
+class StreamRun {
+  readonly controller = new AbortController();
+  sent = 0;
+  credited = 0;
+  #wake: (() => void) | undefined;
+
+  get mayRunAhead(): boolean {
+    return this.sent - this.credited < STREAM_WINDOW;
+  }
+
+  /** Resolves when the main thread gives credit or aborts. */
+  untilCreditOrAbort(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#wake = resolve;
+    });
+  }
+
+  credit(parts: number): void {
+    this.credited += parts;
+    this.wake();
+  }
+
+  abort(): void {
+    this.controller.abort();
+    this.wake();
+  }
+
+  private wake(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+}
+
+/**
+ * The local engine's thread: hosts an `InProcessLocalProvider` per model and runs the calls the main
+ * thread sends (`engine-thread.ts`). Everything node-llama-cpp does per token — sampling settings,
+ * detokenising, the stop triggers — is garbage made here, in this thread's heap, and the main thread's
+ * event loop gets a message a token.
+ */
+export function serveEngineThread(port: MessagePort): void {
+  const providers = new Map<number, Hosted>();
+  /** Indexed by call number: the main thread numbers calls by the slot they take, so the numbers stay small. */
+  const runs: (StreamRun | undefined)[] = [];
+  const send = (message: FromEngineThread): void => port.postMessage(message);
+
+  const loaded = async (hosted: Hosted | undefined): Promise<InProcessLocalProvider> => {
+    if (!hosted) throw new Error('the local engine thread has no such model (closed)');
+    const engine = await hosted.provider.load();
+    engine.pool.onChange ??= (active, queued) => {
+      Atomics.store(hosted.state, 0, active);
+      Atomics.store(hosted.state, 1, queued);
+    };
+    return hosted.provider;
+  };
+
+  const stream = async (message: Extract<ToEngineThread, { t: 'stream' }>): Promise<void> => {
+    const run = new StreamRun();
+    runs[message.call] = run;
+    try {
+      const provider = await loaded(providers.get(message.provider));
+      for await (const part of provider.stream(message.req, run.controller.signal)) {
+        send({ t: 'part', call: message.call, part: toWirePart(part) });
+        run.sent += 1;
+        if (!run.mayRunAhead) await run.untilCreditOrAbort();
+        if (run.controller.signal.aborted) break; // leaving the loop gives the sequence back
+      }
+      send({ t: 'end', call: message.call, aborted: run.controller.signal.aborted });
+    } catch (err) {
+      send({ t: 'end', call: message.call, error: toWireError(err), aborted: run.controller.signal.aborted });
+    } finally {
+      runs[message.call] = undefined;
+    }
+  };
+
+  const settle = async (call: number, work: () => Promise<unknown>): Promise<void> => {
+    try {
+      await work();
+      send({ t: 'end', call });
+    } catch (err) {
+      send({ t: 'end', call, error: toWireError(err) });
+    }
+  };
+
+  port.on('message', (message: ToEngineThread) => {
+    switch (message.t) {
+      case 'open':
+        providers.set(message.provider, {
+          provider: new InProcessLocalProvider(message.settings),
+          state: message.state,
+        });
+        return;
+      case 'load':
+        void settle(message.call, () => loaded(providers.get(message.provider)));
+        return;
+      case 'stream':
+        void stream(message);
+        return;
+      case 'close': {
+        const hosted = providers.get(message.provider);
+        providers.delete(message.provider);
+        void settle(message.call, async () => {
+          await hosted?.provider.close();
+          if (hosted) Atomics.store(hosted.state, 0, 0);
+          if (hosted) Atomics.store(hosted.state, 1, 0);
+        });
+        return;
+      }
+      case 'abort':
+        runs[message.call]?.abort();
+        return;
+      case 'credit':
+        runs[message.call]?.credit(message.parts);
+        return;
+    }
+  });
+}
+
+// Started as the entry of the thread `engine-thread.ts` makes (importing this module elsewhere starts nothing).
+if (parentPort && (workerData as { pvaiEngineThread?: boolean } | null)?.pvaiEngineThread)
+  serveEngineThread(parentPort);

@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fromWireError, fromWirePart, toWireError } from '../../src/providers/local/engine-thread-protocol.js';
+import { LocalChatProvider } from '../../src/providers/local/index.js';
+import { type GenerationRequest, ProviderError } from '../../src/providers/types.js';
+import { TEST_MODEL } from '../support/server.js';
+
+const never = (): AbortSignal => new AbortController().signal;
+const ask = (content: string, extra: Partial<GenerationRequest> = {}): GenerationRequest => ({
+  model: 'stories',
+  messages: [{ role: 'user', content }],
+  maxTokens: 400,
+  temperature: 0.8,
+  seed: 7,
+  ...extra,
+});
+const turn = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await turn();
+  }
+}
+
+describe('errors crossing to and from the local engine thread', () => {
+  it('a ProviderError keeps its class, kind, retryability, status, Retry-After and cause', () => {
+    const original = new ProviderError('busy', 'local engine busy', {
+      retryable: true,
+      status: 503,
+      retryAfterMs: 250,
+      cause: new RangeError('pool full'),
+    });
+    const back = fromWireError(structuredClone(toWireError(original)));
+    assert.ok(back instanceof ProviderError);
+    assert.equal(back.kind, 'busy');
+    assert.equal(back.message, 'local engine busy');
+    assert.equal(back.retryable, true);
+    assert.equal(back.status, 503);
+    assert.equal(back.retryAfterMs, 250);
+    assert.equal(back.stack, original.stack, 'the stack of where it was thrown');
+    assert.ok(back.cause instanceof Error);
+    assert.equal(back.cause.name, 'RangeError');
+    assert.equal(back.cause.message, 'pool full');
+  });
+
+  it('a bad-request stays not retryable; other errors and thrown values keep name and message', () => {
+    const hopeless = fromWireError(toWireError(new ProviderError('bad-request', 'prompt too long')));
+    assert.ok(hopeless instanceof ProviderError && hopeless.kind === 'bad-request' && !hopeless.retryable);
+    const typeError = fromWireError(toWireError(new TypeError('x is not a function')));
+    assert.ok(!(typeError instanceof ProviderError));
+    assert.equal(typeError.name, 'TypeError');
+    assert.equal(typeError.message, 'x is not a function');
+    assert.equal(fromWireError(toWireError('a string was thrown')).message, 'a string was thrown');
+  });
+
+  it('a cycle of causes is cut instead of recursing forever', () => {
+    const a = new Error('a');
+    const b = new Error('b', { cause: a });
+    a.cause = b;
+    let depth = 0;
+    for (let wire = toWireError(a); wire.cause; wire = wire.cause) depth++;
+    assert.ok(depth <= 4);
+  });
+
+  it('an error part after output has started is a ProviderError again', () => {
+    const part = fromWirePart({ type: 'error', error: toWireError(new Error('decode failed')) });
+    assert.ok(part.type === 'error' && part.error instanceof ProviderError && part.error.kind === 'upstream');
+  });
+});
+
+describe('the local engine on its own thread (stories260K)', () => {
+  let provider: LocalChatProvider;
+  before(async () => {
+    provider = new LocalChatProvider({ modelPath: TEST_MODEL, threads: 1, sequences: 1, maxQueue: 2 });
+    await provider.load();
+  });
+  after(async () => {
+    await provider.close();
+  });
+
+  it('a consumer that stops reading pauses the generation and keeps its sequence until it lets go', async () => {
+    const reader = provider.stream(ask('Tell me a long story.'), never());
+    assert.equal((await reader.next()).done, false);
+    await new Promise((resolve) => setTimeout(resolve, 600)); // ~1,000 tokens' time at this model's speed
+    assert.deepEqual(provider.queueState(), { active: 1, queued: 0 });
+    // What the thread ran ahead is bounded: the rest of the answer is generated as it is read.
+    let more = 0;
+    for (let next = await reader.next(); !next.done && next.value.type === 'text-delta'; next = await reader.next()) {
+      more++;
+    }
+    assert.ok(more > 16, `the answer went on past the window after the pause (${more} more parts)`);
+    assert.deepEqual(provider.queueState(), { active: 0, queued: 0 });
+  });
+
+  it('a consumer that returns early frees the sequence by the time return() resolves', async () => {
+    const reader = provider.stream(ask('Tell me a long story.'), never());
+    await reader.next();
+    assert.equal(provider.queueState().active, 1);
+    await reader.return(undefined);
+    assert.deepEqual(provider.queueState(), { active: 0, queued: 0 });
+    const answer = await provider.generate(ask('Another story.', { maxTokens: 20 }), never());
+    assert.equal(answer.usage.completionTokens > 0, true);
+  });
+
+  it('a request aborted while it waits for a sequence leaves the queue at once, with the abort reason', async () => {
+    const holder = provider.stream(ask('Tell me a long story.'), never());
+    await holder.next();
+    const controller = new AbortController();
+    const waiting = provider.generate(ask('Wait for me.'), controller.signal);
+    await until(() => provider.queueState().queued === 1, 'the second request is queued');
+    const reason = new Error('the client went away');
+    controller.abort(reason);
+    await assert.rejects(waiting, (err: unknown) => err === reason);
+    await until(() => provider.queueState().queued === 0, 'the queue is empty again');
+    await holder.return(undefined);
+  });
+
+  it('a closed provider refuses further requests with a retryable upstream error', async () => {
+    const closing = new LocalChatProvider({ modelPath: TEST_MODEL, sequences: 1 });
+    await closing.load();
+    await closing.close();
+    assert.deepEqual(closing.queueState(), { active: 0, queued: 0 });
+    await assert.rejects(
+      closing.generate(ask('hi'), never()),
+      (err: unknown) => err instanceof ProviderError && err.kind === 'upstream' && /is closed/.test(err.message),
+    );
+  });
+
+  it('an idle engine thread does not keep the process alive', () => {
+    // A process that answers with the local engine and never closes it must still exit on its own.
+    const script = `
+      import { LocalChatProvider } from ${JSON.stringify(join(import.meta.dirname, '../../src/providers/local/index.ts'))};
+      const provider = new LocalChatProvider({ modelPath: ${JSON.stringify(TEST_MODEL)}, sequences: 1 });
+      const answer = await provider.generate(
+        { model: 'stories', messages: [{ role: 'user', content: 'hi' }], maxTokens: 5, temperature: 0 },
+        new AbortController().signal,
+      );
+      console.log('tokens', answer.usage.completionTokens);
+    `;
+    const dir = mkdtempSync(join(tmpdir(), 'pvai-engine-thread-'));
+    const file = join(dir, 'answer-once.mts');
+    writeFileSync(file, script);
+    const child = spawnSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8', timeout: 60_000 });
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(child.signal, null, `exited on its own (stderr: ${child.stderr})`);
+    assert.equal(child.status, 0, child.stderr);
+    assert.match(child.stdout, /tokens [1-5]/);
+  });
+});
