@@ -121,6 +121,19 @@ describe('the local engine on its own thread (stories260K)', () => {
     await holder.return(undefined);
   });
 
+  it('an answer aborted while it is generated rejects with the reason, its sequence back in the pool', async () => {
+    const controller = new AbortController();
+    const answer = provider.generate(ask('Tell me a long story.', { maxTokens: 2000 }), controller.signal);
+    await until(() => provider.queueState().active === 1, 'the answer holds the sequence');
+    await turn();
+    const reason = new Error('the client went away');
+    const abortedAt = performance.now();
+    controller.abort(reason);
+    await assert.rejects(answer, (err: unknown) => err === reason);
+    assert.ok(performance.now() - abortedAt < 100, 'ended within 100 ms of the abort');
+    assert.deepEqual(provider.queueState(), { active: 0, queued: 0 });
+  });
+
   it('a closed provider refuses further requests with a retryable upstream error', async () => {
     const closing = new LocalChatProvider({ modelPath: TEST_MODEL, sequences: 1 });
     await closing.load();

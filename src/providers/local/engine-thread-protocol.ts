@@ -1,4 +1,10 @@
-import { type GenerationRequest, ProviderError, type ProviderErrorKind, type StreamPart } from '../types.js';
+import {
+  type Completion,
+  type GenerationRequest,
+  ProviderError,
+  type ProviderErrorKind,
+  type StreamPart,
+} from '../types.js';
 import type { LocalEngineSettings } from './local-engine.js';
 
 /**
@@ -10,6 +16,8 @@ export type ToEngineThread =
   | { t: 'open'; provider: number; settings: LocalEngineSettings; state: Int32Array }
   | { t: 'load'; provider: number; call: number }
   | { t: 'stream'; provider: number; call: number; req: GenerationRequest }
+  /** A whole answer, sent back in one message (`end`'s `completion`), for a caller that does not stream. */
+  | { t: 'generate'; provider: number; call: number; req: GenerationRequest }
   | { t: 'close'; provider: number; call: number }
   | { t: 'abort'; call: number }
   /** The main thread has taken `parts` more parts of the call: the engine may run that much further ahead. */
@@ -18,7 +26,7 @@ export type ToEngineThread =
 export type FromEngineThread =
   | { t: 'part'; call: number; part: WirePart }
   /** The call is over: its sequence is back in the pool. `aborted` when it ended because it was aborted. */
-  | { t: 'end'; call: number; error?: WireError; aborted?: boolean };
+  | { t: 'end'; call: number; error?: WireError; aborted?: boolean; completion?: Completion };
 
 /**
  * How far a stream's generation may run ahead of what the main thread has taken, in parts. A consumer that

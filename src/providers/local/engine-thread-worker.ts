@@ -14,7 +14,7 @@ interface Hosted {
   state: Int32Array;
 }
 
-/** One stream on this thread: its abort, and how far it may run ahead of the main thread. */
+/** One stream or answer on this thread: its abort, and how far a stream may run ahead of the main thread. */
 class StreamRun {
   readonly controller = new AbortController();
   sent = 0;
@@ -90,6 +90,21 @@ export function serveEngineThread(port: MessagePort): void {
     }
   };
 
+  // A whole answer in one message: a caller that does not stream pays no message a token.
+  const generate = async (message: Extract<ToEngineThread, { t: 'generate' }>): Promise<void> => {
+    const run = new StreamRun();
+    runs[message.call] = run;
+    try {
+      const provider = await loaded(providers.get(message.provider));
+      const completion = await provider.generate(message.req, run.controller.signal);
+      send({ t: 'end', call: message.call, completion });
+    } catch (err) {
+      send({ t: 'end', call: message.call, error: toWireError(err), aborted: run.controller.signal.aborted });
+    } finally {
+      runs[message.call] = undefined;
+    }
+  };
+
   const settle = async (call: number, work: () => Promise<unknown>): Promise<void> => {
     try {
       await work();
@@ -112,6 +127,9 @@ export function serveEngineThread(port: MessagePort): void {
         return;
       case 'stream':
         void stream(message);
+        return;
+      case 'generate':
+        void generate(message);
         return;
       case 'close': {
         const hosted = providers.get(message.provider);

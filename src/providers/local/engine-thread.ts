@@ -2,7 +2,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { SlotList } from '../../kernel/index.js';
-import { ProviderError, type StreamPart } from '../types.js';
+import { type Completion, ProviderError, type StreamPart } from '../types.js';
 import {
   CREDIT_BATCH,
   type FromEngineThread,
@@ -17,7 +17,7 @@ import type { LocalEngineSettings } from './local-engine.js';
 // from execArgv (an eval'd entry's imports do not go through tsx's resolver).
 const WORKER_MODULE = new URL(`./engine-thread-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 
-/** A call's first message (load, stream, close) before the thread numbers it. */
+/** A call's first message (load, stream, generate, close) before the thread numbers it. */
 type CallStart =
   Extract<ToEngineThread, { provider: number; call: number }> extends infer M
     ? M extends unknown
@@ -35,6 +35,7 @@ export class EngineCall {
   #taken = 0;
   #waiter: { resolve: (part: StreamPart | undefined) => void; reject: (err: unknown) => void } | undefined;
   #error: Error | undefined;
+  #completion: Completion | undefined;
   #ended = false;
   #onEnd: (() => void) | undefined;
 
@@ -45,6 +46,11 @@ export class EngineCall {
 
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /** A `generate` call's answer, once it ended without an error. */
+  get completion(): Completion | undefined {
+    return this.#completion;
   }
 
   next(): Promise<StreamPart | undefined> {
@@ -78,6 +84,7 @@ export class EngineCall {
       }
       return;
     }
+    this.#completion = message.completion;
     this.end(message.error === undefined ? undefined : fromWireError(message.error));
   }
 

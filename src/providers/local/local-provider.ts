@@ -1,5 +1,4 @@
 import { basename } from 'node:path';
-import { collectCompletion } from '../completion-collector.js';
 import {
   abortReason,
   type ChatProvider,
@@ -45,8 +44,25 @@ export class LocalChatProvider implements ChatProvider {
     return { active: Atomics.load(state, 0), queued: Atomics.load(state, 1) };
   }
 
-  generate(req: GenerationRequest, signal: AbortSignal): Promise<Completion> {
-    return collectCompletion(this.stream(req, signal));
+  /** The whole answer comes back in one message from the engine's thread (a stream's parts come one a message). */
+  async generate(req: GenerationRequest, signal: AbortSignal): Promise<Completion> {
+    if (signal.aborted) throw abortReason(signal);
+    if (this.#closed) throw this.#closedError();
+    const { thread, provider } = this.#host();
+    const call = thread.start({ t: 'generate', provider, req });
+    const abort = (): void => call.abort();
+    signal.addEventListener('abort', abort, { once: true });
+    try {
+      await call.next(); // resolves at the end (the sequence back in the pool), rejects with the call's error
+    } catch (err) {
+      if (signal.aborted) throw abortReason(signal);
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', abort);
+    }
+    const completion = call.completion;
+    if (!completion) throw new ProviderError('upstream', 'the local engine thread ended an answer without it');
+    return completion;
   }
 
   async *stream(req: GenerationRequest, signal: AbortSignal): AsyncGenerator<StreamPart> {
