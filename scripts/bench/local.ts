@@ -1,7 +1,7 @@
 /**
  * npm run bench:local — the local engine in this process, without HTTP: tokens/s of node-llama-cpp driven
- * directly against the same model through LocalChatProvider's stream (what the chat path calls), and the
- * provider's time to its first text. `bench:chat` measures the same engine through the whole server (HTTP,
+ * directly against the same model through LocalChatProvider's stream (what the chat path calls: the model on
+ * the local engine's thread, its parts relayed to this one), and the provider's time to its first text. `bench:chat` measures the same engine through the whole server (HTTP,
  * PV-CODEX → local, non-streamed); the difference between the two is what the server adds around the provider.
  * Alternating rounds, so both sides see the same machine; medians. Prints a markdown table.
  */
