@@ -7,7 +7,7 @@ import {
   ProviderError,
   type StreamPart,
 } from '../types.js';
-import { type EngineThread, engineThread } from './engine-thread.js';
+import { type EngineCall, type EngineThread, engineThread } from './engine-thread.js';
 import type { LocalEngineSettings } from './local-engine.js';
 
 /**
@@ -46,19 +46,14 @@ export class LocalChatProvider implements ChatProvider {
 
   /** The whole answer comes back in one message from the engine's thread (a stream's parts come one a message). */
   async generate(req: GenerationRequest, signal: AbortSignal): Promise<Completion> {
-    if (signal.aborted) throw abortReason(signal);
-    if (this.#closed) throw this.#closedError();
-    const { thread, provider } = this.#host();
-    const call = thread.start({ t: 'generate', provider, req });
-    const abort = (): void => call.abort();
-    signal.addEventListener('abort', abort, { once: true });
+    const { call, detach } = this.#start('generate', req, signal);
     try {
       await call.next(); // resolves at the end (the sequence back in the pool), rejects with the call's error
     } catch (err) {
       if (signal.aborted) throw abortReason(signal);
       throw err;
     } finally {
-      signal.removeEventListener('abort', abort);
+      detach();
     }
     const completion = call.completion;
     if (!completion) throw new ProviderError('upstream', 'the local engine thread ended an answer without it');
@@ -66,12 +61,7 @@ export class LocalChatProvider implements ChatProvider {
   }
 
   async *stream(req: GenerationRequest, signal: AbortSignal): AsyncGenerator<StreamPart> {
-    if (signal.aborted) throw abortReason(signal);
-    if (this.#closed) throw this.#closedError();
-    const { thread, provider } = this.#host();
-    const call = thread.start({ t: 'stream', provider, req });
-    const abort = (): void => call.abort();
-    signal.addEventListener('abort', abort, { once: true });
+    const { call, detach } = this.#start('stream', req, signal);
     try {
       for (;;) {
         const part = await call.next();
@@ -82,7 +72,7 @@ export class LocalChatProvider implements ChatProvider {
       if (signal.aborted) throw abortReason(signal);
       throw err;
     } finally {
-      signal.removeEventListener('abort', abort);
+      detach();
       // A consumer that stopped early (or an abort) ends the generation; the sequence is back when this returns.
       if (!call.ended) {
         call.abort();
@@ -96,6 +86,17 @@ export class LocalChatProvider implements ChatProvider {
     this.#closed = true;
     this.#loading = undefined;
     if (this.#hosted?.thread.alive) await this.#run('close').catch(() => undefined);
+  }
+
+  /** Starts a stream or an answer on the engine's thread, aborted with `signal`; `detach` lets go of the signal. */
+  #start(t: 'stream' | 'generate', req: GenerationRequest, signal: AbortSignal): { call: EngineCall; detach(): void } {
+    if (signal.aborted) throw abortReason(signal);
+    if (this.#closed) throw this.#closedError();
+    const { thread, provider } = this.#host();
+    const call = thread.start({ t, provider, req });
+    const abort = (): void => call.abort();
+    signal.addEventListener('abort', abort, { once: true });
+    return { call, detach: () => signal.removeEventListener('abort', abort) };
   }
 
   /** Runs a load or close on the engine's thread; resolves when it ended, rejects with its error. */
