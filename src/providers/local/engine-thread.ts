@@ -123,7 +123,8 @@ export class EngineCall {
  * (~28.5 KB a token) lived in the server's heap, and in a server that had built its contract validators it
  * survived the scavenges (6.8 MB a scavenge); a token then cost 95–115 µs of the event loop against 70–76
  * in a process of its own, and the model waits for those µs between tokens (docs/benchmarks.md, issue 30).
- * Here that garbage lives and dies in the thread's own heap, and the event loop pays a message a token.
+ * Here that garbage lives and dies in the thread's own heap, and the event loop pays a message a streamed
+ * token (an answer that is not streamed comes back in one).
  *
  * One thread for the process, never stopped before it exits: llama.cpp's backend is process-wide, and a
  * thread that loaded it frees it for everyone when it exits. It does not keep the process alive while idle.
