@@ -1,4 +1,5 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import type { Completion } from '../types.js';
 import {
   type FromEngineThread,
   STREAM_WINDOW,
@@ -53,7 +54,7 @@ class StreamRun {
  * The local engine's thread: hosts an `InProcessLocalProvider` per model and runs the calls the main
  * thread sends (`engine-thread.ts`). Everything node-llama-cpp does per token — sampling settings,
  * detokenising, the stop triggers — is garbage made here, in this thread's heap, and the main thread's
- * event loop gets a message a token.
+ * event loop gets a message a streamed token (an answer that is not streamed, one message).
  */
 export function serveEngineThread(port: MessagePort): void {
   const providers = new Map<number, Hosted>();
@@ -71,38 +72,38 @@ export function serveEngineThread(port: MessagePort): void {
     return hosted.provider;
   };
 
-  const stream = async (message: Extract<ToEngineThread, { t: 'stream' }>): Promise<void> => {
+  /**
+   * Runs a stream or an answer that the main thread may abort, and ends it with one `end`: with the answer
+   * (`generate`), or with `aborted` when it stopped because it was aborted.
+   */
+  const abortable = async (call: number, work: (run: StreamRun) => Promise<Completion | undefined>): Promise<void> => {
     const run = new StreamRun();
-    runs[message.call] = run;
+    runs[call] = run;
     try {
-      const provider = await loaded(providers.get(message.provider));
-      for await (const part of provider.stream(message.req, run.controller.signal)) {
-        send({ t: 'part', call: message.call, part: toWirePart(part) });
-        run.sent += 1;
-        if (!run.mayRunAhead) await run.untilCreditOrAbort();
-        if (run.controller.signal.aborted) break; // leaving the loop gives the sequence back
-      }
-      send({ t: 'end', call: message.call, aborted: run.controller.signal.aborted });
+      const completion = await work(run);
+      send({ t: 'end', call, aborted: run.controller.signal.aborted, ...(completion ? { completion } : {}) });
     } catch (err) {
-      send({ t: 'end', call: message.call, error: toWireError(err), aborted: run.controller.signal.aborted });
+      send({ t: 'end', call, error: toWireError(err), aborted: run.controller.signal.aborted });
     } finally {
-      runs[message.call] = undefined;
+      runs[call] = undefined;
     }
   };
 
-  // A whole answer in one message: a caller that does not stream pays no message a token.
-  const generate = async (message: Extract<ToEngineThread, { t: 'generate' }>): Promise<void> => {
-    const run = new StreamRun();
-    runs[message.call] = run;
-    try {
-      const provider = await loaded(providers.get(message.provider));
-      const completion = await provider.generate(message.req, run.controller.signal);
-      send({ t: 'end', call: message.call, completion });
-    } catch (err) {
-      send({ t: 'end', call: message.call, error: toWireError(err), aborted: run.controller.signal.aborted });
-    } finally {
-      runs[message.call] = undefined;
+  const stream = async (message: Extract<ToEngineThread, { t: 'stream' }>, run: StreamRun): Promise<undefined> => {
+    const provider = await loaded(providers.get(message.provider));
+    for await (const part of provider.stream(message.req, run.controller.signal)) {
+      send({ t: 'part', call: message.call, part: toWirePart(part) });
+      run.sent += 1;
+      if (!run.mayRunAhead) await run.untilCreditOrAbort();
+      if (run.controller.signal.aborted) break; // leaving the loop gives the sequence back
     }
+    return undefined;
+  };
+
+  // A whole answer in one message: a caller that does not stream pays no message a token.
+  const generate = async (message: Extract<ToEngineThread, { t: 'generate' }>, run: StreamRun) => {
+    const provider = await loaded(providers.get(message.provider));
+    return provider.generate(message.req, run.controller.signal);
   };
 
   const settle = async (call: number, work: () => Promise<unknown>): Promise<void> => {
@@ -126,19 +127,16 @@ export function serveEngineThread(port: MessagePort): void {
         void settle(message.call, () => loaded(providers.get(message.provider)));
         return;
       case 'stream':
-        void stream(message);
+        void abortable(message.call, (run) => stream(message, run));
         return;
       case 'generate':
-        void generate(message);
+        void abortable(message.call, (run) => generate(message, run));
         return;
       case 'close': {
         const hosted = providers.get(message.provider);
         providers.delete(message.provider);
-        void settle(message.call, async () => {
-          await hosted?.provider.close();
-          if (hosted) Atomics.store(hosted.state, 0, 0);
-          if (hosted) Atomics.store(hosted.state, 1, 0);
-        });
+        // Its queue state is left as it is: a closed LocalChatProvider answers zeros without reading it.
+        void settle(message.call, async () => hosted?.provider.close());
         return;
       }
       case 'abort':
