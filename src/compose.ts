@@ -6,6 +6,7 @@ import { ChatService, ContextRegistry, chatOperations, LocalModelSupervisor, rou
 import { type Clock, systemClock } from './clock/index.js';
 import { codeOperations } from './code/index.js';
 import type { Config } from './config/index.js';
+import { conversationOperations, conversationsUserData } from './conversations/index.js';
 import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index.js';
 import { EmbeddingService, embeddingOperations } from './embeddings/index.js';
 import { type HttpPorts, loadContract, type Operations } from './http/index.js';
@@ -182,6 +183,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
       memories: memoryUserData(memory, new SqlMemoryExport(db, memoryStore)),
       documents: ragUserData(rag),
       responses: responsesUserData(responseStore),
+      conversations: conversationsUserData(),
       usage: usageUserData(usage, usageStore),
     },
     clock,
@@ -278,10 +280,18 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     }),
     ...chatOperations({ chat, tiers }),
     ...responseOperations({
-      responses: new ResponsesService({ chat, store: responseStore, sandbox, clock }),
+      responses: new ResponsesService({
+        chat,
+        store: responseStore,
+        sandbox,
+        clock,
+        defaultMaxOutputTokens: (model) =>
+          routeBudget(config.routing[model] ?? [], {}, config.localEngine.contextSize).answerTokens,
+      }),
       store: responseStore,
       tiers,
     }),
+    ...conversationOperations(),
     ...embeddingOperations({ embeddings }),
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),

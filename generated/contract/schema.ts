@@ -51,8 +51,10 @@ export interface paths {
          *     `response.output_text.delta`/`.done`, `response.function_call_arguments.delta`/`.done`,
          *     `response.output_item.done`, `response.completed`, `response.incomplete` or `response.failed`), each with
          *     `sequence_number`. On a stream, `X-Credits-Charged` and `X-Cache` are the first model call's (a response that
-         *     runs code makes more; its usage row counts them all). What is supported, refused and ignored:
-         *     `docs/responses-conformance.md`.
+         *     runs code makes more; its usage row counts them all). `background: true` answers at once with the response
+         *     `queued` (no credits charged yet: its model calls are charged as they run; with `stream`, the events as
+         *     they are made). The same request is taken over a WebSocket (`x-websocket` on this path). What is supported,
+         *     refused and ignored: `docs/responses-conformance.md`.
          */
         post: operations["createResponse"];
         delete?: never;
@@ -72,15 +74,21 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A stored response
-         * @description A response created with `store` (the default) by this account, as it was returned. Another account's id, one created with `store: false` and a deleted one are 404.
+         * A stored response, or the events of a background one
+         * @description A response created with `store` (the default) by this account, as it is now (a background one: `queued`,
+         *     `in_progress`, then as it ended). Another account's id, another end user's through a key bound to one, one
+         *     created with `store: false` and a deleted one are 404. With `stream=true` (a background response only;
+         *     another is 400 `INVALID_PARAMETER` naming `stream`): its events as Server-Sent Events, those stored after
+         *     `starting_after` (a `sequence_number`) first, then the live ones as they are made, until its last event
+         *     (`response.completed`, `.incomplete`, `.failed`, or `response.cancelled`), from whichever replica runs it.
+         *     `include` and `include_obfuscation` are accepted and ignored.
          */
         get: operations["getResponse"];
         put?: never;
         post?: never;
         /**
          * Delete a stored response
-         * @description Deletes the response and its input items; a later `previous_response_id` naming it is 404. Responses that continued it keep their own copy of the conversation.
+         * @description Deletes the response and its input items; a later `previous_response_id` naming it is 404. Responses that continued it keep their own copy of the conversation. A background response still running is cancelled first.
          */
         delete: operations["deleteResponse"];
         options?: never;
@@ -106,6 +114,170 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/responses/compact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Compact a conversation (Open Responses' and OpenAI's `responses.compact`)
+         * @description Shortens a conversation so that a later response can continue from it with fewer input tokens. The
+         *     conversation is `input` (a string or input items), after the stored conversation of
+         *     `previous_response_id` when one is given; `instructions` guide nothing but this call. The answer's `output`
+         *     is the compacted conversation, to pass as (the start of) a later request's `input`, unchanged: the user's
+         *     messages as they were, then one `compaction` item whose `encrypted_content` holds what the rest said,
+         *     summarised by the model named (one model call, charged as a chat completion of that model; a summary of
+         *     nothing, a conversation of user messages only, makes no call and costs nothing). A later request reads a
+         *     `compaction` item as the summary of the conversation before it. `encrypted_content` is pvai's own
+         *     format, opaque to clients but not encrypted (the summary is the account's own text): base64url of
+         *     `{"v":1,"summary":…}`; an item that does not decode is 400 `INVALID_PARAMETER` naming it. Nothing is stored.
+         */
+        post: operations["compactResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/responses/{response_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a background response
+         * @description Ends a response created with `background: true` that is `queued` or `in_progress`: it becomes `cancelled`
+         *     (its model call is aborted wherever it runs, on this replica or another), keeps the output made so far, and
+         *     costs what its model calls that started cost, nothing more. A response that already ended is returned as
+         *     it is. A response not created in the background is 400 `INVALID_PARAMETER` (it cannot be cancelled: it ran
+         *     while its request waited). Another account's, or another end user's through a key bound to one, is 404.
+         */
+        post: operations["cancelResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a conversation (OpenAI's Conversations API)
+         * @description A conversation holds items (messages, function calls and their outputs, …) that a response continues
+         *     with `conversation`: its items come before the response's `input`, and the response's input and output are
+         *     appended to it. It belongs to the account and one end user: `user_id` (or OpenAI's `user`) names them,
+         *     else the key's end user (a key bound to one, or `default`). Up to 20 `items` to start with, and
+         *     `metadata` (up to 16 string values).
+         */
+        post: operations["createConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/conversations/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A conversation
+         * @description The account's conversation (through a key bound to an end user, only that end user's); any other is 404.
+         */
+        get: operations["getConversation"];
+        put?: never;
+        /**
+         * Replace a conversation's metadata
+         * @description `metadata` replaces the conversation's metadata (`null`: none).
+         */
+        post: operations["updateConversation"];
+        /**
+         * Delete a conversation and its items
+         * @description Deletes the conversation and its items; a later `conversation` naming it is 404. Responses made in it stay (their own copy of what they were given).
+         */
+        delete: operations["deleteConversation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/conversations/{conversation_id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The items of a conversation
+         * @description The items in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after` (an id not in the conversation is 404). `include` is accepted: items are always returned whole.
+         */
+        get: operations["listConversationItems"];
+        put?: never;
+        /**
+         * Add items to a conversation
+         * @description Appends 1–20 items (input items, as `input` of a response takes them: messages, function calls, their outputs, …), each given an id when it has none; answers the items added, in order.
+         */
+        post: operations["createConversationItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/conversations/{conversation_id}/items/{item_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                conversation_id: components["parameters"]["ConversationId"];
+                /** @example msg_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                item_id: components["parameters"]["ItemId"];
+            };
+            cookie?: never;
+        };
+        /** One item of a conversation */
+        get: operations["getConversationItem"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete one item of a conversation
+         * @description Deletes the item; answers the conversation, as OpenAI does.
+         */
+        delete: operations["deleteConversationItem"];
         options?: never;
         head?: never;
         patch?: never;
@@ -747,7 +919,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
             details: {
                 [key: string]: unknown;
             } | null;
@@ -885,7 +1057,7 @@ export interface components {
         };
         /** @description A string, or an array of parts whose `text` parts are joined in order (the whole at most 1,000,000 characters). */
         MessageContent: string | components["schemas"]["ContentPart"][];
-        /** @description A `text` part (`{type: text, text}`), or a part of a kind the models cannot read (`image_url`, `input_audio`, `file`), which is refused with 400 `UNSUPPORTED_CONTENT`. A `text` part without `text` is 400 `INVALID_PARAMETER`. */
+        /** @description A `text` part (`{type: text, text}`); an `image_url` part, passed unchanged to a model that reads images (`vision` in its `capabilities`, `GET /z1/models`) and refused with 400 `UNSUPPORTED_CONTENT` naming it by any other; or a part of a kind the models cannot read (`input_audio`, `file`), refused the same way. A `text` part without `text` is 400 `INVALID_PARAMETER`. */
         ContentPart: {
             /** @enum {string} */
             type: "text" | "image_url" | "input_audio" | "file";
@@ -954,8 +1126,9 @@ export interface components {
         };
         /**
          * @description OpenAI's chat request, as today's clients send it. `user_id` names the end user whose memory and documents
-         *     are used; when it is absent, OpenAI's own `user` does (same isolation, same memory); with neither the request
-         *     is 400 `INVALID_PARAMETER` naming `user_id`. OpenAI fields that clients send by default and pvai has no use
+         *     are used; when it is absent, OpenAI's own `user` does (same isolation, same memory); with neither, the end user
+         *     a key was created bound to, and through any other key the request is 400 `INVALID_PARAMETER` naming `user_id`
+         *     (a key bound to an end user refuses another with 403 `END_USER_NOT_ALLOWED`). OpenAI fields that clients send by default and pvai has no use
          *     for are accepted: `top_p`, `stop`, `seed`, `presence_penalty` and `frequency_penalty` are honoured by the
          *     local engine and passed to an upstream; `logit_bias`, `store`, `metadata`, `service_tier`,
          *     `parallel_tool_calls` and `logprobs: false` are accepted and ignored (`docs/decisions.md`).
@@ -1167,8 +1340,8 @@ export interface components {
              * @description Embedding model only: the length of each vector (384 for all-MiniLM-L6-v2).
              */
             dimensions?: number;
-            /** @description What a request may use: `streaming`, `tools` (function calling), `structured_output` (`response_format` json_object and json_schema), `embeddings`. */
-            capabilities: ("streaming" | "tools" | "structured_output" | "embeddings")[];
+            /** @description What a request may use: `streaming`, `tools` (function calling), `structured_output` (`response_format` json_object and json_schema), `vision` (image parts: `image_url` in chat, `input_image` in responses; only when every target of the model's route is declared `vision: true`), `embeddings`. */
+            capabilities: ("streaming" | "tools" | "structured_output" | "vision" | "embeddings")[];
             /** @enum {string} */
             object: "model";
             /**
@@ -1405,6 +1578,8 @@ export interface components {
             documents: components["schemas"]["UserDocumentExport"][];
             /** @description The user's stored responses (Responses API), each as it was returned, with its input items. */
             responses: components["schemas"]["UserResponseExport"][];
+            /** @description The user's conversations (Conversations API), each with its items. */
+            conversations: components["schemas"]["UserConversationExport"][];
             /** @description The usage rows of the requests that named the user, oldest first. */
             usage: components["schemas"]["UserUsageRecord"][];
         };
@@ -1463,6 +1638,11 @@ export interface components {
                  * @description Stored responses deleted, with their input and output items.
                  */
                 responses: number;
+                /**
+                 * Format: int64
+                 * @description Conversations deleted, with their items.
+                 */
+                conversations: number;
                 /**
                  * Format: int64
                  * @description Usage rows kept without the user id.
@@ -1583,6 +1763,8 @@ export interface components {
             /** @description The first characters of the key, for recognising it. */
             prefix: string;
             name: string | null;
+            /** @description The end user the key is bound to, or null. */
+            user_id: string | null;
             account_id: string;
             /** Format: date-time */
             created_at: string;
@@ -1598,37 +1780,56 @@ export interface components {
         };
         KeyCreateRequest: {
             name?: string;
+            /** @description Binds the key to this end user: a request through it that names no end user acts for them, and one naming another is 403 `END_USER_NOT_ALLOWED`. */
+            user_id?: string;
         };
         KeyWithSecret: {
             key: components["schemas"]["ApiKey"];
             api_key: string;
         };
         /**
-         * @description OpenAI's Responses request. The end user is `user_id`, else OpenAI's `user`, else `safety_identifier` (400
-         *     `INVALID_PARAMETER` naming `user_id` with none); memory is on by default as in chat (`use_memory`), and
-         *     `skip_cache` bypasses the response cache. Accepted and ignored: `reasoning`, `truncation`, `service_tier`,
-         *     `prompt_cache_key`, `stream_options`, `text.verbosity`, `top_logprobs: 0`, `background: false`
-         *     (`docs/responses-conformance.md`).
+         * @description OpenAI's Responses request. The end user is `user_id`, else OpenAI's `user`, else `safety_identifier`, else
+         *     the key's own end user: the one a key was created bound to, or the account's end user `default`
+         *     (`docs/decisions.md`, *The end user of a request*); through a key bound to an end user, naming another is
+         *     403 `END_USER_NOT_ALLOWED`. Memory is on by default as in chat (`use_memory`), and `skip_cache` bypasses
+         *     the response cache. `conversation` continues a conversation (its items come before `input`, and the
+         *     response's input and output are appended to it); `background: true` answers at once with the `queued`
+         *     response, which runs on the service's durable queue (poll `GET`, follow its events with `GET ?stream=true`,
+         *     end it with `POST …/cancel`). Accepted and ignored: `reasoning`, `truncation`, `service_tier`,
+         *     `prompt_cache_key`, `stream_options`, `text.verbosity`, `top_logprobs: 0` (`docs/responses-conformance.md`).
          */
         ResponseCreateRequest: {
             model: components["schemas"]["ModelId"];
             input: string | components["schemas"]["ResponseInputItem"][];
             /** @description A system message for this response only (not carried to a response that continues it). */
             instructions?: string | null;
-            /** @description A stored response of the same end user whose conversation this one continues; another end user's, another account's or an unstored one is 404. */
+            /** @description A stored response of the same end user whose conversation this one continues; another end user's, another account's or an unstored one is 404 `PREVIOUS_RESPONSE_NOT_FOUND`. Not with `conversation`. */
             previous_response_id?: string | null;
+            /** @description A conversation of the same end user (its id, or `{id}`): its items come before `input`, and this response's input and output items are appended to it once it ends. Another end user's or account's is 404 `NOT_FOUND`. Not with `previous_response_id`. */
+            conversation?: (string | null) | {
+                id: string;
+            };
             /**
              * @description Keep the response for `GET`, `previous_response_id` and `input_items` (in the service's database, per account and end user).
              * @default true
              */
             store?: boolean | null;
             /**
+             * @description Run the response on the durable queue and answer at once with it `queued` (needs `store`; with `stream`, the answer is its events as they are made). A crash of the server running it ends it `failed` after its lease (30 s), never `in_progress` for ever.
+             * @default false
+             */
+            background?: boolean | null;
+            /**
              * Format: int32
-             * @description The answer limit, as chat's `max_tokens`. Reached: `status: incomplete` with `incomplete_details.reason: max_output_tokens`.
+             * @description The answer limit, as chat's `max_tokens` (`null`: the route's default, echoed as applied). Reached: `status: incomplete` with `incomplete_details.reason: max_output_tokens`.
              */
             max_output_tokens?: number | null;
             temperature?: number | null;
             top_p?: number | null;
+            /** @description As chat's: honoured by the local engine, passed to an upstream. */
+            presence_penalty?: number | null;
+            /** @description As chat's: honoured by the local engine, passed to an upstream. */
+            frequency_penalty?: number | null;
             tools?: components["schemas"]["ResponseTool"][] | null;
             tool_choice?: components["schemas"]["ResponseToolChoice"];
             parallel_tool_calls?: boolean | null;
@@ -1678,18 +1879,13 @@ export interface components {
             truncation?: "auto" | "disabled" | null;
             /** @description Accepted and ignored. */
             service_tier?: string | null;
-            /** @description Accepted and ignored. */
+            /** @description Accepted, echoed and otherwise ignored: pvai's response cache is keyed on the request itself. */
             prompt_cache_key?: string | null;
             /**
              * Format: int32
              * @description Only 0: log-probabilities are not returned.
              */
             top_logprobs?: number | null;
-            /**
-             * @description Only false: a response is answered while the request waits.
-             * @enum {boolean|null}
-             */
-            background?: false | null;
         };
         /**
          * @description An input item. A message (`type: message`, or no `type` with a `role`): `role` user, assistant, system or
@@ -1701,7 +1897,7 @@ export interface components {
          */
         ResponseInputItem: {
             /** @enum {string} */
-            type?: "message" | "function_call_output" | "function_call" | "file_search_call" | "web_search_call" | "code_interpreter_call" | "reasoning" | "item_reference";
+            type?: "message" | "function_call_output" | "function_call" | "file_search_call" | "web_search_call" | "code_interpreter_call" | "reasoning" | "item_reference" | "compaction";
             /** @enum {string} */
             role?: "user" | "assistant" | "system" | "developer";
             content?: string | ({
@@ -1718,6 +1914,8 @@ export interface components {
                 [key: string]: unknown;
             }[];
             status?: string;
+            /** @description A `compaction` item's summary, as `POST /z1/responses/compact` made it. */
+            encrypted_content?: string;
         } & {
             [key: string]: unknown;
         };
@@ -1781,6 +1979,7 @@ export interface components {
             };
             strict?: boolean | null;
         };
+        /** @description Every field of Open Responses' `ResponseResource` (2026-04-24), with its default when the request did not set it; the same object in `POST`, `GET`, the export and every streaming event that carries one. pvai adds `user_id` and `memory_context`. */
         Response: {
             id: string;
             /** @enum {string} */
@@ -1791,9 +1990,9 @@ export interface components {
              */
             created_at: number;
             /** Format: int64 */
-            completed_at?: number | null;
+            completed_at: number | null;
             /** @enum {string} */
-            status: "completed" | "incomplete" | "failed" | "in_progress";
+            status: "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
             /** ResponseFailure */
             error: {
                 code: string;
@@ -1804,30 +2003,41 @@ export interface components {
                 reason: "max_output_tokens" | "content_filter";
             } | null;
             instructions: string | null;
+            /**
+             * Format: int32
+             * @description The answer limit applied: the request's, else its route's default.
+             */
+            max_output_tokens: number | null;
             /** Format: int32 */
-            max_output_tokens?: number | null;
-            /** Format: int32 */
-            max_tool_calls?: number | null;
+            max_tool_calls: number | null;
             model: components["schemas"]["ModelId"];
             output: components["schemas"]["ResponseOutputItem"][];
             parallel_tool_calls: boolean;
-            previous_response_id?: string | null;
-            store?: boolean;
-            temperature: number | null;
-            top_p: number | null;
+            previous_response_id: string | null;
+            conversation: {
+                id: string;
+            } | null;
+            store: boolean;
+            temperature: number;
+            top_p: number;
+            presence_penalty: number;
+            frequency_penalty: number;
+            /** Format: int32 */
+            top_logprobs: number;
             tool_choice: components["schemas"]["ResponseToolChoice"];
+            /** @description As sent; a function tool with its `description` and `parameters` (null when absent) and `strict` (true when absent, as the local engine holds the arguments to `parameters`). */
             tools: components["schemas"]["ResponseTool"][];
-            text?: {
-                format?: components["schemas"]["ResponseTextFormat"];
+            text: {
+                format: components["schemas"]["ResponseTextFormat"];
             };
             /** @enum {string} */
-            truncation?: "auto" | "disabled";
-            reasoning?: {
+            truncation: "auto" | "disabled";
+            reasoning: {
                 effort?: string | null;
                 summary?: string | null;
             } | null;
-            background?: boolean;
-            service_tier?: string;
+            background: boolean;
+            service_tier: string;
             usage: {
                 /** Format: int64 */
                 input_tokens: number;
@@ -1844,9 +2054,10 @@ export interface components {
                 /** Format: int64 */
                 total_tokens: number;
             } | null;
-            user?: string | null;
+            user: string | null;
             user_id: string;
-            safety_identifier?: string | null;
+            safety_identifier: string | null;
+            prompt_cache_key: string | null;
             metadata: {
                 [key: string]: string;
             };
@@ -1955,6 +2166,110 @@ export interface components {
             first_id: string | null;
             last_id: string | null;
             has_more: boolean;
+        };
+        /** @description `responses.compact`: the conversation to compact is `input`, after the stored conversation of `previous_response_id`. The end user: `user_id`, else `user`, else `safety_identifier`, else the key's (a key bound to one, or `default`). */
+        ResponseCompactRequest: {
+            model: components["schemas"]["ModelId"];
+            input?: (string | null) | components["schemas"]["ResponseInputItem"][];
+            previous_response_id?: string | null;
+            instructions?: string | null;
+            /** @description Accepted and ignored. */
+            prompt_cache_key?: string | null;
+            user?: string | null;
+            user_id?: string;
+            safety_identifier?: string | null;
+        };
+        ResponseCompaction: {
+            id: string;
+            /** @enum {string} */
+            object: "response.compaction";
+            /** Format: int64 */
+            created_at: number;
+            /** @description The user's messages as they were sent, then one `compaction` item (`encrypted_content`: the summary of the rest). Passed back unchanged as a later request's `input`. */
+            output: ({
+                id: string;
+                /** @enum {string} */
+                type: "message" | "compaction";
+                encrypted_content?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            usage: components["schemas"]["ResponseUsage"];
+        };
+        ResponseUsage: {
+            /** Format: int64 */
+            input_tokens: number;
+            input_tokens_details: {
+                /** Format: int64 */
+                cached_tokens: number;
+            };
+            /** Format: int64 */
+            output_tokens: number;
+            output_tokens_details: {
+                /** Format: int64 */
+                reasoning_tokens: number;
+            };
+            /** Format: int64 */
+            total_tokens: number;
+        };
+        Conversation: {
+            id: string;
+            /** @enum {string} */
+            object: "conversation";
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created_at: number;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description The end user the conversation belongs to (pvai). */
+            user_id: string;
+        };
+        ConversationCreateRequest: {
+            items?: components["schemas"]["ResponseInputItem"][] | null;
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            /** @description The end user (pvai); else `user`, else the key's. */
+            user_id?: string;
+            user?: string | null;
+        };
+        ConversationUpdateRequest: {
+            metadata: {
+                [key: string]: string;
+            } | null;
+        };
+        ConversationDeleted: {
+            id: string;
+            /** @enum {string} */
+            object: "conversation.deleted";
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        /** @description An item as it was added (an input item) or made (an output item of a response), with its id; a message without `status` says `completed`. */
+        ConversationItem: {
+            id: string;
+            type: string;
+        } & {
+            [key: string]: unknown;
+        };
+        ConversationItemList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["ConversationItem"][];
+            first_id: string | null;
+            last_id: string | null;
+            has_more: boolean;
+        };
+        ConversationItemCreateRequest: {
+            items: components["schemas"]["ResponseInputItem"][];
+        };
+        UserConversationExport: {
+            conversation: components["schemas"]["Conversation"];
+            /** @description The conversation's items, oldest first. */
+            items: components["schemas"]["ConversationItem"][];
         };
     };
     responses: {
@@ -2172,7 +2487,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The tier does not include this model (`MODEL_NOT_ALLOWED`) or feature (`FEATURE_NOT_ALLOWED`). */
+        /** @description The tier does not include this model (`MODEL_NOT_ALLOWED`) or feature (`FEATURE_NOT_ALLOWED`), or the key is bound to another end user than the request names (`END_USER_NOT_ALLOWED`). */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -2202,7 +2517,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No such resource (or not the caller's). */
+        /** @description No such resource (or not the caller's); a `previous_response_id` that names none is `PREVIOUS_RESPONSE_NOT_FOUND` (OpenAI's `previous_response_not_found`). */
         NotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -2500,6 +2815,12 @@ export interface components {
         MemoryId: string;
         /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
         ResponseId: string;
+        /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+        ConversationId: string;
+        /** @example msg_4e5f60718293a4b5c6d7e8f9011b2c3d */
+        ItemId: string;
+        /** @description Accepted and ignored: items are always returned whole. */
+        IncludeQuery: string[];
         /** @example doc_7c2e9a0b1f3d */
         DocumentId: string;
         /** @example acct_3kTMd9e2XwQpL7vB */
@@ -2671,6 +2992,7 @@ export interface operations {
                      *       "incomplete_details": null,
                      *       "instructions": null,
                      *       "max_output_tokens": 64,
+                     *       "max_tool_calls": null,
                      *       "model": "PV-TURBO",
                      *       "output": [
                      *         {
@@ -2690,9 +3012,14 @@ export interface operations {
                      *       ],
                      *       "parallel_tool_calls": true,
                      *       "previous_response_id": null,
+                     *       "conversation": null,
                      *       "store": true,
+                     *       "background": false,
                      *       "temperature": 0.7,
                      *       "top_p": 1,
+                     *       "presence_penalty": 0,
+                     *       "frequency_penalty": 0,
+                     *       "top_logprobs": 0,
                      *       "tool_choice": "auto",
                      *       "tools": [],
                      *       "text": {
@@ -2701,6 +3028,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "truncation": "disabled",
+                     *       "reasoning": {
+                     *         "effort": null,
+                     *         "summary": null
+                     *       },
+                     *       "service_tier": "default",
                      *       "usage": {
                      *         "input_tokens": 21,
                      *         "input_tokens_details": {
@@ -2713,6 +3045,8 @@ export interface operations {
                      *         "total_tokens": 33
                      *       },
                      *       "user": null,
+                     *       "safety_identifier": null,
+                     *       "prompt_cache_key": null,
                      *       "user_id": "user-123",
                      *       "metadata": {},
                      *       "memory_context": {
@@ -2754,7 +3088,15 @@ export interface operations {
     };
     getResponse: {
         parameters: {
-            query?: never;
+            query?: {
+                stream?: boolean;
+                /** @description Events after this `sequence_number` (default: all). */
+                starting_after?: number;
+                /** @description Accepted and ignored: items are always returned whole. */
+                include?: components["parameters"]["IncludeQuery"];
+                /** @description Accepted and ignored. */
+                include_obfuscation?: boolean;
+            };
             header?: never;
             path: {
                 /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
@@ -2764,7 +3106,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The response. */
+            /** @description The response (JSON), or its events with `stream=true`. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -2775,6 +3117,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Response"];
+                    "text/event-stream": {
+                        data: string;
+                        event?: string;
+                        id?: string;
+                        /** Format: int32 */
+                        retry?: number;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2862,6 +3211,483 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    compactResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "model": "PV-TURBO",
+                 *       "input": [
+                 *         {
+                 *           "type": "message",
+                 *           "role": "user",
+                 *           "content": "We agreed to launch on Tuesday."
+                 *         },
+                 *         {
+                 *           "type": "message",
+                 *           "role": "assistant",
+                 *           "content": "Understood: Tuesday."
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResponseCompactRequest"];
+            };
+        };
+        responses: {
+            /** @description The compacted conversation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Credits-Charged": components["headers"]["XCreditsCharged"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "resp_1b2c3d4e5f60718293a4b5c6d7e8f901",
+                     *       "object": "response.compaction",
+                     *       "created_at": 1795000000,
+                     *       "output": [
+                     *         {
+                     *           "id": "msg_1b2c3d4e5f60718293a4b5c6d7e8f901",
+                     *           "type": "message",
+                     *           "status": "completed",
+                     *           "role": "user",
+                     *           "content": [
+                     *             {
+                     *               "type": "input_text",
+                     *               "text": "We agreed to launch on Tuesday."
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": "cmp_1b2c3d4e5f60718293a4b5c6d7e8f901",
+                     *           "type": "compaction",
+                     *           "encrypted_content": "djEuQ2xhdWRl"
+                     *         }
+                     *       ],
+                     *       "usage": {
+                     *         "input_tokens": 60,
+                     *         "input_tokens_details": {
+                     *           "cached_tokens": 0
+                     *         },
+                     *         "output_tokens": 12,
+                     *         "output_tokens_details": {
+                     *           "reasoning_tokens": 0
+                     *         },
+                     *         "total_tokens": 72
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ResponseCompaction"];
+                };
+            };
+            400: components["responses"]["ChatBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["InsufficientCredits"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["UpstreamError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["UpstreamTimeout"];
+        };
+    };
+    cancelResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The response, `cancelled` (or as it ended, when it ended first). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "metadata": {
+                 *         "topic": "demo"
+                 *       },
+                 *       "items": [
+                 *         {
+                 *           "type": "message",
+                 *           "role": "user",
+                 *           "content": "Hello!"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "conv_4e5f60718293a4b5c6d7e8f9011b2c3d",
+                     *       "object": "conversation",
+                     *       "created_at": 1795000000,
+                     *       "metadata": {
+                     *         "topic": "demo"
+                     *       },
+                     *       "user_id": "default"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "metadata": {
+                 *         "topic": "project-x"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The conversation, updated. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "conv_4e5f60718293a4b5c6d7e8f9011b2c3d",
+                     *       "object": "conversation.deleted",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConversationDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listConversationItems: {
+        parameters: {
+            query?: {
+                limit?: number;
+                order?: "asc" | "desc";
+                after?: string;
+                /** @description Accepted and ignored: items are always returned whole. */
+                include?: components["parameters"]["IncludeQuery"];
+            };
+            header?: never;
+            path: {
+                /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of items. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationItemList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createConversationItems: {
+        parameters: {
+            query?: {
+                /** @description Accepted and ignored: items are always returned whole. */
+                include?: components["parameters"]["IncludeQuery"];
+            };
+            header?: never;
+            path: {
+                /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "type": "message",
+                 *           "role": "user",
+                 *           "content": "And in French?"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationItemCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The items added. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationItemList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getConversationItem: {
+        parameters: {
+            query?: {
+                /** @description Accepted and ignored: items are always returned whole. */
+                include?: components["parameters"]["IncludeQuery"];
+            };
+            header?: never;
+            path: {
+                /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                conversation_id: components["parameters"]["ConversationId"];
+                /** @example msg_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                item_id: components["parameters"]["ItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationItem"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteConversationItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                conversation_id: components["parameters"]["ConversationId"];
+                /** @example msg_4e5f60718293a4b5c6d7e8f9011b2c3d */
+                item_id: components["parameters"]["ItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createEmbedding: {
         parameters: {
             query?: never;
@@ -2922,6 +3748,7 @@ export interface operations {
             400: components["responses"]["EmbeddingBadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["InsufficientCredits"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2974,6 +3801,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["ExecutionTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3250,6 +4078,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3306,6 +4135,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3350,6 +4180,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3395,6 +4226,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3457,6 +4289,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3520,6 +4353,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3567,6 +4401,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3611,6 +4446,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3668,6 +4504,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3725,6 +4562,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3771,6 +4609,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3818,6 +4657,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3905,6 +4745,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "responses": [],
+                     *       "conversations": [],
                      *       "usage": [
                      *         {
                      *           "request_id": "req_2f9c1e7a",
@@ -3926,6 +4767,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3963,6 +4805,7 @@ export interface operations {
                      *         "memories": 3,
                      *         "documents": 1,
                      *         "responses": 2,
+                     *         "conversations": 1,
                      *         "usage": 42
                      *       }
                      *     }
@@ -3972,6 +4815,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4516,7 +5360,8 @@ export interface operations {
                      *         "account_id": "acct_3kTMd9e2XwQpL7vB",
                      *         "created_at": "2026-11-21T10:00:00.000Z",
                      *         "last_used_at": null,
-                     *         "revoked_at": null
+                     *         "revoked_at": null,
+                     *         "user_id": null
                      *       },
                      *       "api_key": "pv_sk_4fQ9zL2mN8xR1tY6uW3vB7cK0pJ5hG2dS9aE"
                      *     }
@@ -4561,7 +5406,8 @@ export interface operations {
                      *       "account_id": "acct_3kTMd9e2XwQpL7vB",
                      *       "created_at": "2026-11-21T10:00:00.000Z",
                      *       "last_used_at": "2026-11-21T12:00:00.000Z",
-                     *       "revoked_at": "2026-11-21T13:00:00.000Z"
+                     *       "revoked_at": "2026-11-21T13:00:00.000Z",
+                     *       "user_id": null
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKey"];
@@ -4602,7 +5448,8 @@ export interface operations {
                      *         "account_id": "acct_3kTMd9e2XwQpL7vB",
                      *         "created_at": "2026-11-21T13:00:00.000Z",
                      *         "last_used_at": null,
-                     *         "revoked_at": null
+                     *         "revoked_at": null,
+                     *         "user_id": null
                      *       },
                      *       "api_key": "pv_sk_8hT2wQ9mK4xB7nV1cZ6rL3yP0tG5jD2sF8aE"
                      *     }

@@ -129,7 +129,8 @@ export class AccountService {
     return account;
   }
 
-  async createKey(accountId: string, name: string | null): Promise<CreatedKey> {
+  /** A new key of the account; `userId` binds it to that end user (requests through it act for them alone). */
+  async createKey(accountId: string, name: string | null, userId: string | null = null): Promise<CreatedKey> {
     await this.requireAccount(accountId);
     const generated = generateApiKey();
     const key: ApiKeyRecord = {
@@ -137,6 +138,7 @@ export class AccountService {
       accountId,
       prefix: generated.prefix,
       name,
+      userId,
       createdAt: this.#clock(),
       lastUsedAt: null,
       revokedAt: null,
@@ -152,11 +154,11 @@ export class AccountService {
     return key;
   }
 
-  /** A new key with the same name; the old one is revoked. */
+  /** A new key with the same name and end user; the old one is revoked. */
   async rotateKey(keyId: string): Promise<CreatedKey> {
     const old = await this.#store.getKey(keyId);
     if (!old) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
-    const created = await this.createKey(old.accountId, old.name);
+    const created = await this.createKey(old.accountId, old.name, old.userId);
     await this.#store.revokeKey(keyId, this.#clock());
     this.#invalidate();
     return created;

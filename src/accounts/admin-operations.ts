@@ -37,7 +37,7 @@ export function adminOperations(accounts: AccountService): Operations<AdminOpera
       body: accountBody(await accounts.addCredits(params.account_id, body.amount)),
     }),
     adminCreateKey: async ({ params, body }) => {
-      const created = await accounts.createKey(params.account_id, body?.name ?? null);
+      const created = await accounts.createKey(params.account_id, body?.name ?? null, body?.user_id ?? null);
       return { status: 201, body: { key: keyBody(created.key), api_key: created.secret } };
     },
     adminListKeys: async ({ params }) => ({

@@ -24,5 +24,6 @@ export function keyBody(k: ApiKeyRecord): Schema<'ApiKey'> {
     created_at: new Date(k.createdAt).toISOString(),
     last_used_at: iso(k.lastUsedAt),
     revoked_at: iso(k.revokedAt),
+    user_id: k.userId,
   };
 }

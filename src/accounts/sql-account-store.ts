@@ -15,7 +15,7 @@ import { newId } from './api-key.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
 
 const ACCOUNT_COLUMNS = 'id, email, tier, credits, created_at';
-const KEY_COLUMNS = 'id, account_id, prefix, name, created_at, last_used_at, revoked_at';
+const KEY_COLUMNS = 'id, account_id, prefix, name, user_id, created_at, last_used_at, revoked_at';
 
 function toAccount(row: Row): Account {
   const tier = row.tier;
@@ -36,6 +36,7 @@ function toKey(row: Row): ApiKeyRecord {
     accountId: String(row.account_id),
     prefix: String(row.prefix),
     name: row.name === null || row.name === undefined ? null : String(row.name),
+    userId: row.user_id === null || row.user_id === undefined ? null : String(row.user_id),
     createdAt: Number(row.created_at),
     lastUsedAt: nullableNumber(row.last_used_at),
     revokedAt: nullableNumber(row.revoked_at),
@@ -168,8 +169,8 @@ export class SqlAccountStore implements AccountStore {
 
   async insertKey(key: ApiKeyRecord, hash: string): Promise<void> {
     await this.#db.query(
-      'INSERT INTO api_keys (id, account_id, key_hash, prefix, name, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
-      [key.id, key.accountId, hash, key.prefix, key.name, key.createdAt],
+      'INSERT INTO api_keys (id, account_id, key_hash, prefix, name, user_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      [key.id, key.accountId, hash, key.prefix, key.name, key.userId, key.createdAt],
     );
   }
 
@@ -197,7 +198,7 @@ export class SqlAccountStore implements AccountStore {
 
   async findActiveKeyByHash(hash: string): Promise<Principal | undefined> {
     const rows = await this.#db.query(
-      `SELECT k.id, k.account_id, k.prefix, k.name, k.created_at, k.last_used_at, k.revoked_at,
+      `SELECT k.id, k.account_id, k.prefix, k.name, k.user_id, k.created_at, k.last_used_at, k.revoked_at,
               a.email, a.tier, a.credits, a.created_at AS account_created_at
          FROM api_keys k JOIN accounts a ON a.id = k.account_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,

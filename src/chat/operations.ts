@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
-import { type Call, type Operations, type Reply, requirePrincipal } from '../http/index.js';
+import { type Call, type Operations, type Reply, requiredEndUserOf, requirePrincipal } from '../http/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import type { Answer, ChatService, StreamedAnswer } from './chat-service.js';
-import { checkToolChoice, normalizeChatRequest } from './request.js';
+import { checkToolChoice, missingEndUser, normalizeChatRequest } from './request.js';
 import { pipeAsSse } from './sse.js';
 import { completionBody } from './wire.js';
 
@@ -50,7 +50,12 @@ export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): 
   return {
     createChatCompletion: async ({ body }, call) => {
       const { account } = requirePrincipal(call);
-      const request = normalizeChatRequest(body);
+      const named = body.user_id ?? body.user;
+      const field = body.user_id === undefined && body.user !== undefined ? 'user' : 'user_id';
+      const request = normalizeChatRequest(
+        body,
+        requiredEndUserOf(requirePrincipal(call), named, missingEndUser, field),
+      );
       call.usage.userId = request.user_id;
       checkToolChoice(request);
       deps.tiers.checkModel(account, request.model);

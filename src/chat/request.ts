@@ -85,20 +85,21 @@ function messageOf(message: BodyMessage, index: number): ChatMessage {
   return { ...(message as Omit<ChatMessage, 'role' | 'content'>), role, content };
 }
 
+/** No end user named and none bound to the key: 400 naming `user_id`, as before `user` was read. */
+export function missingEndUser(): AppError {
+  return new AppError('INVALID_PARAMETER', "user_id is required (or OpenAI's user field naming the end user)", {
+    field: 'user_id',
+    reason: 'is required',
+  });
+}
+
 /**
- * The contract's chat body → the pipeline's request. Refusals: no end user (neither `user_id` nor OpenAI's
- * `user`: 400 naming `user_id`, as before `user` was read), a content part the models cannot read (400
- * UNSUPPORTED_CONTENT). Both answer limits given: the smaller holds.
+ * The contract's chat body → the pipeline's request, for the end user `endUser` (the one it names, or its key's:
+ * `requiredEndUserOf`). Refusals: a content part the models cannot read (400 UNSUPPORTED_CONTENT). Both answer
+ * limits given: the smaller holds.
  */
-export function normalizeChatRequest(body: ChatCompletionBody): ChatCompletionRequest {
-  const { user, user_id, max_completion_tokens, messages, ...rest } = body;
-  const endUser = user_id ?? user;
-  if (endUser === undefined) {
-    throw new AppError('INVALID_PARAMETER', "user_id is required (or OpenAI's user field naming the end user)", {
-      field: 'user_id',
-      reason: 'is required',
-    });
-  }
+export function normalizeChatRequest(body: ChatCompletionBody, endUser: string): ChatCompletionRequest {
+  const { user: _user, user_id: _userId, max_completion_tokens, messages, ...rest } = body;
   const limits = [rest.max_tokens, max_completion_tokens].filter((n): n is number => n !== undefined);
   return {
     ...rest,
@@ -135,6 +136,17 @@ export function toRoutedRequest(request: ChatCompletionRequest, extraSystem: rea
  */
 export function checkToolChoice(request: Pick<ChatCompletionRequest, 'tools' | 'tool_choice'>): void {
   const choice = request.tool_choice;
+  // A call the model must make, with nothing to call: refused as OpenAI does, not answered in text.
+  if (choice === 'required' && (request.tools ?? []).length === 0) {
+    throw new AppError(
+      'INVALID_PARAMETER',
+      'tool_choice is required, but tools is empty: give tools or another tool_choice',
+      {
+        field: 'tool_choice',
+        reason: 'needs tools',
+      },
+    );
+  }
   if (typeof choice !== 'object' || choice === null) return;
   const name = choice.function.name;
   if (request.tools?.some((tool) => tool.function.name === name)) return;

@@ -127,14 +127,19 @@ keys
   .command('create')
   .requiredOption('--account <id>')
   .option('--name <name>')
+  .option('--user-id <end-user>', 'bind the key to this end user: requests through it act for them alone')
   .option('--json')
-  .action(async (o: { account: string; name?: string; json?: boolean }) => {
+  .action(async (o: { account: string; name?: string; userId?: string; json?: boolean }) => {
+    // The contract's rule for an end user id: 1–256 characters, no control character.
+    if (o.userId !== undefined && !/^[^\u0000-\u001F\u007F]{1,256}$/u.test(o.userId)) {
+      throw new Error('--user-id must be 1 to 256 characters with no control character');
+    }
     await withStorage(async ({ accounts: service }) => {
-      const { key, secret } = await service.createKey(o.account, o.name ?? null);
+      const { key, secret } = await service.createKey(o.account, o.name ?? null, o.userId ?? null);
       print(
         Boolean(o.json),
-        { key: { id: key.id, prefix: key.prefix, name: key.name }, api_key: secret },
-        `key ${key.id}\nAPI key (shown once): ${secret}`,
+        { key: { id: key.id, prefix: key.prefix, name: key.name, user_id: key.userId }, api_key: secret },
+        `key ${key.id}${key.userId ? ` (end user ${key.userId})` : ''}\nAPI key (shown once): ${secret}`,
       );
     });
   });

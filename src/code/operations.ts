@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import { type Operations, requirePrincipal } from '../http/index.js';
+import { endUserOf, type Operations, requirePrincipal } from '../http/index.js';
 import type { CodeRunner } from '../sandbox/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 
@@ -9,8 +9,9 @@ const FREE = { 'X-Credits-Charged': '0' };
 export function codeOperations(deps: { sandbox: CodeRunner; tiers: TierPolicy }): Operations<'executeCode'> {
   return {
     executeCode: async ({ body }, call) => {
-      const { account } = requirePrincipal(call);
-      call.usage.userId = body.user_id;
+      const principal = requirePrincipal(call);
+      const { account } = principal;
+      call.usage.userId = endUserOf(principal, body.user_id);
       const timeout = deps.tiers.codeTimeout(account, body.timeout);
       const outcome = await deps.sandbox.execute(
         { code: body.code, timeoutSeconds: timeout, accountId: account.id },

@@ -1,4 +1,4 @@
-import { type Operations, requirePrincipal } from '../http/index.js';
+import { endUserOf, type Operations, requirePrincipal } from '../http/index.js';
 import { EMBEDDING_MODEL_ID } from '../kernel/index.js';
 import type { EmbeddingService } from './embedding-service.js';
 import { embeddingListBody, readInput } from './wire.js';
@@ -13,7 +13,9 @@ export function embeddingOperations(deps: { embeddings: EmbeddingService }): Ope
     createEmbedding: async ({ body }, call) => {
       const principal = requirePrincipal(call);
       call.usage.model = EMBEDDING_MODEL_ID;
-      call.usage.userId = body.user;
+      // A key bound to an end user names them on the row (and refuses another); otherwise `user`, if any.
+      call.usage.userId =
+        body.user === undefined && principal.key.userId === null ? undefined : endUserOf(principal, body.user, 'user');
       const input = readInput(body.input);
       const result = await deps.embeddings.embed(
         principal,

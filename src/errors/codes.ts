@@ -38,7 +38,11 @@ export const ERROR_STATUS = {
   INSUFFICIENT_CREDITS: 402,
   MODEL_NOT_ALLOWED: 403,
   FEATURE_NOT_ALLOWED: 403,
+  /** A key bound to one end user (`user_id` at its creation) used for another. */
+  END_USER_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
+  /** `previous_response_id` names no response this caller may continue (OpenAI's `previous_response_not_found`). */
+  PREVIOUS_RESPONSE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   EXECUTION_TIMEOUT: 408,
   /** The request (its headers or its body) arrived too slowly. */

@@ -15,6 +15,7 @@ export {
   readFdLimit,
 } from './connection-limits.js';
 export { loadContract, projectRoot } from './document.js';
+export { DEFAULT_END_USER, endUserOf, requiredEndUserOf } from './end-user.js';
 export { toAppError } from './error-middleware.js';
 export { jsonStream, type Streamed } from './json-stream.js';
 export { contractBackend, openApiRequest, useIndexedRouter } from './openapi.js';

@@ -13,6 +13,8 @@ export interface ApiKeyRecord {
   accountId: string;
   prefix: string;
   name: string | null;
+  /** The end user the key is bound to: requests through it act for them alone. Null: bound to none. */
+  userId: string | null;
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;

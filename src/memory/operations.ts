@@ -1,4 +1,4 @@
-import { type Call, type Operations, requirePrincipal, type Schema } from '../http/index.js';
+import { type Call, endUserOf, type Operations, requirePrincipal, type Schema } from '../http/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import type { MemoryService } from './memory-service.js';
 import type { MemoryChange, MemoryRecord } from './types.js';
@@ -45,8 +45,9 @@ export function memoryOperations(
 ): Operations<MemoryOperationId> {
   const tenantOf = (call: Call, userId: string) => {
     // Every memory operation names its end user: so does its usage row (the user's export lists it).
-    call.usage.userId = userId;
-    return { accountId: requirePrincipal(call).account.id, userId };
+    const principal = requirePrincipal(call);
+    call.usage.userId = endUserOf(principal, userId);
+    return { accountId: principal.account.id, userId };
   };
   return {
     listMemories: async ({ query }, call) => {

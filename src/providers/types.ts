@@ -23,7 +23,8 @@ export interface ChatMessage {
 
 export interface ToolDefinition {
   type: 'function';
-  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+  /** `strict`: the arguments held to `parameters` (the local engine always does, by grammar; an upstream is told). */
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
 }
 
 export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };

@@ -1,5 +1,5 @@
 import { Extractor } from '../extract/index.js';
-import { type Call, type Operations, requirePrincipal, type Schema } from '../http/index.js';
+import { type Call, endUserOf, type Operations, requirePrincipal, type Schema } from '../http/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import type { RagService } from './rag-service.js';
 import type { ChunkMatch, DocumentRecord } from './types.js';
@@ -51,8 +51,9 @@ export function ragOperations(
 ): Operations<DocumentOperationId> {
   const tenantOf = (call: Call, userId: string) => {
     // Every document operation names its end user: so does its usage row (the user's export lists it).
-    call.usage.userId = userId;
-    return { accountId: requirePrincipal(call).account.id, userId };
+    const principal = requirePrincipal(call);
+    call.usage.userId = endUserOf(principal, userId);
+    return { accountId: principal.account.id, userId };
   };
   return {
     createDocument: async ({ body }, call) => {

@@ -11,61 +11,91 @@ export interface Totals {
   cached: number;
 }
 
+/**
+ * Where a response is: waiting on the queue (background), started, ended by its last call's finish, cancelled,
+ * or failed.
+ */
+export type ResponseState = 'queued' | 'in_progress' | 'cancelled' | FinishReason | AppError;
+
 export interface BodyFields {
   id: string;
   createdAt: number;
   completedAt: number | null;
   request: ResponseCreateBody;
   userId: string;
+  /** The conversation the response was made in, when the request named one. */
+  conversationId: string | null;
+  /** The answer limit applied: the request's, else the route's default. */
+  maxOutputTokens: number;
   output: OutputItem[];
-  /** Where the response is: started, ended by its last call's finish, or failed after it started. */
-  state: 'in_progress' | FinishReason | AppError;
+  state: ResponseState;
   totals: Totals | undefined;
   memoryContext: ResponseBody['memory_context'];
 }
 
+type Tool = ResponseBody['tools'][number];
+
 /**
- * The `response` object: its status (`completed`; `incomplete` with the reason when the answer hit
- * `max_output_tokens` or a content filter; `failed` with the error), its output, its usage, and the request's
- * settings echoed as OpenAI returns them (defaults filled in).
+ * A tool as echoed: a function tool with every field of Open Responses' FunctionTool (`description` and
+ * `parameters` null when absent; `strict` true when absent, since the local engine holds a call's arguments to
+ * `parameters` by grammar); the built-in tools as sent.
+ */
+function echoedTool(tool: Tool): Tool {
+  if (tool.type !== 'function') return tool;
+  return {
+    ...tool,
+    description: tool.description ?? null,
+    parameters: tool.parameters ?? null,
+    strict: tool.strict ?? true,
+  };
+}
+
+function statusOf(state: ResponseState): ResponseBody['status'] {
+  if (typeof state === 'object') return 'failed';
+  if (state === 'queued' || state === 'in_progress' || state === 'cancelled') return state;
+  return state === 'length' || state === 'content_filter' ? 'incomplete' : 'completed';
+}
+
+/**
+ * The `response` object, the one builder of it (the JSON answer, the stored one, the export and every event
+ * that carries it): its status (`completed`; `incomplete` with the reason when the answer hit the output limit
+ * or a content filter; `failed` with the error; `queued`, `in_progress` and `cancelled` for a background
+ * response), its output, its usage, and every setting of the request echoed as applied (defaults filled in).
  */
 export function responseBody(f: BodyFields): ResponseBody {
   const r = f.request;
   const failed = typeof f.state === 'object' ? f.state : undefined;
   const incomplete =
     f.state === 'length' ? 'max_output_tokens' : f.state === 'content_filter' ? 'content_filter' : undefined;
-  const status = failed
-    ? 'failed'
-    : f.state === 'in_progress'
-      ? 'in_progress'
-      : incomplete
-        ? 'incomplete'
-        : 'completed';
   return {
     id: f.id,
     object: 'response',
     created_at: f.createdAt,
     completed_at: f.completedAt,
-    status,
+    status: statusOf(f.state),
     // OpenAI's form of the code, as in the `error` object of every error body (`upstream_error`).
     error: failed ? { code: failed.code.toLowerCase(), message: failed.message } : null,
     incomplete_details: incomplete ? { reason: incomplete } : null,
     instructions: r.instructions ?? null,
-    max_output_tokens: r.max_output_tokens ?? null,
+    max_output_tokens: f.maxOutputTokens,
     max_tool_calls: r.max_tool_calls ?? null,
     model: r.model,
     output: f.output,
     parallel_tool_calls: r.parallel_tool_calls ?? true,
     previous_response_id: r.previous_response_id ?? null,
+    conversation: f.conversationId === null ? null : { id: f.conversationId },
     store: r.store !== false,
+    background: r.background === true,
     temperature: r.temperature ?? DEFAULT_TEMPERATURE,
     top_p: r.top_p ?? 1,
+    presence_penalty: r.presence_penalty ?? 0,
+    frequency_penalty: r.frequency_penalty ?? 0,
+    top_logprobs: r.top_logprobs ?? 0,
     tool_choice: r.tool_choice ?? 'auto',
-    tools: r.tools ?? [],
+    tools: (r.tools ?? []).map(echoedTool),
     text: { format: r.text?.format ?? { type: 'text' } },
     truncation: 'disabled',
     reasoning: { effort: null, summary: null },
-    background: false,
     service_tier: 'default',
     usage: f.totals
       ? {
@@ -79,6 +109,7 @@ export function responseBody(f: BodyFields): ResponseBody {
     user: r.user ?? null,
     user_id: f.userId,
     safety_identifier: r.safety_identifier ?? null,
+    prompt_cache_key: r.prompt_cache_key ?? null,
     metadata: r.metadata ?? {},
     memory_context: f.memoryContext,
   };

@@ -2,23 +2,67 @@ import type { PassThrough } from 'node:stream';
 import { ClientDisconnectedError } from '../http/index.js';
 import type { OutputItem, ResponseBody } from './types.js';
 
+/** One event of a response: its `type`, its `sequence_number`, and its own fields. */
+export interface ResponseEvent {
+  type: string;
+  sequence_number: number;
+  [field: string]: unknown;
+}
+
 /**
- * The Responses API's typed Server-Sent Events: `event: <type>` and `data: {"type", "sequence_number", …}`,
- * numbered from 0 in the order written, as OpenAI sends them. The writer waits while the client's buffer is
- * full and throws ClientDisconnectedError once the client is gone.
+ * Where a response's events go: a Server-Sent-Events body, a WebSocket, the background queue's stored log. A
+ * write resolves when the sink can take the next one (backpressure) and throws ClientDisconnectedError once its
+ * reader is gone.
+ */
+export interface EventSink {
+  write(event: ResponseEvent): Promise<void> | void;
+}
+
+/** The last event of a response by its status. */
+export function terminalEventType(status: ResponseBody['status']): string {
+  switch (status) {
+    case 'failed':
+      return 'response.failed';
+    case 'incomplete':
+      return 'response.incomplete';
+    case 'cancelled':
+      // OpenAI's name for it (its webhook event); no other event says a response ended this way.
+      return 'response.cancelled';
+    default:
+      return 'response.completed';
+  }
+}
+
+/** Whether an event is the last of its response. */
+export function isTerminalEvent(type: string): boolean {
+  return (
+    type === 'response.completed' ||
+    type === 'response.incomplete' ||
+    type === 'response.failed' ||
+    type === 'response.cancelled'
+  );
+}
+
+/**
+ * The Responses API's typed events: `{"type", "sequence_number", …}`, numbered in the order written (from 0, or
+ * after the events a background response already had), as OpenAI sends them.
  */
 export class ResponseEvents {
-  readonly #out: PassThrough;
-  #sequence = 0;
+  readonly #sink: EventSink;
+  #sequence: number;
 
-  constructor(out: PassThrough) {
-    this.#out = out;
+  constructor(sink: EventSink, firstSequence = 0) {
+    this.#sink = sink;
+    this.#sequence = firstSequence;
+  }
+
+  /** The number the next event takes. */
+  get next(): number {
+    return this.#sequence;
   }
 
   async send(type: string, fields: Record<string, unknown>): Promise<void> {
-    if (this.#out.destroyed) throw new ClientDisconnectedError();
-    const data = JSON.stringify({ type, sequence_number: this.#sequence++, ...fields });
-    if (!this.#out.write(`event: ${type}\ndata: ${data}\n\n`)) await drainedOrClosed(this.#out);
+    await this.#sink.write({ type, sequence_number: this.#sequence++, ...fields });
   }
 
   /** `response.created` then `response.in_progress`, with the response as it starts (no output yet). */
@@ -51,16 +95,23 @@ export class ResponseEvents {
     await this.send('response.output_item.done', { output_index: outputIndex, item });
   }
 
-  /** The last event: `response.completed` (or `response.incomplete`, or `response.failed`) with the whole response. */
+  /** The last event, named by the response's status, with the whole response. */
   async finished(response: ResponseBody): Promise<void> {
-    const type =
-      response.status === 'failed'
-        ? 'response.failed'
-        : response.status === 'incomplete'
-          ? 'response.incomplete'
-          : 'response.completed';
-    await this.send(type, { response });
+    await this.send(terminalEventType(response.status), { response });
   }
+}
+
+/**
+ * Events as a Server-Sent-Events body: `event: <type>` and `data: <json>`. A full buffer waits for 'drain'; a
+ * body whose client left throws ClientDisconnectedError.
+ */
+export function sseSink(out: PassThrough): EventSink {
+  return {
+    async write(event) {
+      if (out.destroyed) throw new ClientDisconnectedError();
+      if (!out.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await drainedOrClosed(out);
+    },
+  };
 }
 
 /** A full buffer waits for 'drain'; a connection closed meanwhile emits 'close' instead. */

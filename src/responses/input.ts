@@ -1,6 +1,7 @@
 import { AppError } from '../errors/index.js';
 import { randomHex128 } from '../kernel/index.js';
 import type { ChatMessage, ToolCall } from '../providers/index.js';
+import { openSummary, summaryTurn } from './compaction-item.js';
 import type { InputItem, StoredItem } from './types.js';
 
 /** `prefix_` + 32 hex digits, as OpenAI's ids look (`resp_`, `msg_`, `fc_`, …). */
@@ -53,17 +54,30 @@ export interface ReadInput {
   items: StoredItem[];
 }
 
+export interface ReadOptions {
+  /**
+   * The `call_id`s of the function calls the conversation already holds before this input: a
+   * `function_call_output` must answer one of them or a `function_call` of the input before it.
+   */
+  knownCallIds?: ReadonlySet<string>;
+  /** Where the items are, for a refusal's field: `input` (default) or, say, a conversation's items. */
+  field?: string;
+}
+
 /**
  * `input` → chat messages. A string is one user turn. Items: messages (`developer` as `system`), a
  * `function_call` as the assistant's tool call (consecutive calls one assistant turn), a
- * `function_call_output` as the tool's answer, an `item_reference` as the item it names (`resolved`, looked
- * up beforehand among the end user's stored items); items of an earlier output that carry no turn (a search, a
- * run of code, reasoning) are kept as items but add no message.
+ * `function_call_output` as the tool's answer (to a call made before it, else 400 naming its `call_id`), a
+ * `compaction` as the summary it carries (a system turn), an `item_reference` as the item it names
+ * (`resolved`, looked up beforehand among the end user's stored items); items of an earlier output that carry no
+ * turn (a search, a run of code, reasoning) are kept as items but add no message.
  */
 export function readInput(
   input: string | InputItem[],
   resolved: ReadonlyMap<string, Record<string, unknown>>,
+  options: ReadOptions = {},
 ): ReadInput {
+  const at = options.field ?? 'input';
   if (typeof input === 'string') {
     const id = newId('msg');
     return {
@@ -74,12 +88,13 @@ export function readInput(
   const messages: ChatMessage[] = [];
   const items: StoredItem[] = [];
   const pendingCalls: ToolCall[] = [];
+  const callIds = new Set(options.knownCallIds ?? []);
   const flushCalls = () => {
     if (pendingCalls.length === 0) return;
     messages.push({ role: 'assistant', content: null, tool_calls: pendingCalls.splice(0) });
   };
   input.forEach((given, i) => {
-    const field = `input[${i}]`;
+    const field = `${at}[${i}]`;
     let item = given as Record<string, unknown>;
     // OpenAI's item_reference may leave out its type: an item that is nothing but an id is one.
     const reference =
@@ -101,6 +116,7 @@ export function readInput(
     items.push({ id, item: { ...item, id, ...(type ? { type } : {}) } });
     if (type === 'function_call') {
       if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw bad(field, 'needs call_id and name');
+      callIds.add(item.call_id);
       pendingCalls.push({
         id: item.call_id,
         type: 'function',
@@ -111,10 +127,24 @@ export function readInput(
     flushCalls();
     if (type === 'function_call_output') {
       if (typeof item.call_id !== 'string') throw bad(`${field}.call_id`, 'is required');
+      if (!callIds.has(item.call_id)) {
+        throw bad(
+          `${field}.call_id`,
+          'names no function_call before it in the conversation',
+          `${field}.call_id ${item.call_id} answers no function_call of the conversation`,
+        );
+      }
       messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output, `${field}.output`) });
       return;
     }
     if (type !== undefined && HISTORY_ONLY.has(type)) return;
+    if (type === 'compaction') {
+      messages.push({
+        role: 'system',
+        content: summaryTurn(openSummary(item.encrypted_content, `${field}.encrypted_content`)),
+      });
+      return;
+    }
     if (type !== 'message') throw bad(`${field}.type`, 'is required (or a role for a message)');
     const role = item.role === 'developer' ? 'system' : item.role;
     if (role !== 'user' && role !== 'assistant' && role !== 'system') throw bad(`${field}.role`, 'is required');

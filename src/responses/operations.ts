@@ -4,7 +4,13 @@ import type { TierPolicy } from '../tiers/index.js';
 import type { Accounting, ResponsesService } from './responses-service.js';
 import type { ResponseStore } from './types.js';
 
-type ResponseOperationId = 'createResponse' | 'getResponse' | 'deleteResponse' | 'listResponseInputItems';
+type ResponseOperationId =
+  | 'createResponse'
+  | 'getResponse'
+  | 'deleteResponse'
+  | 'listResponseInputItems'
+  | 'cancelResponse'
+  | 'compactResponse';
 
 /** The usage row of a response: credits and tokens of all its model calls, as a chat completion's. */
 function note(call: Call, accounting: Accounting): Record<string, string> {
@@ -44,8 +50,12 @@ export function responseOperations(deps: {
   tiers: TierPolicy;
 }): Operations<ResponseOperationId> {
   const stored = async (call: Call, id: string) => {
-    const found = await deps.store.get(requirePrincipal(call).account.id, id);
-    if (!found) throw new AppError('NOT_FOUND', `No response ${id}`);
+    const principal = requirePrincipal(call);
+    const found = await deps.store.get(principal.account.id, id);
+    // Through a key bound to an end user, another end user's response is as absent as another account's.
+    const bound = principal.key.userId;
+    if (!found || (bound !== null && found.tenant.userId !== bound))
+      throw new AppError('NOT_FOUND', `No response ${id}`);
     call.usage.userId = found.tenant.userId;
     return found;
   };
@@ -54,11 +64,12 @@ export function responseOperations(deps: {
       const principal = requirePrincipal(call);
       deps.tiers.checkModel(principal.account, body.model);
       call.usage.model = body.model;
-      const prepared = await deps.responses.prepare(
-        principal,
-        body,
-        deps.tiers.codeTimeout(principal.account, undefined),
-      );
+      const prepared = await deps.responses.prepare(principal, body, {
+        codeTimeoutSeconds: deps.tiers.codeTimeout(principal.account, undefined),
+      });
+      if (body.background === true) {
+        throw new AppError('INVALID_PARAMETER', 'background is not available yet', { field: 'background' });
+      }
       call.usage.userId = prepared.tenant.userId;
       const search = prepared.plan.builtIns.fileSearch;
       if (search) checkResults(deps.tiers, principal.account, search.k, body.tools ?? []);
@@ -97,6 +108,13 @@ export function responseOperations(deps: {
       await stored(call, params.response_id);
       await deps.store.delete(account.id, params.response_id);
       return { status: 200, body: { id: params.response_id, object: 'response', deleted: true } };
+    },
+    cancelResponse: async ({ params }, call) => {
+      await stored(call, params.response_id);
+      throw new AppError('INVALID_PARAMETER', 'Only background responses can be cancelled', { field: 'response_id' });
+    },
+    compactResponse: async () => {
+      throw new AppError('NOT_FOUND', 'No such endpoint');
     },
     listResponseInputItems: async ({ params, query }, call) => {
       const response = await stored(call, params.response_id);

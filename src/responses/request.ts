@@ -63,6 +63,7 @@ function readTools(tools: readonly Tool[]): {
             name: tool.name,
             ...(tool.description ? { description: tool.description } : {}),
             ...(tool.parameters ? { parameters: tool.parameters } : {}),
+            ...(typeof tool.strict === 'boolean' ? { strict: tool.strict } : {}),
           },
         });
         return;
@@ -140,6 +141,14 @@ export function planResponse(
   }
   const { functions, builtIns, filter, minScore } = readTools(body.tools ?? []);
   const choice = body.tool_choice;
+  // A call the model must make, with no tool at all: refused as OpenAI does, not answered in text.
+  if ((choice === 'required' || (typeof choice === 'object' && choice !== null)) && (body.tools ?? []).length === 0) {
+    throw bad(
+      'tool_choice',
+      'needs tools',
+      `tool_choice ${typeof choice === 'string' ? choice : choice.type} needs tools`,
+    );
+  }
   let toolChoice: ChatCompletionRequest['tool_choice'];
   let forceCode = false;
   if (typeof choice === 'string') {
@@ -184,6 +193,12 @@ export function planResponse(
     messages: [...system, ...conversation],
     temperature: body.temperature ?? DEFAULT_TEMPERATURE,
     ...(body.top_p !== undefined && body.top_p !== null ? { top_p: body.top_p } : {}),
+    ...(body.presence_penalty !== undefined && body.presence_penalty !== null
+      ? { presence_penalty: body.presence_penalty }
+      : {}),
+    ...(body.frequency_penalty !== undefined && body.frequency_penalty !== null
+      ? { frequency_penalty: body.frequency_penalty }
+      : {}),
     ...(body.max_output_tokens !== undefined && body.max_output_tokens !== null
       ? { max_tokens: body.max_output_tokens }
       : {}),

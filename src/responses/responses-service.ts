@@ -6,35 +6,35 @@ import { ClientDisconnectedError } from '../http/index.js';
 import type { Principal } from '../kernel/index.js';
 import type { ChatMessage, FinishReason, ToolCall, Usage } from '../providers/index.js';
 import type { CodeRunner } from '../sandbox/index.js';
-import { responseBody, type Totals } from './body.js';
+import { type ResponseState, responseBody, type Totals } from './body.js';
 import { CODE_TOOL_NAME, codeOf, runCode } from './code-interpreter.js';
-import { ResponseEvents } from './events.js';
-import { newId, readInput, referencedIds } from './input.js';
+import { type EventSink, ResponseEvents, sseSink } from './events.js';
+import { newId } from './input.js';
 import { codeItem, functionCallItem, messageItem, searchItems } from './output.js';
-import { planResponse, type ResponsePlan } from './request.js';
+import { type PreparedResponse, type PrepareOptions, prepareResponse } from './prepare.js';
 import { type RoundAnswer, streamRound } from './stream-round.js';
-import type { OutputItem, ResponseBody, ResponseCreateBody, ResponseStore, StoredItem, Tenant } from './types.js';
+import type {
+  ConversationPort,
+  OutputItem,
+  ResponseBody,
+  ResponseCreateBody,
+  ResponseStore,
+  StoredResponse,
+} from './types.js';
 
 /** The slot of an item that opened in a stream and is not complete yet (a failed stream leaves some). */
 const OPENING: OutputItem = { id: '', type: 'message', status: 'in_progress' };
+
+export type { PreparedResponse, PrepareOptions };
 
 export interface ResponsesServiceDeps {
   chat: Pick<ChatService, 'complete' | 'stream'>;
   store: ResponseStore;
   sandbox: CodeRunner;
   clock: Clock;
-}
-
-/** A request read and checked, before any model call: what both the JSON and the streamed answer run. */
-export interface PreparedResponse {
-  id: string;
-  createdAt: number;
-  tenant: Tenant;
-  body: ResponseCreateBody;
-  plan: ResponsePlan;
-  inputItems: StoredItem[];
-  /** The sandbox's timeout for code the model runs (the tier's default). */
-  codeTimeoutSeconds: number;
+  conversations?: ConversationPort | undefined;
+  /** The answer limit of a model's route, echoed as `max_output_tokens` when a request sets none. */
+  defaultMaxOutputTokens(model: ResponseCreateBody['model']): number;
 }
 
 /** What a response cost, for its headers and usage row. */
@@ -42,6 +42,32 @@ export interface Accounting {
   credits: number;
   cache: CacheStatus;
   totals: Totals;
+}
+
+/**
+ * The reason a response's signal is aborted with when it is cancelled (`POST …/cancel`): it then ends
+ * `cancelled`, keeping what it made, instead of ending as a client that left.
+ */
+export class ResponseCancelledError extends Error {
+  constructor() {
+    super('response cancelled');
+    this.name = 'ResponseCancelledError';
+  }
+}
+
+/** How a run ended. `record` is the response as stored (or as it would be, for `store: false`). */
+export interface RunOutcome {
+  body?: ResponseBody;
+  record?: StoredResponse;
+  failed?: AppError;
+  cause?: unknown;
+  clientClosed?: true;
+  cancelled?: true;
+}
+
+export interface RunOptions {
+  /** The number of the run's first event (a background response's events continue its `response.queued`). */
+  firstSequence?: number;
 }
 
 /** The state of one response across its model calls (more than one when code runs between them). */
@@ -61,10 +87,14 @@ function add(totals: Totals, usage: Usage, cache: CacheStatus): void {
   if (cache === 'HIT') totals.cached += usage.promptTokens;
 }
 
+const cancelledBy = (signal: AbortSignal) => signal.aborted && signal.reason instanceof ResponseCancelledError;
+
 /**
  * The Responses API as a second wire format over the chat pipeline: each model call is a ChatService call
  * (routing, context sources, credits, cache, the same as a chat completion), and this service only reads the
  * request into one, runs the sandbox between calls when the model asks for code, and writes the output items.
+ * A response is answered whole (`complete`) or as events into a sink (`run`: Server-Sent Events, a WebSocket, the
+ * background queue's log).
  */
 export class ResponsesService {
   readonly #deps: ResponsesServiceDeps;
@@ -73,40 +103,14 @@ export class ResponsesService {
     this.#deps = deps;
   }
 
-  /** The end user, the conversation it continues, its input: 404 for a previous response that is not theirs. */
-  async prepare(principal: Principal, body: ResponseCreateBody, codeTimeoutSeconds: number): Promise<PreparedResponse> {
-    const userId = body.user_id ?? body.user ?? body.safety_identifier ?? undefined;
-    if (userId === undefined) {
-      throw new AppError(
-        'INVALID_PARAMETER',
-        "user_id is required (or OpenAI's user or safety_identifier naming the end user)",
-        {
-          field: 'user_id',
-          reason: 'is required',
-        },
-      );
-    }
-    const tenant = { accountId: principal.account.id, userId };
-    let history: ChatMessage[] = [];
-    if (body.previous_response_id) {
-      const previous = await this.#deps.store.get(tenant.accountId, body.previous_response_id);
-      // Another end user's conversation is as absent as another account's.
-      if (!previous || previous.tenant.userId !== userId) {
-        throw new AppError('NOT_FOUND', `No response ${body.previous_response_id}`, { field: 'previous_response_id' });
-      }
-      history = previous.conversation;
-    }
-    const resolved = await this.#deps.store.items(tenant, referencedIds(body.input));
-    const { messages, items } = readInput(body.input, resolved);
-    return {
-      id: newId('resp'),
-      createdAt: Math.floor(this.#deps.clock() / 1000),
-      tenant,
-      body,
-      plan: planResponse(body, userId, history, messages),
-      inputItems: items,
-      codeTimeoutSeconds,
-    };
+  /** The request read and checked (`prepare.ts`): nothing is called or stored. */
+  prepare(principal: Principal, body: ResponseCreateBody, options: PrepareOptions): Promise<PreparedResponse> {
+    return prepareResponse(this.#deps, principal, body, options);
+  }
+
+  /** The response as it is before it runs: `queued` (background) or `in_progress`, no output, no usage. */
+  startingBody(p: PreparedResponse, state: 'queued' | 'in_progress'): ResponseBody {
+    return this.#bodyOf(p, [], state, undefined, { items_retrieved: 0, retrieval_time_ms: 0 }, null);
   }
 
   /**
@@ -118,7 +122,7 @@ export class ResponsesService {
     principal: Principal,
     p: PreparedResponse,
     signal: AbortSignal,
-  ): Promise<{ body: ResponseBody; accounting: Accounting }> {
+  ): Promise<{ body: ResponseBody; accounting: Accounting; record: StoredResponse }> {
     let run: Run | undefined;
     let failed: AppError | undefined;
     let request = this.#firstRequest(p);
@@ -152,30 +156,27 @@ export class ResponsesService {
       request = next;
     }
     const body = this.#body(p, run, failed ?? 'done');
-    await this.#store(p, run, body);
-    return { body, accounting: run.accounting };
+    const record = await this.#finish(p, run, body);
+    return { body, accounting: run.accounting, record };
   }
 
   /**
-   * A streamed response: the first model call is made here (a failure before its first part is an HTTP
-   * error, refunded, as for a chat stream); the events are written to `out` by `done`, which resolves when
-   * the response ended (completed, incomplete, failed, or the client left).
+   * A response as events into `sink`: the first model call is made here (a failure before its first part is
+   * thrown, refunded, as for a chat stream); the events are written by `done`, which resolves when the response
+   * ended (completed, incomplete, failed, cancelled, or its reader left).
    */
-  async stream(
+  async run(
     principal: Principal,
     p: PreparedResponse,
     signal: AbortSignal,
-  ): Promise<{
-    out: PassThrough;
-    accounting: Accounting;
-    done: Promise<{ failed?: AppError; cause?: unknown; clientClosed?: true }>;
-  }> {
+    sink: EventSink,
+    options: RunOptions = {},
+  ): Promise<{ accounting: Accounting; done: Promise<RunOutcome> }> {
     const first = await this.#deps.chat.stream(principal, this.#firstRequest(p), signal);
     const run = this.#start(p, first.meta.citations ?? [], first.meta.memoryContext, first.cache);
     run.accounting.credits += first.credits;
-    const out = new PassThrough();
-    const events = new ResponseEvents(out);
-    const done = (async () => {
+    const events = new ResponseEvents(sink, options.firstSequence);
+    const done = (async (): Promise<RunOutcome> => {
       let failed: AppError | undefined;
       try {
         await events.started(this.#body(p, run, 'in_progress'));
@@ -184,6 +185,7 @@ export class ResponsesService {
         let cache = first.cache;
         for (;;) {
           const outcome = await streamRound(parts, events, run.citations, () => this.#nextIndex(run));
+          if (cancelledBy(signal)) break;
           if ('failed' in outcome) {
             failed = outcome.failed;
             break;
@@ -195,7 +197,7 @@ export class ResponsesService {
           for (const item of run.output.slice(before)) {
             if (item.type === 'code_interpreter_call') await events.wholeItem(run.output.indexOf(item), item);
           }
-          if (!next) break;
+          if (!next || cancelledBy(signal)) break;
           try {
             const answer = await this.#deps.chat.stream(principal, next, signal);
             run.accounting.credits += answer.credits;
@@ -203,26 +205,44 @@ export class ResponsesService {
             parts = answer.parts;
             cache = answer.cache;
           } catch (err) {
+            if (cancelledBy(signal)) break;
             if (!(err instanceof AppError)) throw err;
             failed = err;
             break;
           }
         }
-        const body = this.#body(p, run, failed ?? 'done');
+        const body = this.#body(p, run, cancelledBy(signal) ? 'cancelled' : (failed ?? 'done'));
         await events.finished(body);
-        await this.#store(p, run, body);
-        return failed ? { failed } : {};
+        const record = await this.#finish(p, run, body);
+        if (body.status === 'cancelled') return { body, record, cancelled: true };
+        return failed ? { body, record, failed } : { body, record };
       } catch (err) {
+        if (cancelledBy(signal)) {
+          const body = this.#body(p, run, 'cancelled');
+          await events.finished(body).catch(() => undefined);
+          return { body, record: await this.#finish(p, run, body), cancelled: true };
+        }
         if (err instanceof ClientDisconnectedError || signal.aborted) return { clientClosed: true as const };
-        // Whatever else went wrong, the client hears it as the response's failure, not as a cut stream.
+        // Whatever else went wrong, the reader hears it as the response's failure, not as a cut stream.
         const error = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'Internal error');
-        await events.finished(this.#body(p, run, error)).catch(() => undefined);
-        return { failed: error, ...(err instanceof AppError ? {} : { cause: err }) };
-      } finally {
-        out.end();
+        const body = this.#body(p, run, error);
+        await events.finished(body).catch(() => undefined);
+        return { body, failed: error, ...(err instanceof AppError ? {} : { cause: err }) };
       }
     })();
-    return { out, accounting: run.accounting, done };
+    return { accounting: run.accounting, done };
+  }
+
+  /** `run` as a Server-Sent-Events body (POST /z1/responses with `stream`). */
+  async stream(
+    principal: Principal,
+    p: PreparedResponse,
+    signal: AbortSignal,
+  ): Promise<{ out: PassThrough; accounting: Accounting; done: Promise<RunOutcome> }> {
+    const out = new PassThrough();
+    const started = await this.run(principal, p, signal, sseSink(out));
+    const done = started.done.finally(() => out.end());
+    return { out, accounting: started.accounting, done };
   }
 
   #firstRequest(p: PreparedResponse): ChatCompletionRequest {
@@ -308,23 +328,47 @@ export class ResponsesService {
     };
   }
 
-  #body(p: PreparedResponse, run: Run, state: 'in_progress' | 'done' | AppError): ResponseBody {
+  #body(p: PreparedResponse, run: Run, state: 'in_progress' | 'done' | 'cancelled' | AppError): ResponseBody {
+    const ended = state !== 'in_progress';
+    return this.#bodyOf(
+      p,
+      ended ? run.output.filter((o) => o !== OPENING) : [],
+      state === 'done' ? run.finishReason : state,
+      ended ? run.accounting.totals : undefined,
+      run.memoryContext,
+      state === 'done' || state === 'cancelled' ? Math.floor(this.#deps.clock() / 1000) : null,
+    );
+  }
+
+  #bodyOf(
+    p: PreparedResponse,
+    output: OutputItem[],
+    state: ResponseState,
+    totals: Totals | undefined,
+    memoryContext: ResponseBody['memory_context'],
+    completedAt: number | null,
+  ): ResponseBody {
     return responseBody({
       id: p.id,
       createdAt: p.createdAt,
-      completedAt: state === 'done' ? Math.floor(this.#deps.clock() / 1000) : null,
+      completedAt,
       request: p.body,
       userId: p.tenant.userId,
-      output: state === 'in_progress' ? [] : run.output.filter((o) => o !== OPENING),
-      state: state === 'in_progress' ? 'in_progress' : state === 'done' ? run.finishReason : state,
-      totals: state === 'in_progress' ? undefined : run.accounting.totals,
-      memoryContext: run.memoryContext,
+      conversationId: p.conversationId,
+      maxOutputTokens: p.maxOutputTokens,
+      output,
+      state,
+      totals,
+      memoryContext,
     });
   }
 
-  async #store(p: PreparedResponse, run: Run, body: ResponseBody): Promise<void> {
-    if (p.body.store === false) return;
-    await this.#deps.store.insert({
+  /**
+   * The response ended: stored (unless `store: false`), and its input and output appended to its conversation
+   * when it answered (completed or incomplete). Returns the record, kept or not.
+   */
+  async #finish(p: PreparedResponse, run: Run, body: ResponseBody): Promise<StoredResponse> {
+    const record: StoredResponse = {
       id: p.id,
       tenant: p.tenant,
       createdAt: p.createdAt,
@@ -332,6 +376,12 @@ export class ResponsesService {
       conversation: run.conversation,
       input: p.inputItems,
       output: body.output.map((item) => ({ id: item.id, item: item as Record<string, unknown> })),
-    });
+    };
+    if (p.body.store !== false) await this.#deps.store.put(record);
+    const answered = body.status === 'completed' || body.status === 'incomplete';
+    if (answered && p.conversationId !== null) {
+      await this.#deps.conversations?.append(p.tenant, p.conversationId, [...record.input, ...record.output]);
+    }
+    return record;
   }
 }

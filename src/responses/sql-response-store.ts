@@ -26,14 +26,17 @@ export class SqlResponseStore implements ResponseStore {
     this.#db = db;
   }
 
-  async insert(r: StoredResponse): Promise<void> {
+  async put(r: StoredResponse): Promise<void> {
     const items = [
       ...r.input.map((item, ordinal) => ({ ...item, kind: 'input', ordinal })),
       ...r.output.map((item, ordinal) => ({ ...item, kind: 'output', ordinal })),
     ];
     const statements: Array<[string, unknown[]]> = [
+      // Its items are replaced whole: a background response's queued row is completed by the same write.
+      ['DELETE FROM response_items WHERE response_id = $1', [r.id]],
       [
-        'INSERT INTO responses (id, account_id, user_id, created_at, body, conversation) VALUES ($1, $2, $3, $4, $5, $6)',
+        `INSERT INTO responses (id, account_id, user_id, created_at, body, conversation) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (id) DO UPDATE SET body = excluded.body, conversation = excluded.conversation`,
         [
           r.id,
           r.tenant.accountId,
@@ -49,7 +52,7 @@ export class SqlResponseStore implements ResponseStore {
         [r.id, item.kind, item.ordinal, item.id, r.tenant.accountId, r.tenant.userId, JSON.stringify(item.item)],
       ]),
     ];
-    // One transaction: a response is never stored without its items.
+    // One transaction: a response is never stored without its items, nor its items without it.
     const db = this.#db;
     if (db.dialect === 'sqlite') {
       transaction(db, (tx) => {

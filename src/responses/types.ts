@@ -36,7 +36,8 @@ export interface StoredResponse {
  * `item_reference`).
  */
 export interface ResponseStore {
-  insert(response: StoredResponse): Promise<void>;
+  /** Stores the response with its items, or replaces what is stored under its id (a background one that ran). */
+  put(response: StoredResponse): Promise<void>;
   /** The account's response; undefined when another account's or absent. */
   get(accountId: string, id: string): Promise<StoredResponse | undefined>;
   delete(accountId: string, id: string): Promise<boolean>;
@@ -46,4 +47,23 @@ export interface ResponseStore {
   page(tenant: Tenant, after: string | undefined, limit: number): Promise<StoredResponse[]>;
   /** Deletes every response of the end user; returns how many. */
   deleteTenant(tenant: Tenant): Promise<number>;
+}
+
+/**
+ * The conversations a response may continue (`conversation`): the Conversations capability implements it, the
+ * responses service only reads and appends through it.
+ */
+export interface ConversationPort {
+  /** The conversation's items, oldest first; undefined when it is absent or not the end user's. */
+  items(tenant: Tenant, id: string): Promise<Array<Record<string, unknown>> | undefined>;
+  /** Appends a finished response's input then output items, in order. */
+  append(tenant: Tenant, id: string, items: readonly StoredItem[]): Promise<void>;
+}
+
+/**
+ * Responses kept outside the store for a caller that continues them (a WebSocket's `store: false` responses):
+ * looked up before the store for `previous_response_id`.
+ */
+export interface LocalResponses {
+  get(id: string): StoredResponse | undefined;
 }

@@ -16,6 +16,7 @@ import { UsageUser1764800000000 } from './migrations/1764800000000-usage-user.js
 import { MemoryExtractions1764900000000 } from './migrations/1764900000000-memory-extractions.js';
 import { Responses1765000000000 } from './migrations/1765000000000-responses.js';
 import { StagingLog1765100000000 } from './migrations/1765100000000-staging-log.js';
+import { KeyEndUser1765200000000 } from './migrations/1765200000000-key-end-user.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   MemoryExtractions1764900000000,
   Responses1765000000000,
   StagingLog1765100000000,
+  KeyEndUser1765200000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

@@ -1,4 +1,4 @@
-import { type Call, type Operations, requirePrincipal } from '../http/index.js';
+import { type Call, endUserOf, type Operations, requirePrincipal } from '../http/index.js';
 import type { UserDataService } from './user-data-service.js';
 
 /**
@@ -7,7 +7,10 @@ import type { UserDataService } from './user-data-service.js';
  * export's would be the next export's content.
  */
 export function userOperations(users: UserDataService): Operations<'exportUserData' | 'eraseUserData'> {
-  const tenantOf = (call: Call, userId: string) => ({ accountId: requirePrincipal(call).account.id, userId });
+  const tenantOf = (call: Call, userId: string) => {
+    const principal = requirePrincipal(call);
+    return { accountId: principal.account.id, userId: endUserOf(principal, userId) };
+  };
   return {
     exportUserData: ({ params }, call) => ({ status: 200, streamed: users.export(tenantOf(call, params.user_id)) }),
     eraseUserData: async ({ params }, call) => {

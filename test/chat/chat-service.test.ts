@@ -22,6 +22,7 @@ const principal: Principal = {
     accountId: 'acct_1',
     prefix: 'pv_sk_abc',
     name: null,
+    userId: null,
     createdAt: 0,
     lastUsedAt: 0,
     revokedAt: null,

@@ -50,7 +50,9 @@ for (const backend of backends()) {
         otherKey,
       );
       assert.equal(res.status, 404, res.text);
-      assert.equal(res.body.code, 'NOT_FOUND');
+      assert.equal(res.body.code, 'PREVIOUS_RESPONSE_NOT_FOUND');
+      assert.equal(res.body.error.code, 'previous_response_not_found', "OpenAI's code for it");
+      assert.equal(res.body.details?.field, 'previous_response_id');
       assert.equal(chatRequests(h.upstream).length, 0);
     });
 
@@ -62,7 +64,7 @@ for (const backend of backends()) {
         input: 'What is my locker code?',
       });
       assert.equal(refused.status, 404, refused.text);
-      assert.equal(refused.body.code, 'NOT_FOUND');
+      assert.equal(refused.body.code, 'PREVIOUS_RESPONSE_NOT_FOUND');
       assert.doesNotMatch(refused.text, /kiwi-mango/);
       assert.equal(chatRequests(h.upstream).length, 0);
 

@@ -126,6 +126,7 @@ for (const backend of backends()) {
             accountId: a.id,
             prefix: 'pv_sk_abcdef',
             name: 'k',
+            userId: 'bound-user',
             createdAt: NOW,
             lastUsedAt: null,
             revokedAt: null,
@@ -135,6 +136,7 @@ for (const backend of backends()) {
           await store().insertKey(key, hash);
           const found = await store().findActiveKeyByHash(hash);
           assert.equal(found?.key.id, key.id);
+          assert.equal(found?.key.userId, 'bound-user', 'the end user a key is bound to is read back with it');
           assert.equal(found?.account.id, a.id);
           await store().touchKey(key.id, NOW + 5);
           assert.equal((await store().getKey(key.id))?.lastUsedAt, NOW + 5);

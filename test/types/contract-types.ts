@@ -98,6 +98,7 @@ export const streamedExport: Reply<'exportUserData'> = {
     memories: nothing(),
     documents: [],
     responses: [],
+    conversations: [],
     usage: nothing(),
   },
 };
@@ -111,6 +112,7 @@ export const streamedWrongItems: Reply<'exportUserData'> = {
     memories: nothing(),
     documents: [],
     responses: [],
+    conversations: [],
     // @ts-expect-error: items of the wrong shape (request_id is a string, and the rest is missing).
     usage: wrongUsage(),
   },

@@ -19,10 +19,25 @@ import {
     CreateResponse200ResponseToJSON,
 } from '../models/CreateResponse200Response.js';
 import {
+    type GetResponse200Response,
+    GetResponse200ResponseFromJSON,
+    GetResponse200ResponseToJSON,
+} from '../models/GetResponse200Response.js';
+import {
     type Response,
     ResponseFromJSON,
     ResponseToJSON,
 } from '../models/Response.js';
+import {
+    type ResponseCompactRequest,
+    ResponseCompactRequestFromJSON,
+    ResponseCompactRequestToJSON,
+} from '../models/ResponseCompactRequest.js';
+import {
+    type ResponseCompaction,
+    ResponseCompactionFromJSON,
+    ResponseCompactionToJSON,
+} from '../models/ResponseCompaction.js';
 import {
     type ResponseCreateRequest,
     ResponseCreateRequestFromJSON,
@@ -38,6 +53,20 @@ import {
     ResponseInputItemListFromJSON,
     ResponseInputItemListToJSON,
 } from '../models/ResponseInputItemList.js';
+
+export interface CancelResponseRequest {
+    /**
+     * 
+     */
+    responseId: string;
+}
+
+export interface CompactResponseRequest {
+    /**
+     * 
+     */
+    responseCompactRequest: ResponseCompactRequest;
+}
 
 export interface CreateResponseRequest {
     /**
@@ -58,6 +87,22 @@ export interface GetResponseRequest {
      * 
      */
     responseId: string;
+    /**
+     * 
+     */
+    stream?: boolean;
+    /**
+     * Events after this `sequence_number` (default: all).
+     */
+    startingAfter?: number;
+    /**
+     * Accepted and ignored: items are always returned whole.
+     */
+    include?: Array<string>;
+    /**
+     * Accepted and ignored.
+     */
+    includeObfuscation?: boolean;
 }
 
 export interface ListResponseInputItemsRequest {
@@ -83,6 +128,126 @@ export interface ListResponseInputItemsRequest {
  * 
  */
 export class ResponsesApi extends runtime.BaseAPI {
+
+    /**
+     * Creates request options for cancelResponse without sending the request
+     */
+    async cancelResponseRequestOpts(requestParameters: CancelResponseRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['responseId'] == null) {
+            throw new runtime.RequiredError(
+                'responseId',
+                'Required parameter "responseId" was null or undefined when calling cancelResponse().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-API-Key"] = await this.configuration.apiKey("X-API-Key"); // ApiKeyHeader authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("BearerAuth", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/z1/responses/{response_id}/cancel`;
+        urlPath = urlPath.replace('{response_id}', encodeURIComponent(String(requestParameters['responseId'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Ends a response created with `background: true` that is `queued` or `in_progress`: it becomes `cancelled` (its model call is aborted wherever it runs, on this replica or another), keeps the output made so far, and costs what its model calls that started cost, nothing more. A response that already ended is returned as it is. A response not created in the background is 400 `INVALID_PARAMETER` (it cannot be cancelled: it ran while its request waited). Another account\'s, or another end user\'s through a key bound to one, is 404. 
+     * Cancel a background response
+     */
+    async cancelResponseRaw(requestParameters: CancelResponseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Response>> {
+        const requestOptions = await this.cancelResponseRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => ResponseFromJSON(jsonValue));
+    }
+
+    /**
+     * Ends a response created with `background: true` that is `queued` or `in_progress`: it becomes `cancelled` (its model call is aborted wherever it runs, on this replica or another), keeps the output made so far, and costs what its model calls that started cost, nothing more. A response that already ended is returned as it is. A response not created in the background is 400 `INVALID_PARAMETER` (it cannot be cancelled: it ran while its request waited). Another account\'s, or another end user\'s through a key bound to one, is 404. 
+     * Cancel a background response
+     */
+    async cancelResponse(requestParameters: CancelResponseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Response> {
+        const response = await this.cancelResponseRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for compactResponse without sending the request
+     */
+    async compactResponseRequestOpts(requestParameters: CompactResponseRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['responseCompactRequest'] == null) {
+            throw new runtime.RequiredError(
+                'responseCompactRequest',
+                'Required parameter "responseCompactRequest" was null or undefined when calling compactResponse().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-API-Key"] = await this.configuration.apiKey("X-API-Key"); // ApiKeyHeader authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("BearerAuth", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/z1/responses/compact`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: ResponseCompactRequestToJSON(requestParameters['responseCompactRequest']),
+        };
+    }
+
+    /**
+     * Shortens a conversation so that a later response can continue from it with fewer input tokens. The conversation is `input` (a string or input items), after the stored conversation of `previous_response_id` when one is given; `instructions` guide nothing but this call. The answer\'s `output` is the compacted conversation, to pass as (the start of) a later request\'s `input`, unchanged: the user\'s messages as they were, then one `compaction` item whose `encrypted_content` holds what the rest said, summarised by the model named (one model call, charged as a chat completion of that model; a summary of nothing, a conversation of user messages only, makes no call and costs nothing). A later request reads a `compaction` item as the summary of the conversation before it. `encrypted_content` is pvai\'s own format, opaque to clients but not encrypted (the summary is the account\'s own text): base64url of `{\"v\":1,\"summary\":…}`; an item that does not decode is 400 `INVALID_PARAMETER` naming it. Nothing is stored. 
+     * Compact a conversation (Open Responses\' and OpenAI\'s `responses.compact`)
+     */
+    async compactResponseRaw(requestParameters: CompactResponseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ResponseCompaction>> {
+        const requestOptions = await this.compactResponseRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => ResponseCompactionFromJSON(jsonValue));
+    }
+
+    /**
+     * Shortens a conversation so that a later response can continue from it with fewer input tokens. The conversation is `input` (a string or input items), after the stored conversation of `previous_response_id` when one is given; `instructions` guide nothing but this call. The answer\'s `output` is the compacted conversation, to pass as (the start of) a later request\'s `input`, unchanged: the user\'s messages as they were, then one `compaction` item whose `encrypted_content` holds what the rest said, summarised by the model named (one model call, charged as a chat completion of that model; a summary of nothing, a conversation of user messages only, makes no call and costs nothing). A later request reads a `compaction` item as the summary of the conversation before it. `encrypted_content` is pvai\'s own format, opaque to clients but not encrypted (the summary is the account\'s own text): base64url of `{\"v\":1,\"summary\":…}`; an item that does not decode is 400 `INVALID_PARAMETER` naming it. Nothing is stored. 
+     * Compact a conversation (Open Responses\' and OpenAI\'s `responses.compact`)
+     */
+    async compactResponse(requestParameters: CompactResponseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ResponseCompaction> {
+        const response = await this.compactResponseRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
 
     /**
      * Creates request options for createResponse without sending the request
@@ -126,7 +291,7 @@ export class ResponsesApi extends runtime.BaseAPI {
     }
 
     /**
-     * OpenAI\'s Responses API over pvai\'s own pipeline: the same routing, context, credits, limits, cache and usage as chat completions (a response is a chat completion in another wire format). `input` is a string or input items (messages with `input_text` parts, `function_call_output`, items of an earlier output); `previous_response_id` continues a stored conversation of the same end user. Built-in tools run on pvai\'s own capabilities: `file_search` searches the end user\'s documents (results and `file_citation` annotations with the page and character span), `web_search` grounds the answer in a live web search (`url_citation` annotations), `code_interpreter` runs Python in the sandbox when the model calls it. With `stream: true` the answer is a Server-Sent-Events stream of typed events (`response.created`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`/`.done`, `response.function_call_arguments.delta`/`.done`, `response.output_item.done`, `response.completed`, `response.incomplete` or `response.failed`), each with `sequence_number`. On a stream, `X-Credits-Charged` and `X-Cache` are the first model call\'s (a response that runs code makes more; its usage row counts them all). What is supported, refused and ignored: `docs/responses-conformance.md`. 
+     * OpenAI\'s Responses API over pvai\'s own pipeline: the same routing, context, credits, limits, cache and usage as chat completions (a response is a chat completion in another wire format). `input` is a string or input items (messages with `input_text` parts, `function_call_output`, items of an earlier output); `previous_response_id` continues a stored conversation of the same end user. Built-in tools run on pvai\'s own capabilities: `file_search` searches the end user\'s documents (results and `file_citation` annotations with the page and character span), `web_search` grounds the answer in a live web search (`url_citation` annotations), `code_interpreter` runs Python in the sandbox when the model calls it. With `stream: true` the answer is a Server-Sent-Events stream of typed events (`response.created`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`/`.done`, `response.function_call_arguments.delta`/`.done`, `response.output_item.done`, `response.completed`, `response.incomplete` or `response.failed`), each with `sequence_number`. On a stream, `X-Credits-Charged` and `X-Cache` are the first model call\'s (a response that runs code makes more; its usage row counts them all). `background: true` answers at once with the response `queued` (no credits charged yet: its model calls are charged as they run; with `stream`, the events as they are made). The same request is taken over a WebSocket (`x-websocket` on this path). What is supported, refused and ignored: `docs/responses-conformance.md`. 
      * Create a response (OpenAI\'s Responses API)
      */
     async createResponseRaw(requestParameters: CreateResponseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Response>> {
@@ -137,7 +302,7 @@ export class ResponsesApi extends runtime.BaseAPI {
     }
 
     /**
-     * OpenAI\'s Responses API over pvai\'s own pipeline: the same routing, context, credits, limits, cache and usage as chat completions (a response is a chat completion in another wire format). `input` is a string or input items (messages with `input_text` parts, `function_call_output`, items of an earlier output); `previous_response_id` continues a stored conversation of the same end user. Built-in tools run on pvai\'s own capabilities: `file_search` searches the end user\'s documents (results and `file_citation` annotations with the page and character span), `web_search` grounds the answer in a live web search (`url_citation` annotations), `code_interpreter` runs Python in the sandbox when the model calls it. With `stream: true` the answer is a Server-Sent-Events stream of typed events (`response.created`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`/`.done`, `response.function_call_arguments.delta`/`.done`, `response.output_item.done`, `response.completed`, `response.incomplete` or `response.failed`), each with `sequence_number`. On a stream, `X-Credits-Charged` and `X-Cache` are the first model call\'s (a response that runs code makes more; its usage row counts them all). What is supported, refused and ignored: `docs/responses-conformance.md`. 
+     * OpenAI\'s Responses API over pvai\'s own pipeline: the same routing, context, credits, limits, cache and usage as chat completions (a response is a chat completion in another wire format). `input` is a string or input items (messages with `input_text` parts, `function_call_output`, items of an earlier output); `previous_response_id` continues a stored conversation of the same end user. Built-in tools run on pvai\'s own capabilities: `file_search` searches the end user\'s documents (results and `file_citation` annotations with the page and character span), `web_search` grounds the answer in a live web search (`url_citation` annotations), `code_interpreter` runs Python in the sandbox when the model calls it. With `stream: true` the answer is a Server-Sent-Events stream of typed events (`response.created`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`/`.done`, `response.function_call_arguments.delta`/`.done`, `response.output_item.done`, `response.completed`, `response.incomplete` or `response.failed`), each with `sequence_number`. On a stream, `X-Credits-Charged` and `X-Cache` are the first model call\'s (a response that runs code makes more; its usage row counts them all). `background: true` answers at once with the response `queued` (no credits charged yet: its model calls are charged as they run; with `stream`, the events as they are made). The same request is taken over a WebSocket (`x-websocket` on this path). What is supported, refused and ignored: `docs/responses-conformance.md`. 
      * Create a response (OpenAI\'s Responses API)
      */
     async createResponse(requestParameters: CreateResponseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Response> {
@@ -185,7 +350,7 @@ export class ResponsesApi extends runtime.BaseAPI {
     }
 
     /**
-     * Deletes the response and its input items; a later `previous_response_id` naming it is 404. Responses that continued it keep their own copy of the conversation. 
+     * Deletes the response and its input items; a later `previous_response_id` naming it is 404. Responses that continued it keep their own copy of the conversation. A background response still running is cancelled first. 
      * Delete a stored response
      */
     async deleteResponseRaw(requestParameters: DeleteResponseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ResponseDeleted>> {
@@ -196,7 +361,7 @@ export class ResponsesApi extends runtime.BaseAPI {
     }
 
     /**
-     * Deletes the response and its input items; a later `previous_response_id` naming it is 404. Responses that continued it keep their own copy of the conversation. 
+     * Deletes the response and its input items; a later `previous_response_id` naming it is 404. Responses that continued it keep their own copy of the conversation. A background response still running is cancelled first. 
      * Delete a stored response
      */
     async deleteResponse(requestParameters: DeleteResponseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ResponseDeleted> {
@@ -216,6 +381,22 @@ export class ResponsesApi extends runtime.BaseAPI {
         }
 
         const queryParameters: any = {};
+
+        if (requestParameters['stream'] != null) {
+            queryParameters['stream'] = requestParameters['stream'];
+        }
+
+        if (requestParameters['startingAfter'] != null) {
+            queryParameters['starting_after'] = requestParameters['startingAfter'];
+        }
+
+        if (requestParameters['include'] != null) {
+            queryParameters['include'] = requestParameters['include'];
+        }
+
+        if (requestParameters['includeObfuscation'] != null) {
+            queryParameters['include_obfuscation'] = requestParameters['includeObfuscation'];
+        }
 
         const headerParameters: runtime.HTTPHeaders = {};
 
@@ -244,8 +425,8 @@ export class ResponsesApi extends runtime.BaseAPI {
     }
 
     /**
-     * A response created with `store` (the default) by this account, as it was returned. Another account\'s id, one created with `store: false` and a deleted one are 404. 
-     * A stored response
+     * A response created with `store` (the default) by this account, as it is now (a background one: `queued`, `in_progress`, then as it ended). Another account\'s id, another end user\'s through a key bound to one, one created with `store: false` and a deleted one are 404. With `stream=true` (a background response only; another is 400 `INVALID_PARAMETER` naming `stream`): its events as Server-Sent Events, those stored after `starting_after` (a `sequence_number`) first, then the live ones as they are made, until its last event (`response.completed`, `.incomplete`, `.failed`, or `response.cancelled`), from whichever replica runs it. `include` and `include_obfuscation` are accepted and ignored. 
+     * A stored response, or the events of a background one
      */
     async getResponseRaw(requestParameters: GetResponseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Response>> {
         const requestOptions = await this.getResponseRequestOpts(requestParameters);
@@ -255,8 +436,8 @@ export class ResponsesApi extends runtime.BaseAPI {
     }
 
     /**
-     * A response created with `store` (the default) by this account, as it was returned. Another account\'s id, one created with `store: false` and a deleted one are 404. 
-     * A stored response
+     * A response created with `store` (the default) by this account, as it is now (a background one: `queued`, `in_progress`, then as it ended). Another account\'s id, another end user\'s through a key bound to one, one created with `store: false` and a deleted one are 404. With `stream=true` (a background response only; another is 400 `INVALID_PARAMETER` naming `stream`): its events as Server-Sent Events, those stored after `starting_after` (a `sequence_number`) first, then the live ones as they are made, until its last event (`response.completed`, `.incomplete`, `.failed`, or `response.cancelled`), from whichever replica runs it. `include` and `include_obfuscation` are accepted and ignored. 
+     * A stored response, or the events of a background one
      */
     async getResponse(requestParameters: GetResponseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Response> {
         const response = await this.getResponseRaw(requestParameters, initOverrides);

@@ -4,6 +4,7 @@ export * from './AdminApi.js';
 export * from './ChatApi.js';
 export * from './CodeApi.js';
 export * from './ContractApi.js';
+export * from './ConversationsApi.js';
 export * from './EmbeddingsApi.js';
 export * from './HealthApi.js';
 export * from './MemoryApi.js';

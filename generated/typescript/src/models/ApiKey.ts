@@ -32,6 +32,10 @@ export interface ApiKey {
      */
     name: string | null;
     /**
+     * The end user the key is bound to, or null.
+     */
+    userId: string | null;
+    /**
      * 
      */
     accountId: string;
@@ -56,6 +60,7 @@ export function instanceOfApiKey(value: object): value is ApiKey {
     if (!('id' in value) || value['id'] === undefined) return false;
     if (!('prefix' in value) || value['prefix'] === undefined) return false;
     if (!('name' in value) || value['name'] === undefined) return false;
+    if ((!('userId' in (value as Record<string, any>)) && !('user_id' in (value as Record<string, any>))) || ((value as Record<string, any>)['userId'] === undefined && (value as Record<string, any>)['user_id'] === undefined)) return false;
     if ((!('accountId' in (value as Record<string, any>)) && !('account_id' in (value as Record<string, any>))) || ((value as Record<string, any>)['accountId'] === undefined && (value as Record<string, any>)['account_id'] === undefined)) return false;
     if ((!('createdAt' in (value as Record<string, any>)) && !('created_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['createdAt'] === undefined && (value as Record<string, any>)['created_at'] === undefined)) return false;
     if ((!('lastUsedAt' in (value as Record<string, any>)) && !('last_used_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['lastUsedAt'] === undefined && (value as Record<string, any>)['last_used_at'] === undefined)) return false;
@@ -76,6 +81,7 @@ export function ApiKeyFromJSONTyped(json: any, ignoreDiscriminator: boolean): Ap
         'id': json['id'],
         'prefix': json['prefix'],
         'name': json['name'],
+        'userId': json['user_id'],
         'accountId': json['account_id'],
         'createdAt': (json['created_at'] == null ? json['created_at'] : parseDateTime(json['created_at'])),
         'lastUsedAt': (json['last_used_at'] == null ? null : parseDateTime(json['last_used_at'])),
@@ -97,6 +103,7 @@ export function ApiKeyToJSONTyped(value?: ApiKey | null, ignoreDiscriminator: bo
         'id': value['id'],
         'prefix': value['prefix'],
         'name': value['name'],
+        'user_id': value['userId'],
         'account_id': value['accountId'],
         'created_at': value['createdAt'] == null ? value['createdAt'] : serializeDateTime(value['createdAt']),
         'last_used_at': value['lastUsedAt'] == null ? value['lastUsedAt'] : serializeDateTime(value['lastUsedAt']),

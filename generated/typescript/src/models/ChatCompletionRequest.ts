@@ -65,8 +65,9 @@ import {
 
 /**
  * OpenAI's chat request, as today's clients send it. `user_id` names the end user whose memory and documents
- * are used; when it is absent, OpenAI's own `user` does (same isolation, same memory); with neither the request
- * is 400 `INVALID_PARAMETER` naming `user_id`. OpenAI fields that clients send by default and pvai has no use
+ * are used; when it is absent, OpenAI's own `user` does (same isolation, same memory); with neither, the end user
+ * a key was created bound to, and through any other key the request is 400 `INVALID_PARAMETER` naming `user_id`
+ * (a key bound to an end user refuses another with 403 `END_USER_NOT_ALLOWED`). OpenAI fields that clients send by default and pvai has no use
  * for are accepted: `top_p`, `stop`, `seed`, `presence_penalty` and `frequency_penalty` are honoured by the
  * local engine and passed to an upstream; `logit_bias`, `store`, `metadata`, `service_tier`,
  * `parallel_tool_calls` and `logprobs: false` are accepted and ignored (`docs/decisions.md`).

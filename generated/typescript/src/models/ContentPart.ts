@@ -14,7 +14,7 @@
 
 import { mapValues } from '../runtime.js';
 /**
- * A `text` part (`{type: text, text}`), or a part of a kind the models cannot read (`image_url`, `input_audio`, `file`), which is refused with 400 `UNSUPPORTED_CONTENT`. A `text` part without `text` is 400 `INVALID_PARAMETER`.
+ * A `text` part (`{type: text, text}`); an `image_url` part, passed unchanged to a model that reads images (`vision` in its `capabilities`, `GET /z1/models`) and refused with 400 `UNSUPPORTED_CONTENT` naming it by any other; or a part of a kind the models cannot read (`input_audio`, `file`), refused the same way. A `text` part without `text` is 400 `INVALID_PARAMETER`.
  * @export
  * @interface ContentPart
  */

@@ -23,6 +23,10 @@ export interface KeyCreateRequest {
      * 
      */
     name?: string;
+    /**
+     * Binds the key to this end user: a request through it that names no end user acts for them, and one naming another is 403 `END_USER_NOT_ALLOWED`.
+     */
+    userId?: string;
 }
 
 /**
@@ -43,6 +47,7 @@ export function KeyCreateRequestFromJSONTyped(json: any, ignoreDiscriminator: bo
     return {
         
         'name': json['name'] == null ? undefined : json['name'],
+        'userId': json['user_id'] == null ? undefined : json['user_id'],
     };
 }
 
@@ -58,6 +63,7 @@ export function KeyCreateRequestToJSONTyped(value?: KeyCreateRequest | null, ign
     return {
         
         'name': value['name'],
+        'user_id': value['userId'],
     };
 }
 

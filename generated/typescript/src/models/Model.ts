@@ -42,7 +42,7 @@ export interface Model {
      */
     dimensions?: number;
     /**
-     * What a request may use: `streaming`, `tools` (function calling), `structured_output` (`response_format` json_object and json_schema), `embeddings`.
+     * What a request may use: `streaming`, `tools` (function calling), `structured_output` (`response_format` json_object and json_schema), `vision` (image parts: `image_url` in chat, `input_image` in responses; only when every target of the model's route is declared `vision: true`), `embeddings`.
      */
     capabilities: Array<ModelCapabilitiesEnum>;
     /**
@@ -108,6 +108,7 @@ export const ModelCapabilitiesEnum = {
     streaming: 'streaming',
     tools: 'tools',
     structured_output: 'structured_output',
+    vision: 'vision',
     embeddings: 'embeddings',
 } as const;
 export type ModelCapabilitiesEnum = typeof ModelCapabilitiesEnum[keyof typeof ModelCapabilitiesEnum];

@@ -48,6 +48,13 @@ import {
     ResponseOutputItemToJSON,
     ResponseOutputItemToJSONTyped,
 } from './ResponseOutputItem.js';
+import type { ResponseConversation } from './ResponseConversation.js';
+import {
+    ResponseConversationFromJSON,
+    ResponseConversationFromJSONTyped,
+    ResponseConversationToJSON,
+    ResponseConversationToJSONTyped,
+} from './ResponseConversation.js';
 import type { ResponseReasoning } from './ResponseReasoning.js';
 import {
     ResponseReasoningFromJSON,
@@ -85,7 +92,7 @@ import {
 } from './ModelId.js';
 
 /**
- * 
+ * Every field of Open Responses' `ResponseResource` (2026-04-24), with its default when the request did not set it; the same object in `POST`, `GET`, the export and every streaming event that carries one. pvai adds `user_id` and `memory_context`.
  * @export
  * @interface Response
  */
@@ -105,7 +112,7 @@ export interface Response {
     /**
      * 
      */
-    completedAt?: number | null;
+    completedAt: number | null;
     /**
      * 
      */
@@ -123,13 +130,13 @@ export interface Response {
      */
     instructions: string | null;
     /**
-     * 
+     * The answer limit applied: the request's, else its route's default.
      */
-    maxOutputTokens?: number | null;
+    maxOutputTokens: number | null;
     /**
      * 
      */
-    maxToolCalls?: number | null;
+    maxToolCalls: number | null;
     /**
      * 
      */
@@ -145,47 +152,63 @@ export interface Response {
     /**
      * 
      */
-    previousResponseId?: string | null;
+    previousResponseId: string | null;
     /**
      * 
      */
-    store?: boolean;
+    conversation: ResponseConversation | null;
     /**
      * 
      */
-    temperature: number | null;
+    store: boolean;
     /**
      * 
      */
-    topP: number | null;
+    temperature: number;
+    /**
+     * 
+     */
+    topP: number;
+    /**
+     * 
+     */
+    presencePenalty: number;
+    /**
+     * 
+     */
+    frequencyPenalty: number;
+    /**
+     * 
+     */
+    topLogprobs: number;
     /**
      * 
      */
     toolChoice: ResponseToolChoice;
     /**
-     * 
+     * As sent; a function tool with its `description` and `parameters` (null when absent) and `strict` (true when absent, as the local engine holds the arguments to `parameters`).
      */
     tools: Array<ResponseTool>;
     /**
      * 
      */
-    text?: ResponseText;
+    text: ResponseText;
     /**
      * 
      */
-    truncation?: ResponseTruncationEnum;
+    truncation: ResponseTruncationEnum;
     /**
      * 
      */
-    reasoning?: ResponseReasoning | null;
+    reasoning: ResponseReasoning | null;
     /**
      * 
      */
-    background?: boolean;
+    background: boolean;
     /**
      * 
      */
-    serviceTier?: string;
+    serviceTier: string;
     /**
      * 
      */
@@ -193,7 +216,7 @@ export interface Response {
     /**
      * 
      */
-    user?: string | null;
+    user: string | null;
     /**
      * 
      */
@@ -201,7 +224,11 @@ export interface Response {
     /**
      * 
      */
-    safetyIdentifier?: string | null;
+    safetyIdentifier: string | null;
+    /**
+     * 
+     */
+    promptCacheKey: string | null;
     /**
      * 
      */
@@ -225,10 +252,12 @@ export type ResponseObjectEnum = typeof ResponseObjectEnum[keyof typeof Response
  * @export
  */
 export const ResponseStatusEnum = {
+    queued: 'queued',
+    in_progress: 'in_progress',
     completed: 'completed',
     incomplete: 'incomplete',
     failed: 'failed',
-    in_progress: 'in_progress',
+    cancelled: 'cancelled',
 } as const;
 export type ResponseStatusEnum = typeof ResponseStatusEnum[keyof typeof ResponseStatusEnum];
 
@@ -251,19 +280,36 @@ export function instanceOfResponse(value: object): value is Response {
     if (value['object'] !== 'response') return false;
     
     if ((!('createdAt' in (value as Record<string, any>)) && !('created_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['createdAt'] === undefined && (value as Record<string, any>)['created_at'] === undefined)) return false;
+    if ((!('completedAt' in (value as Record<string, any>)) && !('completed_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['completedAt'] === undefined && (value as Record<string, any>)['completed_at'] === undefined)) return false;
     if (!('status' in value) || value['status'] === undefined) return false;
     if (!('error' in value) || value['error'] === undefined) return false;
     if ((!('incompleteDetails' in (value as Record<string, any>)) && !('incomplete_details' in (value as Record<string, any>))) || ((value as Record<string, any>)['incompleteDetails'] === undefined && (value as Record<string, any>)['incomplete_details'] === undefined)) return false;
     if (!('instructions' in value) || value['instructions'] === undefined) return false;
+    if ((!('maxOutputTokens' in (value as Record<string, any>)) && !('max_output_tokens' in (value as Record<string, any>))) || ((value as Record<string, any>)['maxOutputTokens'] === undefined && (value as Record<string, any>)['max_output_tokens'] === undefined)) return false;
+    if ((!('maxToolCalls' in (value as Record<string, any>)) && !('max_tool_calls' in (value as Record<string, any>))) || ((value as Record<string, any>)['maxToolCalls'] === undefined && (value as Record<string, any>)['max_tool_calls'] === undefined)) return false;
     if (!('model' in value) || value['model'] === undefined) return false;
     if (!('output' in value) || value['output'] === undefined) return false;
     if ((!('parallelToolCalls' in (value as Record<string, any>)) && !('parallel_tool_calls' in (value as Record<string, any>))) || ((value as Record<string, any>)['parallelToolCalls'] === undefined && (value as Record<string, any>)['parallel_tool_calls'] === undefined)) return false;
+    if ((!('previousResponseId' in (value as Record<string, any>)) && !('previous_response_id' in (value as Record<string, any>))) || ((value as Record<string, any>)['previousResponseId'] === undefined && (value as Record<string, any>)['previous_response_id'] === undefined)) return false;
+    if (!('conversation' in value) || value['conversation'] === undefined) return false;
+    if (!('store' in value) || value['store'] === undefined) return false;
     if (!('temperature' in value) || value['temperature'] === undefined) return false;
     if ((!('topP' in (value as Record<string, any>)) && !('top_p' in (value as Record<string, any>))) || ((value as Record<string, any>)['topP'] === undefined && (value as Record<string, any>)['top_p'] === undefined)) return false;
+    if ((!('presencePenalty' in (value as Record<string, any>)) && !('presence_penalty' in (value as Record<string, any>))) || ((value as Record<string, any>)['presencePenalty'] === undefined && (value as Record<string, any>)['presence_penalty'] === undefined)) return false;
+    if ((!('frequencyPenalty' in (value as Record<string, any>)) && !('frequency_penalty' in (value as Record<string, any>))) || ((value as Record<string, any>)['frequencyPenalty'] === undefined && (value as Record<string, any>)['frequency_penalty'] === undefined)) return false;
+    if ((!('topLogprobs' in (value as Record<string, any>)) && !('top_logprobs' in (value as Record<string, any>))) || ((value as Record<string, any>)['topLogprobs'] === undefined && (value as Record<string, any>)['top_logprobs'] === undefined)) return false;
     if ((!('toolChoice' in (value as Record<string, any>)) && !('tool_choice' in (value as Record<string, any>))) || ((value as Record<string, any>)['toolChoice'] === undefined && (value as Record<string, any>)['tool_choice'] === undefined)) return false;
     if (!('tools' in value) || value['tools'] === undefined) return false;
+    if (!('text' in value) || value['text'] === undefined) return false;
+    if (!('truncation' in value) || value['truncation'] === undefined) return false;
+    if (!('reasoning' in value) || value['reasoning'] === undefined) return false;
+    if (!('background' in value) || value['background'] === undefined) return false;
+    if ((!('serviceTier' in (value as Record<string, any>)) && !('service_tier' in (value as Record<string, any>))) || ((value as Record<string, any>)['serviceTier'] === undefined && (value as Record<string, any>)['service_tier'] === undefined)) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
+    if (!('user' in value) || value['user'] === undefined) return false;
     if ((!('userId' in (value as Record<string, any>)) && !('user_id' in (value as Record<string, any>))) || ((value as Record<string, any>)['userId'] === undefined && (value as Record<string, any>)['user_id'] === undefined)) return false;
+    if ((!('safetyIdentifier' in (value as Record<string, any>)) && !('safety_identifier' in (value as Record<string, any>))) || ((value as Record<string, any>)['safetyIdentifier'] === undefined && (value as Record<string, any>)['safety_identifier'] === undefined)) return false;
+    if ((!('promptCacheKey' in (value as Record<string, any>)) && !('prompt_cache_key' in (value as Record<string, any>))) || ((value as Record<string, any>)['promptCacheKey'] === undefined && (value as Record<string, any>)['prompt_cache_key'] === undefined)) return false;
     if (!('metadata' in value) || value['metadata'] === undefined) return false;
     if ((!('memoryContext' in (value as Record<string, any>)) && !('memory_context' in (value as Record<string, any>))) || ((value as Record<string, any>)['memoryContext'] === undefined && (value as Record<string, any>)['memory_context'] === undefined)) return false;
     return true;
@@ -282,31 +328,36 @@ export function ResponseFromJSONTyped(json: any, ignoreDiscriminator: boolean): 
         'id': json['id'],
         'object': json['object'],
         'createdAt': json['created_at'],
-        'completedAt': json['completed_at'] === undefined ? undefined : json['completed_at'] === null ? null : json['completed_at'],
+        'completedAt': json['completed_at'],
         'status': json['status'],
         'error': ResponseFailureFromJSON(json['error']),
         'incompleteDetails': ResponseIncompleteDetailsFromJSON(json['incomplete_details']),
         'instructions': json['instructions'],
-        'maxOutputTokens': json['max_output_tokens'] === undefined ? undefined : json['max_output_tokens'] === null ? null : json['max_output_tokens'],
-        'maxToolCalls': json['max_tool_calls'] === undefined ? undefined : json['max_tool_calls'] === null ? null : json['max_tool_calls'],
+        'maxOutputTokens': json['max_output_tokens'],
+        'maxToolCalls': json['max_tool_calls'],
         'model': ModelIdFromJSON(json['model']),
         'output': ((json['output'] as Array<any>).map(ResponseOutputItemFromJSON)),
         'parallelToolCalls': json['parallel_tool_calls'],
-        'previousResponseId': json['previous_response_id'] === undefined ? undefined : json['previous_response_id'] === null ? null : json['previous_response_id'],
-        'store': json['store'] == null ? undefined : json['store'],
+        'previousResponseId': json['previous_response_id'],
+        'conversation': ResponseConversationFromJSON(json['conversation']),
+        'store': json['store'],
         'temperature': json['temperature'],
         'topP': json['top_p'],
+        'presencePenalty': json['presence_penalty'],
+        'frequencyPenalty': json['frequency_penalty'],
+        'topLogprobs': json['top_logprobs'],
         'toolChoice': ResponseToolChoiceFromJSON(json['tool_choice']),
         'tools': ((json['tools'] as Array<any>).map(ResponseToolFromJSON)),
-        'text': json['text'] == null ? undefined : ResponseTextFromJSON(json['text']),
-        'truncation': json['truncation'] == null ? undefined : json['truncation'],
-        'reasoning': json['reasoning'] === undefined ? undefined : json['reasoning'] === null ? null : ResponseReasoningFromJSON(json['reasoning']),
-        'background': json['background'] == null ? undefined : json['background'],
-        'serviceTier': json['service_tier'] == null ? undefined : json['service_tier'],
+        'text': ResponseTextFromJSON(json['text']),
+        'truncation': json['truncation'],
+        'reasoning': ResponseReasoningFromJSON(json['reasoning']),
+        'background': json['background'],
+        'serviceTier': json['service_tier'],
         'usage': ResponseUsageFromJSON(json['usage']),
-        'user': json['user'] === undefined ? undefined : json['user'] === null ? null : json['user'],
+        'user': json['user'],
         'userId': json['user_id'],
-        'safetyIdentifier': json['safety_identifier'] === undefined ? undefined : json['safety_identifier'] === null ? null : json['safety_identifier'],
+        'safetyIdentifier': json['safety_identifier'],
+        'promptCacheKey': json['prompt_cache_key'],
         'metadata': json['metadata'],
         'memoryContext': MemoryContextFromJSON(json['memory_context']),
     };
@@ -337,9 +388,13 @@ export function ResponseToJSONTyped(value?: Response | null, ignoreDiscriminator
         'output': ((value['output'] as Array<any>).map(ResponseOutputItemToJSON)),
         'parallel_tool_calls': value['parallelToolCalls'],
         'previous_response_id': value['previousResponseId'],
+        'conversation': ResponseConversationToJSON(value['conversation']),
         'store': value['store'],
         'temperature': value['temperature'],
         'top_p': value['topP'],
+        'presence_penalty': value['presencePenalty'],
+        'frequency_penalty': value['frequencyPenalty'],
+        'top_logprobs': value['topLogprobs'],
         'tool_choice': ResponseToolChoiceToJSON(value['toolChoice']),
         'tools': ((value['tools'] as Array<any>).map(ResponseToolToJSON)),
         'text': ResponseTextToJSON(value['text']),
@@ -351,6 +406,7 @@ export function ResponseToJSONTyped(value?: Response | null, ignoreDiscriminator
         'user': value['user'],
         'user_id': value['userId'],
         'safety_identifier': value['safetyIdentifier'],
+        'prompt_cache_key': value['promptCacheKey'],
         'metadata': value['metadata'],
         'memory_context': MemoryContextToJSON(value['memoryContext']),
     };

@@ -48,6 +48,13 @@ import {
     ModelIdToJSON,
     ModelIdToJSONTyped,
 } from './ModelId.js';
+import type { ResponseCreateRequestConversation } from './ResponseCreateRequestConversation.js';
+import {
+    ResponseCreateRequestConversationFromJSON,
+    ResponseCreateRequestConversationFromJSONTyped,
+    ResponseCreateRequestConversationToJSON,
+    ResponseCreateRequestConversationToJSONTyped,
+} from './ResponseCreateRequestConversation.js';
 import type { ResponseCreateRequestInput } from './ResponseCreateRequestInput.js';
 import {
     ResponseCreateRequestInputFromJSON,
@@ -57,11 +64,15 @@ import {
 } from './ResponseCreateRequestInput.js';
 
 /**
- * OpenAI's Responses request. The end user is `user_id`, else OpenAI's `user`, else `safety_identifier` (400
- * `INVALID_PARAMETER` naming `user_id` with none); memory is on by default as in chat (`use_memory`), and
- * `skip_cache` bypasses the response cache. Accepted and ignored: `reasoning`, `truncation`, `service_tier`,
- * `prompt_cache_key`, `stream_options`, `text.verbosity`, `top_logprobs: 0`, `background: false`
- * (`docs/responses-conformance.md`).
+ * OpenAI's Responses request. The end user is `user_id`, else OpenAI's `user`, else `safety_identifier`, else
+ * the key's own end user: the one a key was created bound to, or the account's end user `default`
+ * (`docs/decisions.md`, *The end user of a request*); through a key bound to an end user, naming another is
+ * 403 `END_USER_NOT_ALLOWED`. Memory is on by default as in chat (`use_memory`), and `skip_cache` bypasses
+ * the response cache. `conversation` continues a conversation (its items come before `input`, and the
+ * response's input and output are appended to it); `background: true` answers at once with the `queued`
+ * response, which runs on the service's durable queue (poll `GET`, follow its events with `GET ?stream=true`,
+ * end it with `POST …/cancel`). Accepted and ignored: `reasoning`, `truncation`, `service_tier`,
+ * `prompt_cache_key`, `stream_options`, `text.verbosity`, `top_logprobs: 0` (`docs/responses-conformance.md`).
  * 
  * @export
  * @interface ResponseCreateRequest
@@ -80,15 +91,23 @@ export interface ResponseCreateRequest {
      */
     instructions?: string | null;
     /**
-     * A stored response of the same end user whose conversation this one continues; another end user's, another account's or an unstored one is 404.
+     * A stored response of the same end user whose conversation this one continues; another end user's, another account's or an unstored one is 404 `PREVIOUS_RESPONSE_NOT_FOUND`. Not with `conversation`.
      */
     previousResponseId?: string | null;
+    /**
+     * 
+     */
+    conversation?: ResponseCreateRequestConversation;
     /**
      * Keep the response for `GET`, `previous_response_id` and `input_items` (in the service's database, per account and end user).
      */
     store?: boolean | null;
     /**
-     * The answer limit, as chat's `max_tokens`. Reached: `status: incomplete` with `incomplete_details.reason: max_output_tokens`.
+     * Run the response on the durable queue and answer at once with it `queued` (needs `store`; with `stream`, the answer is its events as they are made). A crash of the server running it ends it `failed` after its lease (30 s), never `in_progress` for ever.
+     */
+    background?: boolean | null;
+    /**
+     * The answer limit, as chat's `max_tokens` (`null`: the route's default, echoed as applied). Reached: `status: incomplete` with `incomplete_details.reason: max_output_tokens`.
      */
     maxOutputTokens?: number | null;
     /**
@@ -99,6 +118,14 @@ export interface ResponseCreateRequest {
      * 
      */
     topP?: number | null;
+    /**
+     * As chat's: honoured by the local engine, passed to an upstream.
+     */
+    presencePenalty?: number | null;
+    /**
+     * As chat's: honoured by the local engine, passed to an upstream.
+     */
+    frequencyPenalty?: number | null;
     /**
      * 
      */
@@ -168,17 +195,13 @@ export interface ResponseCreateRequest {
      */
     serviceTier?: string | null;
     /**
-     * Accepted and ignored.
+     * Accepted, echoed and otherwise ignored: pvai's response cache is keyed on the request itself.
      */
     promptCacheKey?: string | null;
     /**
      * Only 0: log-probabilities are not returned.
      */
     topLogprobs?: number | null;
-    /**
-     * Only false: a response is answered while the request waits.
-     */
-    background?: boolean | null;
 }
 
 
@@ -230,10 +253,14 @@ export function ResponseCreateRequestFromJSONTyped(json: any, ignoreDiscriminato
         'input': ResponseCreateRequestInputFromJSON(json['input']),
         'instructions': json['instructions'] === undefined ? undefined : json['instructions'] === null ? null : json['instructions'],
         'previousResponseId': json['previous_response_id'] === undefined ? undefined : json['previous_response_id'] === null ? null : json['previous_response_id'],
+        'conversation': json['conversation'] == null ? undefined : ResponseCreateRequestConversationFromJSON(json['conversation']),
         'store': json['store'] === undefined ? undefined : json['store'] === null ? null : json['store'],
+        'background': json['background'] === undefined ? undefined : json['background'] === null ? null : json['background'],
         'maxOutputTokens': json['max_output_tokens'] === undefined ? undefined : json['max_output_tokens'] === null ? null : json['max_output_tokens'],
         'temperature': json['temperature'] === undefined ? undefined : json['temperature'] === null ? null : json['temperature'],
         'topP': json['top_p'] === undefined ? undefined : json['top_p'] === null ? null : json['top_p'],
+        'presencePenalty': json['presence_penalty'] === undefined ? undefined : json['presence_penalty'] === null ? null : json['presence_penalty'],
+        'frequencyPenalty': json['frequency_penalty'] === undefined ? undefined : json['frequency_penalty'] === null ? null : json['frequency_penalty'],
         'tools': json['tools'] === undefined ? undefined : json['tools'] === null ? null : ((json['tools'] as Array<any>).map(ResponseToolFromJSON)),
         'toolChoice': json['tool_choice'] == null ? undefined : ResponseToolChoiceFromJSON(json['tool_choice']),
         'parallelToolCalls': json['parallel_tool_calls'] === undefined ? undefined : json['parallel_tool_calls'] === null ? null : json['parallel_tool_calls'],
@@ -253,7 +280,6 @@ export function ResponseCreateRequestFromJSONTyped(json: any, ignoreDiscriminato
         'serviceTier': json['service_tier'] === undefined ? undefined : json['service_tier'] === null ? null : json['service_tier'],
         'promptCacheKey': json['prompt_cache_key'] === undefined ? undefined : json['prompt_cache_key'] === null ? null : json['prompt_cache_key'],
         'topLogprobs': json['top_logprobs'] === undefined ? undefined : json['top_logprobs'] === null ? null : json['top_logprobs'],
-        'background': json['background'] === undefined ? undefined : json['background'] === null ? null : json['background'],
     };
 }
 
@@ -272,10 +298,14 @@ export function ResponseCreateRequestToJSONTyped(value?: ResponseCreateRequest |
         'input': ResponseCreateRequestInputToJSON(value['input']),
         'instructions': value['instructions'],
         'previous_response_id': value['previousResponseId'],
+        'conversation': ResponseCreateRequestConversationToJSON(value['conversation']),
         'store': value['store'],
+        'background': value['background'],
         'max_output_tokens': value['maxOutputTokens'],
         'temperature': value['temperature'],
         'top_p': value['topP'],
+        'presence_penalty': value['presencePenalty'],
+        'frequency_penalty': value['frequencyPenalty'],
         'tools': value['tools'] == null ? undefined : ((value['tools'] as Array<any>).map(ResponseToolToJSON)),
         'tool_choice': ResponseToolChoiceToJSON(value['toolChoice']),
         'parallel_tool_calls': value['parallelToolCalls'],
@@ -295,7 +325,6 @@ export function ResponseCreateRequestToJSONTyped(value?: ResponseCreateRequest |
         'service_tier': value['serviceTier'],
         'prompt_cache_key': value['promptCacheKey'],
         'top_logprobs': value['topLogprobs'],
-        'background': value['background'],
     };
 }
 

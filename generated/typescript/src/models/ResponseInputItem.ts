@@ -77,6 +77,10 @@ export interface ResponseInputItem {
      * 
      */
     status?: string;
+    /**
+     * A `compaction` item's summary, as `POST /z1/responses/compact` made it.
+     */
+    encryptedContent?: string;
 }
 
 
@@ -92,6 +96,7 @@ export const ResponseInputItemTypeEnum = {
     code_interpreter_call: 'code_interpreter_call',
     reasoning: 'reasoning',
     item_reference: 'item_reference',
+    compaction: 'compaction',
 } as const;
 export type ResponseInputItemTypeEnum = typeof ResponseInputItemTypeEnum[keyof typeof ResponseInputItemTypeEnum];
 
@@ -134,6 +139,7 @@ export function ResponseInputItemFromJSONTyped(json: any, ignoreDiscriminator: b
         'arguments': json['arguments'] == null ? undefined : json['arguments'],
         'output': json['output'] == null ? undefined : ResponseInputItemOutputFromJSON(json['output']),
         'status': json['status'] == null ? undefined : json['status'],
+        'encryptedContent': json['encrypted_content'] == null ? undefined : json['encrypted_content'],
     };
 }
 
@@ -158,6 +164,7 @@ export function ResponseInputItemToJSONTyped(value?: ResponseInputItem | null, i
         'arguments': value['arguments'],
         'output': ResponseInputItemOutputToJSON(value['output']),
         'status': value['status'],
+        'encrypted_content': value['encryptedContent'],
     };
 }
 

@@ -30,13 +30,14 @@ export interface ResponseText {
     /**
      * 
      */
-    format?: ResponseTextFormat;
+    format: ResponseTextFormat;
 }
 
 /**
  * Check if a given object implements the ResponseText interface.
  */
 export function instanceOfResponseText(value: object): value is ResponseText {
+    if (!('format' in value) || value['format'] === undefined) return false;
     return true;
 }
 
@@ -50,7 +51,7 @@ export function ResponseTextFromJSONTyped(json: any, ignoreDiscriminator: boolea
     }
     return {
         
-        'format': json['format'] == null ? undefined : ResponseTextFormatFromJSON(json['format']),
+        'format': ResponseTextFormatFromJSON(json['format']),
     };
 }
 

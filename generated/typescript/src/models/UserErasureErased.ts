@@ -32,6 +32,10 @@ export interface UserErasureErased {
      */
     responses: number;
     /**
+     * Conversations deleted, with their items.
+     */
+    conversations: number;
+    /**
      * Usage rows kept without the user id.
      */
     usage: number;
@@ -44,6 +48,7 @@ export function instanceOfUserErasureErased(value: object): value is UserErasure
     if (!('memories' in value) || value['memories'] === undefined) return false;
     if (!('documents' in value) || value['documents'] === undefined) return false;
     if (!('responses' in value) || value['responses'] === undefined) return false;
+    if (!('conversations' in value) || value['conversations'] === undefined) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
     return true;
 }
@@ -61,6 +66,7 @@ export function UserErasureErasedFromJSONTyped(json: any, ignoreDiscriminator: b
         'memories': json['memories'],
         'documents': json['documents'],
         'responses': json['responses'],
+        'conversations': json['conversations'],
         'usage': json['usage'],
     };
 }
@@ -79,6 +85,7 @@ export function UserErasureErasedToJSONTyped(value?: UserErasureErased | null, i
         'memories': value['memories'],
         'documents': value['documents'],
         'responses': value['responses'],
+        'conversations': value['conversations'],
         'usage': value['usage'],
     };
 }

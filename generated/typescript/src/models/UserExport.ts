@@ -20,6 +20,13 @@ import {
     UserResponseExportToJSON,
     UserResponseExportToJSONTyped,
 } from './UserResponseExport.js';
+import type { UserConversationExport } from './UserConversationExport.js';
+import {
+    UserConversationExportFromJSON,
+    UserConversationExportFromJSONTyped,
+    UserConversationExportToJSON,
+    UserConversationExportToJSONTyped,
+} from './UserConversationExport.js';
 import type { UserDocumentExport } from './UserDocumentExport.js';
 import {
     UserDocumentExportFromJSON,
@@ -73,6 +80,10 @@ export interface UserExport {
      */
     responses: Array<UserResponseExport>;
     /**
+     * The user's conversations (Conversations API), each with its items.
+     */
+    conversations: Array<UserConversationExport>;
+    /**
      * The usage rows of the requests that named the user, oldest first.
      */
     usage: Array<UserUsageRecord>;
@@ -100,6 +111,7 @@ export function instanceOfUserExport(value: object): value is UserExport {
     if (!('memories' in value) || value['memories'] === undefined) return false;
     if (!('documents' in value) || value['documents'] === undefined) return false;
     if (!('responses' in value) || value['responses'] === undefined) return false;
+    if (!('conversations' in value) || value['conversations'] === undefined) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
     return true;
 }
@@ -120,6 +132,7 @@ export function UserExportFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         'memories': ((json['memories'] as Array<any>).map(UserMemoryExportFromJSON)),
         'documents': ((json['documents'] as Array<any>).map(UserDocumentExportFromJSON)),
         'responses': ((json['responses'] as Array<any>).map(UserResponseExportFromJSON)),
+        'conversations': ((json['conversations'] as Array<any>).map(UserConversationExportFromJSON)),
         'usage': ((json['usage'] as Array<any>).map(UserUsageRecordFromJSON)),
     };
 }
@@ -141,6 +154,7 @@ export function UserExportToJSONTyped(value?: UserExport | null, ignoreDiscrimin
         'memories': ((value['memories'] as Array<any>).map(UserMemoryExportToJSON)),
         'documents': ((value['documents'] as Array<any>).map(UserDocumentExportToJSON)),
         'responses': ((value['responses'] as Array<any>).map(UserResponseExportToJSON)),
+        'conversations': ((value['conversations'] as Array<any>).map(UserConversationExportToJSON)),
         'usage': ((value['usage'] as Array<any>).map(UserUsageRecordToJSON)),
     };
 }

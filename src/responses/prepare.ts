@@ -1,0 +1,128 @@
+import type { Clock } from '../clock/index.js';
+import { AppError } from '../errors/index.js';
+import { endUserOf } from '../http/index.js';
+import type { Principal } from '../kernel/index.js';
+import type { ChatMessage } from '../providers/index.js';
+import { newId, readInput, referencedIds } from './input.js';
+import { planResponse, type ResponsePlan } from './request.js';
+import type {
+  ConversationPort,
+  InputItem,
+  LocalResponses,
+  ResponseCreateBody,
+  ResponseStore,
+  StoredItem,
+  Tenant,
+} from './types.js';
+
+/** A request read and checked, before any model call: what every way of answering it runs. */
+export interface PreparedResponse {
+  id: string;
+  createdAt: number;
+  tenant: Tenant;
+  body: ResponseCreateBody;
+  plan: ResponsePlan;
+  /** The request's own input items, each with its id (given or made): stored, and appended to its conversation. */
+  inputItems: StoredItem[];
+  /** The conversation the response continues and is appended to, when the request named one. */
+  conversationId: string | null;
+  /** The answer limit applied: the request's `max_output_tokens`, else the route's default. */
+  maxOutputTokens: number;
+  /** The sandbox's timeout for code the model runs (the tier's default). */
+  codeTimeoutSeconds: number;
+}
+
+export interface PrepareDeps {
+  store: ResponseStore;
+  conversations?: ConversationPort | undefined;
+  clock: Clock;
+  /** The answer limit of a model's route, when a request sets none. */
+  defaultMaxOutputTokens(model: ResponseCreateBody['model']): number;
+}
+
+export interface PrepareOptions {
+  codeTimeoutSeconds: number;
+  /** Responses kept outside the store (a WebSocket's `store: false` ones), looked up first. */
+  local?: LocalResponses | undefined;
+  /** The id and creation time the response already has (a background response run after it was queued). */
+  identity?: { id: string; createdAt: number } | undefined;
+}
+
+function previousNotFound(id: string): AppError {
+  return new AppError('PREVIOUS_RESPONSE_NOT_FOUND', `Previous response ${id} not found`, {
+    field: 'previous_response_id',
+  });
+}
+
+/** The call ids a conversation's assistant turns hold: what a function_call_output may answer. */
+function callIdsOf(messages: readonly ChatMessage[]): Set<string> {
+  return new Set(messages.flatMap((m) => (m.tool_calls ?? []).map((c) => c.id)));
+}
+
+/** The `conversation` field's id, whichever form it was given in. */
+function conversationIdOf(body: ResponseCreateBody): string | null {
+  const c = body.conversation;
+  if (c === undefined || c === null) return null;
+  return typeof c === 'string' ? c : c.id;
+}
+
+/**
+ * The end user, the conversation the response continues (`previous_response_id`'s stored one, or a
+ * `conversation`'s items), its input: 404 for a previous response or a conversation that is not the end user's,
+ * 400 for what cannot go together. Nothing is called or stored.
+ */
+export async function prepareResponse(
+  deps: PrepareDeps,
+  principal: Principal,
+  body: ResponseCreateBody,
+  options: PrepareOptions,
+): Promise<PreparedResponse> {
+  const named = body.user_id ?? body.user ?? body.safety_identifier ?? undefined;
+  const field = body.user_id !== undefined ? 'user_id' : body.user != null ? 'user' : 'safety_identifier';
+  const userId = endUserOf(principal, named, field);
+  const tenant = { accountId: principal.account.id, userId };
+  const conversationId = conversationIdOf(body);
+  if (conversationId !== null && body.previous_response_id) {
+    throw new AppError('INVALID_PARAMETER', 'conversation and previous_response_id cannot both be given', {
+      field: 'conversation',
+      reason: 'cannot be given with previous_response_id',
+    });
+  }
+  if (body.background === true && body.store === false) {
+    throw new AppError('INVALID_PARAMETER', 'background responses are stored: background needs store', {
+      field: 'background',
+      reason: 'needs store',
+    });
+  }
+  let history: ChatMessage[] = [];
+  if (body.previous_response_id) {
+    const id = body.previous_response_id;
+    const previous = options.local?.get(id) ?? (await deps.store.get(tenant.accountId, id));
+    // Another end user's conversation is as absent as another account's.
+    if (!previous || previous.tenant.accountId !== tenant.accountId || previous.tenant.userId !== userId) {
+      throw previousNotFound(id);
+    }
+    history = previous.conversation;
+  }
+  if (conversationId !== null) {
+    const items = await deps.conversations?.items(tenant, conversationId);
+    if (!items) {
+      throw new AppError('NOT_FOUND', `No conversation ${conversationId}`, { field: 'conversation' });
+    }
+    const resolvedEarlier = await deps.store.items(tenant, referencedIds(items as InputItem[]));
+    history = readInput(items as InputItem[], resolvedEarlier, { field: 'conversation.items' }).messages;
+  }
+  const resolved = await deps.store.items(tenant, referencedIds(body.input));
+  const { messages, items } = readInput(body.input, resolved, { knownCallIds: callIdsOf(history) });
+  const identity = options.identity ?? { id: newId('resp'), createdAt: Math.floor(deps.clock() / 1000) };
+  return {
+    ...identity,
+    tenant,
+    body,
+    plan: planResponse(body, userId, history, messages),
+    inputItems: items,
+    conversationId,
+    maxOutputTokens: body.max_output_tokens ?? deps.defaultMaxOutputTokens(body.model),
+    codeTimeoutSeconds: options.codeTimeoutSeconds,
+  };
+}
