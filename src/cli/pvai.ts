@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { accountBody, keyBody } from '../accounts/index.js';
 import { ConfigError, loadConfig } from '../config/index.js';
 import { AppError } from '../errors/index.js';
+import { identifierProblem } from '../http/index.js';
 import { isTier, TIERS, type Tier } from '../kernel/index.js';
 import { FINAL_ANSWERS_MS, startServer } from '../server.js';
 import { HF_SYNTAX, installDefaultModels, pullModel, runDoctor } from '../setup/index.js';
@@ -130,9 +131,12 @@ keys
   .option('--user-id <end-user>', 'bind the key to this end user: requests through it act for them alone')
   .option('--json')
   .action(async (o: { account: string; name?: string; userId?: string; json?: boolean }) => {
-    // The contract's rule for an end user id: 1–256 characters, no control character.
-    if (o.userId !== undefined && !/^[^\u0000-\u001F\u007F]{1,256}$/u.test(o.userId)) {
-      throw new Error('--user-id must be 1 to 256 characters with no control character');
+    // The contract's rule for an end user id: 1–256 characters of well-formed text, no control character.
+    const problem = o.userId === undefined ? undefined : identifierProblem('--user-id', o.userId);
+    if (o.userId !== undefined && (problem || o.userId.length === 0 || o.userId.length > 256)) {
+      throw new Error(
+        `--user-id must be 1 to 256 characters with no control character${problem ? ` (${problem.reason})` : ''}`,
+      );
     }
     await withStorage(async ({ accounts: service }) => {
       const { key, secret } = await service.createKey(o.account, o.name ?? null, o.userId ?? null);
