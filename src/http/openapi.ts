@@ -28,6 +28,9 @@ export function contractBackend(): OpenAPIBackend {
     definition: loadContract().forValidation() as unknown as Document,
     strict: true,
     quick: false,
+    // Query and path parameters reach handlers as the types the contract declares (`limit=5` a number,
+    // `stream=true` a boolean), as the operation types say they are.
+    coerceTypes: true,
     // openapi-backend validates every body against the JSON schema; a multipart upload's fields are
     // checked by its handler (call.upload) instead.
     validate: (c) => !isMultipart(c.request.headers),
