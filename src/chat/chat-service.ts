@@ -6,6 +6,7 @@ import type { Principal } from '../kernel/index.js';
 import {
   type Completion,
   CompletionAccumulator,
+  firstImage,
   ProviderError,
   productError,
   type RoutedRequest,
@@ -13,7 +14,7 @@ import {
   type StreamPart,
 } from '../providers/index.js';
 import type { ContextRegistry, PromptBudget } from './context/index.js';
-import { type ChatCompletionRequest, toRoutedRequest } from './request.js';
+import { type ChatCompletionRequest, DEFAULT_TEMPERATURE, toRoutedRequest } from './request.js';
 import { newCompletionId, type ResponseMeta, replayAsParts } from './wire.js';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'BYPASS';
@@ -63,6 +64,10 @@ export interface ChatServiceDeps {
   budget(request: ChatCompletionRequest): PromptBudget;
   /** Why a model cannot be served right now (e.g. no local model file), or undefined. */
   unavailableReason(model: string): string | undefined;
+  /** Whether the model's route reads images (every target declared `vision`); text only when absent. */
+  readsImages?(model: string): boolean;
+  /** The temperature of a request on `model` that names none (its route's setting); undefined: the contract's. */
+  defaultTemperature?(model: string): number | undefined;
 }
 
 /** An admitted request on its way: a class, so each outcome is made by one constructor, not a spread base. */
@@ -93,6 +98,16 @@ export class ChatService {
 
   constructor(deps: ChatServiceDeps) {
     this.#deps = deps;
+  }
+
+  /** The temperature a request on `model` that names none is answered at: its route's, else the contract's 0.7. */
+  temperatureFor(model: string): number {
+    return this.#deps.defaultTemperature?.(model) ?? DEFAULT_TEMPERATURE;
+  }
+
+  /** Whether a request on `model` may hold images: its route reads them. */
+  readsImages(model: string): boolean {
+    return this.#deps.readsImages?.(model) ?? false;
   }
 
   /** A whole answer. Failures are AppErrors (or the signal's reason when the client left), after a refund. */
@@ -194,6 +209,7 @@ export class ChatService {
     const deps = this.#deps;
     const unavailable = deps.unavailableReason(request.model);
     if (unavailable) throw new AppError('SERVICE_UNAVAILABLE', unavailable, { model: request.model });
+    refuseUnreadImages(request, this.readsImages(request.model));
     const meta: ResponseMeta = {
       id: newCompletionId(),
       created: Math.floor(deps.clock() / 1000),
@@ -258,6 +274,21 @@ export class ChatService {
     ticket.refunded = true;
     await this.#deps.credits.refund(ticket.principal.account.id, ticket.credits);
   }
+}
+
+/**
+ * The wire formats refuse an image the routed model cannot read, naming it as their client sent it; this holds
+ * for every caller (a stored conversation continued on another model, say): a text-only engine never sees one.
+ */
+function refuseUnreadImages(request: ChatCompletionRequest, readsImages: boolean): void {
+  if (readsImages) return;
+  const at = firstImage(request.messages);
+  if (!at) return;
+  const field = `messages[${at[0]}].content[${at[1]}]`;
+  throw new AppError('UNSUPPORTED_CONTENT', `${field} is an image, and ${request.model} reads text only`, {
+    field,
+    part_type: 'image_url',
+  });
 }
 
 function admitted(ticket: Ticket): Admitted {

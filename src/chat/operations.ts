@@ -55,7 +55,11 @@ export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): 
       const request = normalizeChatRequest(
         body,
         requiredEndUserOf(requirePrincipal(call), named, missingEndUser, field),
+        { images: deps.chat.readsImages(body.model) },
       );
+      // A request naming no temperature is answered at its route's (docs/routing.md), in its cache key too. Set on
+      // the request normalizeChatRequest just made: no copy on the hot path.
+      request.temperature ??= deps.chat.temperatureFor(request.model);
       call.usage.userId = request.user_id;
       checkToolChoice(request);
       deps.tiers.checkModel(account, request.model);

@@ -1,15 +1,22 @@
 import { AppError } from '../errors/index.js';
 import type { RequestBody } from '../http/index.js';
 import type { AttributeFilter } from '../kernel/index.js';
-import type { ChatMessage, RoutedRequest, ToolChoice, ToolDefinition } from '../providers/index.js';
+import {
+  type ChatMessage,
+  contentText,
+  type RoutedRequest,
+  type ToolChoice,
+  type ToolDefinition,
+} from '../providers/index.js';
+import { type ReadContentOptions, readContent } from './content.js';
 
 /** The body of POST /z1/chat/completions, as the contract's schema admits it (generated). */
 export type ChatCompletionBody = RequestBody<'createChatCompletion'>;
 
 /**
  * The request as the chat pipeline (cache key, context sources, routing) sees it, whatever shape a client
- * sent: the end user named, every message's content as text, `developer` turns as `system`, one answer
- * limit in `max_tokens`.
+ * sent: the end user named, every message's content as text (or, on a route that reads images, a user turn with
+ * an image as its parts), `developer` turns as `system`, one answer limit in `max_tokens`.
  */
 export type ChatCompletionRequest = Omit<
   ChatCompletionBody,
@@ -34,12 +41,15 @@ export type ChatCompletionRequest = Omit<
   learn?: boolean;
 };
 
-/** The conversation's last user message: what the answer is about, and so what documents and the web are searched for. */
+/**
+ * The conversation's last user message, its text alone (an image has none): what the answer is about, and so what
+ * documents and the web are searched for and what memory learns from.
+ */
 export function lastUserText(request: ChatCompletionRequest): string {
   const { messages } = request;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as ChatMessage;
-    if (m.role === 'user' && typeof m.content === 'string') return m.content;
+    if (m.role === 'user' && m.content !== null) return contentText(m.content);
   }
   return '';
 }
@@ -48,37 +58,9 @@ export function lastUserText(request: ChatCompletionRequest): string {
 export const DEFAULT_TEMPERATURE = 0.7;
 
 type BodyMessage = ChatCompletionBody['messages'][number];
-type Content = BodyMessage['content'];
 
-/**
- * A message's content as text: a string as is, an array's `text` parts joined in order (OpenAI's own
- * rendering of parts into a prompt), a part of any other kind refused with the part and its type named.
- */
-function contentText(content: Content | undefined, field: string): string | null {
-  if (content === undefined || content === null) return null;
-  if (typeof content === 'string') return content;
-  let text = '';
-  for (const [i, part] of content.entries()) {
-    if (part.type !== 'text') {
-      throw new AppError(
-        'UNSUPPORTED_CONTENT',
-        `${field}[${i}] is a part of type ${part.type}: the models here read text only (text parts or a string)`,
-        { field: `${field}[${i}]`, part_type: part.type },
-      );
-    }
-    if (typeof part.text !== 'string') {
-      throw new AppError('INVALID_PARAMETER', `${field}[${i}].text is required in a text part`, {
-        field: `${field}[${i}].text`,
-        reason: 'is required',
-      });
-    }
-    text += part.text;
-  }
-  return text;
-}
-
-function messageOf(message: BodyMessage, index: number): ChatMessage {
-  const content = contentText(message.content, `messages[${index}].content`);
+function messageOf(message: BodyMessage, index: number, options: ReadContentOptions): ChatMessage {
+  const content = readContent(message.content, `messages[${index}].content`, message.role, options);
   // OpenAI's successor to `system` (o-series models and newer SDKs send it): a system turn to every engine,
   // so an upstream that predates the role is not refused.
   const role = message.role === 'developer' ? 'system' : message.role;
@@ -95,16 +77,20 @@ export function missingEndUser(): AppError {
 
 /**
  * The contract's chat body → the pipeline's request, for the end user `endUser` (the one it names, or its key's:
- * `requiredEndUserOf`). Refusals: a content part the models cannot read (400 UNSUPPORTED_CONTENT). Both answer
- * limits given: the smaller holds.
+ * `requiredEndUserOf`). Refusals: a content part the routed model cannot read (400 UNSUPPORTED_CONTENT: an image
+ * unless `options.images`). Both answer limits given: the smaller holds.
  */
-export function normalizeChatRequest(body: ChatCompletionBody, endUser: string): ChatCompletionRequest {
+export function normalizeChatRequest(
+  body: ChatCompletionBody,
+  endUser: string,
+  options: ReadContentOptions = { images: false },
+): ChatCompletionRequest {
   const { user: _user, user_id: _userId, max_completion_tokens, messages, ...rest } = body;
   const limits = [rest.max_tokens, max_completion_tokens].filter((n): n is number => n !== undefined);
   return {
     ...rest,
     user_id: endUser,
-    messages: messages.map(messageOf),
+    messages: messages.map((message, i) => messageOf(message, i, options)),
     ...(limits.length > 0 ? { max_tokens: Math.min(...limits) } : {}),
   };
 }

@@ -13,6 +13,18 @@ const localTarget = z
     modelPath: z.string().min(1).optional(),
     maxTokens: maxTokens.optional(),
     contextTokens: contextTokens.optional(),
+    /**
+     * The temperature of a request that names none, on the PV model whose route this target begins (an operator's
+     * setting, as Ollama's Modelfile and vLLM's generation config have it: a small model runs best as its authors
+     * recommend). Unset: the contract's 0.7.
+     */
+    temperature: z.number().min(0).max(2).optional(),
+    /** Named so that declaring it says why it is refused, not just that the key is unknown. */
+    vision: z
+      .literal(false, {
+        error: 'the local engine reads text only: vision may be declared on an openai-compatible target only',
+      })
+      .optional(),
   })
   .strict();
 
@@ -31,11 +43,29 @@ const upstreamTarget = z
     headers: z.record(z.string(), z.string()).optional(),
     maxTokens: maxTokens.optional(),
     contextTokens: contextTokens.optional(),
+    /**
+     * The temperature of a request that names none, on the PV model whose route this target begins (an operator's
+     * setting, as Ollama's Modelfile and vLLM's generation config have it: a small model runs best as its authors
+     * recommend). Unset: the contract's 0.7.
+     */
+    temperature: z.number().min(0).max(2).optional(),
+    /** The upstream model reads images: chat's `image_url` and responses' `input_image` parts go to it as given. */
+    vision: z.boolean().optional(),
   })
   .strict();
 
 export const targetSchema = z.discriminatedUnion('provider', [localTarget, upstreamTarget]);
 export type TargetConfig = z.output<typeof targetSchema>;
+
+/** A route reads images when every target of it does: a fallback must take the same request. */
+export function routeReadsImages(targets: readonly TargetConfig[]): boolean {
+  return targets.length > 0 && targets.every((t) => t.vision === true);
+}
+
+/** The temperature of a request naming none on a route: its first target's setting, else undefined (the contract's). */
+export function routeTemperature(targets: readonly TargetConfig[]): number | undefined {
+  return targets[0]?.temperature;
+}
 
 /** Each PV model → ordered targets; models left out keep the default (the local engine). */
 export const routingSchema = z
@@ -50,6 +80,8 @@ export const localEngineSchema = z
     sequences: z.number().int().min(1).max(64).default(2),
     maxQueue: z.number().int().min(0).max(10_000).default(16),
     contextSize: z.number().int().min(64).optional(),
+    /** The sampling seed of requests that name none, for reproducible answers (llama.cpp's `--seed`); unset: random. */
+    seed: z.number().int().min(0).max(4_294_967_295).optional(),
   })
   .strict()
   .default({ threads: 1, sequences: 2, maxQueue: 16 });

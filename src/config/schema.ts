@@ -100,6 +100,18 @@ export const configSchema = z
       .object({ extractionModel: z.enum(['PV-TURBO', 'PV-STANDARD', 'PV-ADVANCED', 'PV-CODEX']).optional() })
       .strict()
       .default({}),
+    /**
+     * Background responses: `backgroundLeaseMs` is how long a run's lease lasts without renewal (renewed every
+     * third of it while the run goes on), so how long after a crash its response is ended `failed`;
+     * `backgroundConcurrency` how many run at once on one replica (the others wait, queued).
+     */
+    responses: z
+      .object({
+        backgroundLeaseMs: z.number().int().min(300).max(600_000).default(30_000),
+        backgroundConcurrency: z.number().int().min(1).max(1024).default(16),
+      })
+      .strict()
+      .default({ backgroundLeaseMs: 30_000, backgroundConcurrency: 16 }),
     routing: routingSchema,
     cache: cacheSchema,
     /** Web grounding: search provider and page fetching (src/config/web.ts). */

@@ -55,6 +55,8 @@ export interface RouteLimits {
   contextWindow: number;
   /** The answer budget of the route when a request sets none. */
   maxOutputTokens: number;
+  /** Every target of the route reads images (declared `vision`): `vision` among its capabilities. */
+  readsImages?: boolean;
 }
 
 /** What every chat route serves (the local engine and an OpenAI-compatible upstream alike). */
@@ -74,7 +76,7 @@ export function modelResource(model: ModelInfo, available: boolean, limits: Rout
     kind: 'chat',
     context_window: limits.contextWindow,
     max_output_tokens: limits.maxOutputTokens,
-    capabilities: [...CHAT_CAPABILITIES],
+    capabilities: limits.readsImages ? [...CHAT_CAPABILITIES, 'vision'] : [...CHAT_CAPABILITIES],
   };
 }
 

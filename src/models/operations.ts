@@ -6,7 +6,8 @@ import { type EmbeddingLimits, embeddingModelResource, MODELS, modelResource, ty
 
 /**
  * The four PV models, each marked available or not for the caller's tier, with the context window and answer
- * budget of the route it takes (LlamaIndex and LangChain read them to size prompts); then PV-EMBED when the
+ * budget of the route it takes (LlamaIndex and LangChain read them to size prompts) and `vision` when it reads
+ * images; then PV-EMBED when the
  * server has an embedding model (`embedding` answers its limits, or undefined without one).
  */
 export function modelOperations(

@@ -10,6 +10,14 @@ export {
   ToolCallAccumulator,
 } from './completion-collector.js';
 export {
+  contentText,
+  firstImage,
+  hasImage,
+  IMAGE_TOKENS,
+  IMAGE_TOKENS_LOW_DETAIL,
+  imageTokens,
+} from './content.js';
+export {
   createProgressPrinter,
   type DownloadedModel,
   type DownloadModelOptions,
@@ -51,6 +59,7 @@ export {
   type ChatMessage,
   type ChatProvider,
   type Completion,
+  type ContentPart,
   type FinishReason,
   type GenerationRequest,
   ProviderError,

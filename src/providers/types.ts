@@ -11,9 +11,17 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/**
+ * A part of a message's content as OpenAI's chat wire has it. Only a route that reads images gets parts (a
+ * user turn that holds an image, its parts in order, as the client sent them); every other content is text.
+ */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: string } };
+
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool' | 'function';
-  content: string | null;
+  content: string | ContentPart[] | null;
   name?: string;
   tool_call_id?: string;
   tool_calls?: ToolCall[];

@@ -82,6 +82,25 @@ describe('configuration', () => {
     });
   }
 
+  it('takes vision on an OpenAI-compatible target and refuses it on the local engine, naming the setting', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pvai-config-'));
+    const file = join(dir, 'pvai.yaml');
+    const upstream = '{ provider: openai-compatible, baseUrl: "http://vllm:8000/v1", model: qwen2.5-vl, vision: true }';
+    writeFileSync(file, `routing:\n  PV-TURBO:\n    - ${upstream}\n`);
+    assert.equal(loadConfig({ PVAI_CONFIG: file }).routing['PV-TURBO']?.[0]?.vision, true);
+    writeFileSync(file, `routing:\n  PV-TURBO:\n    - ${upstream}\n    - { provider: local, vision: true }\n`);
+    assert.throws(
+      () => loadConfig({ PVAI_CONFIG: file }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        /routing\.PV-TURBO\.1\.vision: the local engine reads text only: vision may be declared on an openai-compatible target only/.test(
+          err.message,
+        ),
+    );
+    writeFileSync(file, `routing:\n  PV-TURBO:\n    - ${upstream.replace('true', 'yes')}\n`);
+    assert.throws(() => loadConfig({ PVAI_CONFIG: file }), /routing\.PV-TURBO\.0\.vision/);
+  });
+
   it('refuses unknown keys and bad tier values in the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pvai-config-'));
     const file = join(dir, 'pvai.json');

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../providers/index.js';
+import { type ChatMessage, contentText, imageTokens } from '../../providers/index.js';
 import type { Citation, ContextContribution } from './source.js';
 
 /**
@@ -13,11 +13,12 @@ export function estimateTokens(text: string): number {
 /** Tokens a message costs beyond its text (role markers of the chat template). */
 const PER_MESSAGE_OVERHEAD = 4;
 
+/** A conversation's tokens: its text as `estimateTokens` counts it, an image as `imageTokens` estimates it. */
 export function estimateMessagesTokens(messages: readonly ChatMessage[]): number {
   let total = 0;
   for (const message of messages) {
     const calls = 'tool_calls' in message && message.tool_calls ? JSON.stringify(message.tool_calls) : '';
-    total += estimateTokens((message.content ?? '') + calls) + PER_MESSAGE_OVERHEAD;
+    total += estimateTokens(contentText(message.content) + calls) + imageTokens(message.content) + PER_MESSAGE_OVERHEAD;
   }
   return total;
 }

@@ -1,5 +1,6 @@
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse } from 'node-llama-cpp';
-import type { ChatMessage, ToolDefinition } from '../types.js';
+import { contentText, hasImage } from '../content.js';
+import { type ChatMessage, ProviderError, type ToolDefinition } from '../types.js';
 import { jsonSchemaToGbnf } from './json-schema-to-gbnf.js';
 
 /**
@@ -22,7 +23,7 @@ export function toChatHistory(messages: readonly ChatMessage[]): ChatHistoryItem
   let continuableTurn: ChatModelResponse | undefined;
 
   for (const message of messages) {
-    const content = message.content ?? '';
+    const content = textOf(message);
     switch (message.role) {
       case 'system':
         history.push({ type: 'system', text: content });
@@ -116,6 +117,15 @@ function assistantCalls(message: ChatMessage): AssistantCall[] {
   if (message.function_call)
     calls.push({ id: undefined, name: message.function_call.name, args: message.function_call.arguments });
   return calls;
+}
+
+/**
+ * A message's text. The engine reads text only: a route with a local target never reads images, so chat and
+ * responses refuse an image before routing; one reaching here is a defect, refused rather than dropped unseen.
+ */
+function textOf(message: ChatMessage): string {
+  if (hasImage(message.content)) throw new ProviderError('bad-request', 'the local engine reads text only, not images');
+  return contentText(message.content);
 }
 
 function parseJsonOr(text: string, fallback: unknown): unknown {

@@ -1,4 +1,5 @@
 import { newToolCallId } from '../completion-collector.js';
+import { contentText, imageTokens } from '../content.js';
 import type { FinishReason, GenerationRequest, StreamPart, ToolCall, Usage } from '../types.js';
 
 /**
@@ -8,6 +9,7 @@ import type { FinishReason, GenerationRequest, StreamPart, ToolCall, Usage } fro
 export function buildRequestBody(req: GenerationRequest, model: string, stream: boolean): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model,
+    // As given: a vision route's image parts go up exactly as the client sent them.
     messages: req.messages,
     // `max_tokens` (not `max_completion_tokens`): the one every OpenAI-compatible server understands.
     max_tokens: req.maxTokens,
@@ -167,17 +169,20 @@ export function parseChunk(raw: unknown): ParsedChunk {
 
 /**
  * Fallback token counts for upstreams that report no usage: about 4 characters per token (OpenAI's
- * rule of thumb for English), plus 4 tokens of chat framing per message. Approximate by design.
+ * rule of thumb for English), plus 4 tokens of chat framing per message, and an image as `imageTokens`
+ * estimates it (never its URL's characters). Approximate by design.
  */
 export function estimateUsage(req: GenerationRequest, completionChars: number): Usage {
   let promptChars = 0;
+  let images = 0;
   for (const message of req.messages) {
-    promptChars += (message.content?.length ?? 0) + (message.name?.length ?? 0);
+    promptChars += contentText(message.content).length + (message.name?.length ?? 0);
+    images += imageTokens(message.content);
     for (const call of message.tool_calls ?? [])
       promptChars += call.function.name.length + call.function.arguments.length;
   }
   return {
-    promptTokens: Math.ceil(promptChars / 4) + 4 * req.messages.length,
+    promptTokens: Math.ceil(promptChars / 4) + 4 * req.messages.length + images,
     completionTokens: Math.ceil(completionChars / 4),
   };
 }
