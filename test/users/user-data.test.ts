@@ -24,7 +24,7 @@ interface ExportBody {
 interface ErasureBody {
   object: string;
   user_id: string;
-  erased: { memories: number; documents: number; responses: number; usage: number };
+  erased: { memories: number; documents: number; responses: number; conversations: number; usage: number };
 }
 interface ChatBody {
   memory_context: { items_retrieved: number };
@@ -279,12 +279,18 @@ for (const rag of ragBackends()) {
       assert.deepEqual(erased, {
         object: 'user.erased',
         user_id: 'ada',
-        erased: { memories: 2, documents: 1, responses: 1, usage: named.length },
+        erased: { memories: 2, documents: 1, responses: 1, conversations: 0, usage: named.length },
       });
       await server.running.runtime.usage.flush();
       assert.deepEqual(await rowsOf('usage_records', accountId), [], 'no usage row names her');
       // Idempotent: asked again (before any request names her anew), it succeeds and erases nothing.
-      assert.deepEqual((await erase(apiKey, 'ada')).erased, { memories: 0, documents: 0, responses: 0, usage: 0 });
+      assert.deepEqual((await erase(apiKey, 'ada')).erased, {
+        memories: 0,
+        documents: 0,
+        responses: 0,
+        conversations: 0,
+        usage: 0,
+      });
 
       const empty = (await exportOf(apiKey, 'ada')).body;
       assert.deepEqual([empty.memories, empty.documents, empty.usage, empty.responses], [[], [], [], []]);
@@ -388,7 +394,13 @@ for (const rag of ragBackends()) {
       assert.equal(otherAda.documents.length, 1);
       assert.ok(otherAda.documents[0]?.text.includes('bees of ada'));
       // The other account erasing "bob" erases nobody: its key's account has no bob.
-      assert.deepEqual((await erase(otherKey, 'bob')).erased, { memories: 0, documents: 0, responses: 0, usage: 0 });
+      assert.deepEqual((await erase(otherKey, 'bob')).erased, {
+        memories: 0,
+        documents: 0,
+        responses: 0,
+        conversations: 0,
+        usage: 0,
+      });
       assert.equal((await exportOf(apiKey, 'bob')).body.memories.length, 1);
       for (const table of ['memories', 'rag_documents']) {
         assert.equal((await rowsOf(table, accountId, 'bob')).length, 1, table);
