@@ -129,6 +129,16 @@ export class AccountService {
     return account;
   }
 
+  /**
+   * The caller a key was, rebuilt without its secret (work done later on its behalf: a background response);
+   * undefined once the key is revoked, or when it is not the account's.
+   */
+  async principalOf(accountId: string, keyId: string): Promise<Principal | undefined> {
+    const [account, key] = await Promise.all([this.#store.getAccount(accountId), this.#store.getKey(keyId)]);
+    if (!account || !key || key.accountId !== accountId || key.revokedAt !== null) return undefined;
+    return { account, key };
+  }
+
   /** A new key of the account; `userId` binds it to that end user (requests through it act for them alone). */
   async createKey(accountId: string, name: string | null, userId: string | null = null): Promise<CreatedKey> {
     await this.requireAccount(accountId);

@@ -18,6 +18,31 @@ function toResponse(row: Row, items: Row[]): StoredResponse {
   };
 }
 
+/**
+ * The statements that store a response with its items (an upsert: its items are replaced whole), for one
+ * transaction: `put`'s, or a background response's enqueue with its run.
+ */
+export function putStatements(r: StoredResponse): Array<[string, unknown[]]> {
+  const items = [
+    ...r.input.map((item, ordinal) => ({ ...item, kind: 'input', ordinal })),
+    ...r.output.map((item, ordinal) => ({ ...item, kind: 'output', ordinal })),
+  ];
+  return [
+    // Its items are replaced whole: a background response's queued row is completed by the same write.
+    ['DELETE FROM response_items WHERE response_id = $1', [r.id]],
+    [
+      `INSERT INTO responses (id, account_id, user_id, created_at, body, conversation) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO UPDATE SET body = excluded.body, conversation = excluded.conversation`,
+      [r.id, r.tenant.accountId, r.tenant.userId, r.createdAt, JSON.stringify(r.body), JSON.stringify(r.conversation)],
+    ],
+    ...items.map((item): [string, unknown[]] => [
+      `INSERT INTO response_items (response_id, kind, ordinal, id, account_id, user_id, item)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [r.id, item.kind, item.ordinal, item.id, r.tenant.accountId, r.tenant.userId, JSON.stringify(item.item)],
+    ]),
+  ];
+}
+
 /** Stored responses in the service's database (SQLite or PostgreSQL, the same SQL). */
 export class SqlResponseStore implements ResponseStore {
   readonly #db: Db;
@@ -27,31 +52,7 @@ export class SqlResponseStore implements ResponseStore {
   }
 
   async put(r: StoredResponse): Promise<void> {
-    const items = [
-      ...r.input.map((item, ordinal) => ({ ...item, kind: 'input', ordinal })),
-      ...r.output.map((item, ordinal) => ({ ...item, kind: 'output', ordinal })),
-    ];
-    const statements: Array<[string, unknown[]]> = [
-      // Its items are replaced whole: a background response's queued row is completed by the same write.
-      ['DELETE FROM response_items WHERE response_id = $1', [r.id]],
-      [
-        `INSERT INTO responses (id, account_id, user_id, created_at, body, conversation) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (id) DO UPDATE SET body = excluded.body, conversation = excluded.conversation`,
-        [
-          r.id,
-          r.tenant.accountId,
-          r.tenant.userId,
-          r.createdAt,
-          JSON.stringify(r.body),
-          JSON.stringify(r.conversation),
-        ],
-      ],
-      ...items.map((item): [string, unknown[]] => [
-        `INSERT INTO response_items (response_id, kind, ordinal, id, account_id, user_id, item)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [r.id, item.kind, item.ordinal, item.id, r.tenant.accountId, r.tenant.userId, JSON.stringify(item.item)],
-      ]),
-    ];
+    const statements = putStatements(r);
     // One transaction: a response is never stored without its items, nor its items without it.
     const db = this.#db;
     if (db.dialect === 'sqlite') {
