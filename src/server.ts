@@ -8,7 +8,9 @@ import {
   connectionCaps,
   createApp,
   createOpenApi,
+  isWebSocketUpgrade,
   readFdLimit,
+  upgradeRequests,
 } from './http/index.js';
 import { GracefulShutdown, type ShutdownOptions, type ShutdownReport } from './shutdown.js';
 
@@ -59,8 +61,14 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     events: runtime.ports.connections,
     requests: graceful,
   });
-  const server = createServer(connections.track(app.callback()));
+  const server = createServer({ shouldUpgradeCallback: isWebSocketUpgrade }, connections.track(app.callback()));
   connections.attach(server);
+  const upgrades = upgradeRequests(runtime.ports, {
+    api,
+    idleTimeoutMs: config.http.keepAliveTimeoutMs,
+    sockets: graceful,
+  });
+  server.on('upgrade', connections.trackUpgrades(upgrades));
   applyServerTimeouts(server, config.http, runtime.logger);
   logCaps(runtime, caps);
   await new Promise<void>((resolve, reject) => {

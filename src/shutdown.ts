@@ -1,5 +1,5 @@
 import type { Server, ServerResponse } from 'node:http';
-import type { RequestObserver } from './http/index.js';
+import type { HeldSocket, RequestObserver, SocketObserver } from './http/index.js';
 import { SlotList } from './kernel/index.js';
 import type { Lifecycle } from './system/index.js';
 
@@ -20,6 +20,10 @@ export interface ShutdownReport {
   ended: number;
   /** Requests whose connection was closed under them after the final window. */
   cut: number;
+  /** WebSockets open when the stop began (each closed once its message in hand was answered). */
+  sockets: number;
+  /** WebSockets still open after the final window, closed then. */
+  socketsCut: number;
   ms: number;
 }
 
@@ -30,12 +34,16 @@ export interface ShutdownReport {
  * is idle, waits for the requests in flight up to the grace period, then ends the rest through the
  * Lifecycle (a stream gets a final error event, any other request a 503) and gives them `finalMs` for those
  * answers before it closes every connection. It learns of each request from the connection tracker
- * (`ConnectionLimits`, which counts them per connection too), as its `RequestObserver`.
+ * (`ConnectionLimits`, which counts them per connection too), as its `RequestObserver`; of each WebSocket from
+ * the upgrade routes (http/upgrade.ts), as their `SocketObserver`: a socket closes once its message in hand is
+ * answered, is waited for as a request is, and is closed at the end like any connection.
  */
-export class GracefulShutdown implements RequestObserver {
+export class GracefulShutdown implements RequestObserver, SocketObserver {
   readonly #lifecycle: Lifecycle;
   /** Not a Set: a Set's old tables keep what came after them (kernel/slot-list.ts). */
   readonly #inFlight = new SlotList<ServerResponse>();
+  /** Open WebSockets (http/upgrade.ts): each drained at the stop, and waited for as requests are. */
+  readonly #sockets = new SlotList<HeldSocket>();
   #server: Server | undefined;
   /** Called when the last request in flight finishes (during a stop). */
   #onIdle: (() => void) | undefined;
@@ -57,6 +65,18 @@ export class GracefulShutdown implements RequestObserver {
     this.#finished(ticket);
   }
 
+  /** A WebSocket opened: during a stop it closes once its message in hand is answered, at once if none is. */
+  socketOpened(socket: HeldSocket): number {
+    const ticket = this.#sockets.add(socket);
+    if (this.#lifecycle.draining) socket.drain();
+    return ticket;
+  }
+
+  socketClosed(ticket: number): void {
+    this.#sockets.delete(ticket);
+    if (this.#lifecycle.draining && this.#busy() === 0) this.#onIdle?.();
+  }
+
   /** Skips what is left of the grace period: work in flight is ended now. */
   hurry(): void {
     this.#hurried = true;
@@ -68,7 +88,9 @@ export class GracefulShutdown implements RequestObserver {
     this.#server = server;
     this.#lifecycle.drain();
     const inFlight = this.#inFlight.size;
+    const sockets = this.#sockets.size;
     for (const res of this.#inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+    for (const socket of this.#sockets) socket.drain();
     // Stops listening and closes the idle kept-alive connections; resolves once every connection closed.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     let ended = 0;
@@ -78,9 +100,12 @@ export class GracefulShutdown implements RequestObserver {
       await this.#allFinishWithin(options.finalMs ?? FINAL_ANSWERS_MS, false);
     }
     const cut = this.#inFlight.size;
+    const socketsCut = this.#sockets.size;
+    // Upgraded sockets are no longer the HTTP server's: closeAllConnections does not reach them.
+    for (const socket of this.#sockets) socket.terminate();
     server.closeAllConnections();
     await closed;
-    return { inFlight, ended, cut, ms: Math.round(performance.now() - started) };
+    return { inFlight, ended, cut, sockets, socketsCut, ms: Math.round(performance.now() - started) };
   }
 
   #finished(ticket: number): void {
@@ -89,12 +114,17 @@ export class GracefulShutdown implements RequestObserver {
     // An answer begun before the stop kept its connection alive: close it now that it is idle.
     const server = this.#server;
     if (server) setImmediate(() => server.closeIdleConnections());
-    if (this.#inFlight.size === 0) this.#onIdle?.();
+    if (this.#busy() === 0) this.#onIdle?.();
+  }
+
+  /** Requests in flight and open WebSockets: what the stop waits for. */
+  #busy(): number {
+    return this.#inFlight.size + this.#sockets.size;
   }
 
   /** Whether every request in flight finishes within `ms`; a hurry() ends a hurriable wait at once. */
   #allFinishWithin(ms: number, hurriable: boolean): Promise<boolean> {
-    if (this.#inFlight.size === 0) return Promise.resolve(true);
+    if (this.#busy() === 0) return Promise.resolve(true);
     if (hurriable && this.#hurried) return Promise.resolve(false);
     return new Promise((resolve) => {
       const settle = (allFinished: boolean) => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { RequestListener, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { AppError } from '../errors/index.js';
 import { addressBucket } from '../kernel/index.js';
@@ -84,6 +85,9 @@ export interface RequestObserver {
   requestFinished(ticket: number): void;
 }
 
+/** The server's 'upgrade' event's listener. */
+export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
 interface Connection {
   readonly socket: Socket;
   readonly peer: Peer | undefined;
@@ -160,6 +164,24 @@ export class ConnectionLimits {
         if (ticket !== undefined) requests?.requestFinished(ticket);
       });
       listener(req, res);
+    };
+  }
+
+  /**
+   * The server's 'upgrade' listener: `listener`, with the connection held busy until it closes. An upgraded
+   * socket (a WebSocket) keeps counting against the caps and is never closed as idle to make room: its
+   * route's own idle deadline closes it.
+   */
+  trackUpgrades(listener: UpgradeListener): UpgradeListener {
+    return (req, socket, head) => {
+      const connection = this.#connections.get(socket as Socket);
+      // A refused connection's upgrade (sent before the refusal arrived): it has its answer already.
+      if (!connection && this.#refused.has(socket)) return;
+      if (connection) {
+        connection.inFlight++;
+        this.#idle.delete(connection);
+      }
+      listener(req, socket, head);
     };
   }
 

@@ -13,6 +13,7 @@ export {
   connectionCaps,
   type RequestObserver,
   readFdLimit,
+  type UpgradeListener,
 } from './connection-limits.js';
 export { loadContract, projectRoot } from './document.js';
 export { DEFAULT_END_USER, endUserOf, requiredEndUserOf } from './end-user.js';
@@ -38,6 +39,15 @@ export type {
   HttpPorts,
   RequestRecord,
 } from './ports.js';
+export type {
+  HeldSocket,
+  MessageCall,
+  SocketHandler,
+  SocketObserver,
+  SocketSession,
+  UpgradeRoute,
+} from './socket-types.js';
 export { identifierProblem, invalidText, jsonTextProblem, type TextProblem } from './text.js';
 export { applyServerTimeouts, type ServerTimeouts } from './timeouts.js';
 export type { Call, Upload, UsageNote } from './types.js';
+export { isWebSocketUpgrade, type UpgradeOptions, upgradeRequests } from './upgrade.js';

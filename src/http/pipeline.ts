@@ -88,6 +88,9 @@ export const REQUEST_PIPELINE: readonly Stage[] = [
   // too large, HTTP that does not parse and CONNECT are answered with the error body on the socket.
   { runs: 'server', name: 'connection caps', file: 'http/connection-limits.ts' },
   { runs: 'server', name: 'header, request and keep-alive deadlines', file: 'http/timeouts.ts' },
+  // A WebSocket upgrade (HttpPorts.upgrades) leaves here: handshake, one credential, the key (401), then its
+  // socket's messages, each admitted, validated, answered and recorded as a request (http/socket-session.ts).
+  { runs: 'server', name: 'WebSocket upgrades (HttpPorts.upgrades)', file: 'http/upgrade.ts' },
 
   { runs: 'koa', name: 'request id, timing, logger', file: 'http/request-context.ts', mount: requestContext },
   { runs: 'koa', name: 'usage row (authenticated requests)', file: 'http/request-context.ts', mount: usageRecorder },

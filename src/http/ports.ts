@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import type { AppError } from '../errors/index.js';
 import type { Principal } from '../kernel/index.js';
+import type { UpgradeRoute } from './socket-types.js';
 
 /** One authenticated request, as its usage row records it. */
 export interface RequestRecord {
@@ -103,6 +104,8 @@ export interface HttpPorts {
   connections?: ConnectionEvents;
   /** Routes outside the contract, matched by path prefix before the contract's routing. */
   extraRoutes?: readonly ExtraRoutes[];
+  /** WebSocket routes, matched by exact path (upgrade.ts); a WebSocket upgrade anywhere else is answered 404. */
+  upgrades?: readonly UpgradeRoute[];
 }
 
 /**

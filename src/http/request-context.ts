@@ -40,7 +40,7 @@ class RequestStateRecord implements RequestState {
 }
 
 /** `req_` and 32 random hex digits (0.12 µs; a UUID cut around its dashes took 0.4-0.7 µs and five strings). */
-function newRequestId(): string {
+export function newRequestId(): string {
   return `req_${randomHex128()}`;
 }
 
@@ -89,23 +89,37 @@ function recordUsage(
   ports: Pick<HttpPorts, 'recordRequest' | 'clock'>,
 ): Promise<void> | void {
   const { usage, operationId, requestId, startedAt } = ctx.state;
+  const endpoint = operationId ?? ctx.path;
+  return ports.recordRequest(usageRow(principal, requestId, endpoint, usage, statusOf(ctx), startedAt, ports.clock()));
+}
+
+/** The usage row of a request (an HTTP request's, or a WebSocket message's: socket-session.ts). */
+export function usageRow(
+  principal: NonNullable<RequestState['principal']>,
+  requestId: string,
+  endpoint: string,
+  usage: UsageNote,
+  status: number,
+  startedAt: number,
+  createdAt: number,
+): RequestRecord {
   // Optional fields set after, not spread in: a spread of a literal copies through a generic path.
   const row: RequestRecord = {
     accountId: principal.account.id,
     keyId: principal.key.id,
     requestId,
-    endpoint: operationId ?? ctx.path,
+    endpoint,
     model: usage.model,
     userId: usage.userId ?? null,
-    status: statusOf(ctx),
+    status,
     promptTokens: usage.promptTokens,
     completionTokens: usage.completionTokens,
     credits: usage.credits,
     latencyMs: performance.now() - startedAt,
     cached: usage.cached,
-    createdAt: ports.clock(),
+    createdAt,
   };
   if (usage.firstTokenAt !== undefined) row.ttftMs = usage.firstTokenAt - startedAt;
   if (usage.failedStatus !== undefined) row.failedStatus = usage.failedStatus;
-  return ports.recordRequest(row);
+  return row;
 }

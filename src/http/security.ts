@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Context as OpenApiContext } from 'openapi-backend';
 import { AppError } from '../errors/index.js';
 import { type Principal, secretsEqual } from '../kernel/index.js';
@@ -67,6 +67,24 @@ export function oneCredential(c: OpenApiContext, ctx: AppContext): void {
   if ((c.operation?.security ?? []).length > 0) refuseAmbiguousCredentials(ctx.req);
 }
 
+/**
+ * The key a request outside the contract's routing presents (a WebSocket upgrade), once
+ * refuseAmbiguousCredentials has passed it: Authorization's Bearer token, else X-API-Key, as the two
+ * security handlers below read them.
+ */
+export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  const bearer = BEARER.exec(headers.authorization ?? '')?.[1];
+  if (bearer !== undefined) return bearer;
+  const apiKey = headers['x-api-key'];
+  return (Array.isArray(apiKey) ? apiKey[0] : apiKey)?.trim() || undefined;
+}
+
+/** A key that is missing or refused: 401, or the product's refusal (429) for an address that keeps failing. */
+export async function keyRefusal(ports: Pick<HttpPorts, 'authenticationFailed'>, address: string): Promise<AppError> {
+  const refusal = await ports.authenticationFailed(address);
+  return refusal ?? new AppError('UNAUTHORIZED', 'Invalid or missing API key');
+}
+
 const orFalse = (principal: Principal | undefined): Principal | false => principal ?? false;
 
 /** openapi-backend security handlers, one per scheme of the document. */
@@ -95,10 +113,11 @@ export function unauthorizedHandler(ports: HttpPorts) {
     if (usesAdminToken(c) && ports.adminToken === undefined) {
       throw new AppError('SERVICE_UNAVAILABLE', 'The admin API is disabled; set PVAI_ADMIN_TOKEN to enable it');
     }
-    const refusal = await ports.authenticationFailed(ctx.ip);
-    if (refusal) throw refusal;
-    if (usesAdminToken(c)) throw new AppError('UNAUTHORIZED', 'Invalid or missing admin token');
-    throw new AppError('UNAUTHORIZED', 'Invalid or missing API key');
+    const refusal = await keyRefusal(ports, ctx.ip);
+    if (refusal.code === 'UNAUTHORIZED' && usesAdminToken(c)) {
+      throw new AppError('UNAUTHORIZED', 'Invalid or missing admin token');
+    }
+    throw refusal;
   };
 }
 

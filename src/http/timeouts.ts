@@ -60,10 +60,14 @@ export function answeredBeforeItsBody(req: IncomingMessage): void {
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
+  401: 'Unauthorized',
+  404: 'Not Found',
   405: 'Method Not Allowed',
   408: 'Request Timeout',
   413: 'Content Too Large',
+  429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
 

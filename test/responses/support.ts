@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import type { Clock } from '../../src/clock/index.js';
 import type { RawConfig } from '../../src/config/index.js';
 import type { Backend } from '../support/databases.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
@@ -148,13 +149,20 @@ export interface ResponsesHarness {
  */
 export async function startResponses(
   backend: Backend,
-  options: { config?: RawConfig; defaultText?: string; tier?: 'free' | 'startup' | 'business'; credits?: number } = {},
+  options: {
+    config?: RawConfig;
+    defaultText?: string;
+    tier?: 'free' | 'startup' | 'business';
+    credits?: number;
+    clock?: Clock;
+  } = {},
 ): Promise<ResponsesHarness> {
   const upstream = await startMockUpstream(options.defaultText ? { defaultText: options.defaultText } : {});
   const target = { provider: 'openai-compatible' as const, baseUrl: upstream.url, model: 'up', maxRetries: 0 };
   let server: TestServer;
   try {
     server = await startTestServer(backend, {
+      ...(options.clock ? { clock: options.clock } : {}),
       config: {
         tiers: { free: { rpm: 10_000 }, startup: { rpm: 10_000 }, business: { rpm: 10_000 } },
         routing: { 'PV-TURBO': [target] },
