@@ -80,8 +80,6 @@ export const localEngineSchema = z
     sequences: z.number().int().min(1).max(64).default(2),
     maxQueue: z.number().int().min(0).max(10_000).default(16),
     contextSize: z.number().int().min(64).optional(),
-    /** The sampling seed of requests that name none, for reproducible answers (llama.cpp's `--seed`); unset: random. */
-    seed: z.number().int().min(0).max(4_294_967_295).optional(),
   })
   .strict()
   .default({ threads: 1, sequences: 2, maxQueue: 16 });
