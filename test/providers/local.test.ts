@@ -78,7 +78,9 @@ describe('local provider (stories260K)', () => {
       .contextText.tokenize(model.tokenizer);
     const context = await model.createContext({ threads: 1, contextSize: 512 });
     const generated: Token[] = [];
-    for await (const token of context.getSequence().evaluate(promptTokens, { temperature: 0 })) {
+    // The engine's own repeat penalty on free text (providers/local/sample-tokens.ts), over the answer's tokens.
+    const repeatPenalty = { punishTokens: () => generated, maxPunishTokens: 64, penalty: 1.1 };
+    for await (const token of context.getSequence().evaluate(promptTokens, { temperature: 0, repeatPenalty })) {
       generated.push(token);
       if (generated.length >= 40) break;
     }
