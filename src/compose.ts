@@ -5,8 +5,8 @@ import { cacheFor } from './cache/index.js';
 import { ChatService, ContextRegistry, chatOperations, LocalModelSupervisor, routeBudget } from './chat/index.js';
 import { type Clock, systemClock } from './clock/index.js';
 import { codeOperations } from './code/index.js';
-import type { Config } from './config/index.js';
-import { conversationOperations, conversationsUserData } from './conversations/index.js';
+import { type Config, routeReadsImages, routeTemperature } from './config/index.js';
+import { conversationsCapability } from './conversations/index.js';
 import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index.js';
 import { EmbeddingService, embeddingOperations } from './embeddings/index.js';
 import { type HttpPorts, loadContract, type Operations } from './http/index.js';
@@ -33,9 +33,9 @@ import { Metrics, metricsOperations } from './metrics/index.js';
 import { creditsPerRequest, embeddingCredits, modelOperations } from './models/index.js';
 import { createProviderFactories, createRouter, routeTargets } from './providers/index.js';
 import { RagService, ragContextSource, ragOperations, ragUserData, SqlDocumentStore } from './rag/index.js';
-import { ResponsesService, responseOperations, responsesUserData, SqlResponseStore } from './responses/index.js';
+import { responsesCapability, SqlResponseStore } from './responses/index.js';
 import { chunkIndexFor, createEmbedder, SqlChunkIndex } from './retrieval/index.js';
-import type { Runtime, ServiceOptions } from './runtime.js';
+import { closeOpen, type OpenParts, type Runtime, type ServiceOptions } from './runtime.js';
 import { countingExecutions, createSandbox } from './sandbox/index.js';
 import { LATENCY_BOUNDS_MS, SlaService, SqlSlaStore, slaOperations } from './sla/index.js';
 import { checkDatabase, type Db, openDb } from './storage/index.js';
@@ -49,35 +49,6 @@ import { createWebGrounding, webContextSource } from './web/index.js';
 const DEFAULT_UPSTREAM_EMBEDDING_CONTEXT = 8191;
 
 export type { Runtime, ServiceOptions };
-
-/**
- * The order the runtime's parts close in, at a stop and after a failed start alike: memory before rag (whose
- * embedder and index it uses), the writers of rows before the database.
- */
-const CLOSE_ORDER = [
-  'memory',
-  'rag',
-  'router',
-  'cache',
-  'sandbox',
-  'usage',
-  'sla',
-  'limiter',
-  'accounts',
-  'db',
-] as const;
-/** Each part opened so far, by name, with how to close it; a part is added as soon as it exists. */
-type OpenParts = Partial<Record<(typeof CLOSE_ORDER)[number], () => Promise<unknown> | unknown>>;
-
-/** Closes the parts that are open, in CLOSE_ORDER, every one even when another fails. */
-function closeOpen(parts: OpenParts): Promise<void> {
-  return closeInOrder(
-    CLOSE_ORDER.flatMap((name) => {
-      const close = parts[name];
-      return close ? [{ name, close }] : [];
-    }),
-  );
-}
 
 /**
  * The composition root: storage adapters and engines chosen by configuration, then every capability
@@ -176,22 +147,15 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
   });
   opened.usage = () => usage.flush();
-  // An end user's data in one call each: every capability that keeps some registers its section here.
   const responseStore = new SqlResponseStore(db);
-  const users = new UserDataService(
-    {
-      memories: memoryUserData(memory, new SqlMemoryExport(db, memoryStore)),
-      documents: ragUserData(rag),
-      responses: responsesUserData(responseStore),
-      conversations: conversationsUserData(),
-      usage: usageUserData(usage, usageStore),
-    },
-    clock,
-  );
+  const conversations = conversationsCapability({ db, responses: responseStore, clock });
 
   const cache = cacheFor(db, { maxBytes: config.cache.maxBytes, now: clock });
   opened.cache = () => cache.close();
   const web = createWebGrounding(config.web, { embedder });
+  // What a model's route says of it: it reads images, its temperature for requests naming none (docs/routing.md).
+  const readsImages = (model: string) => routeReadsImages(config.routing[model] ?? []);
+  const defaultTemperature = (model: string) => routeTemperature(config.routing[model] ?? []);
   const chat = new ChatService({
     router,
     cache,
@@ -203,6 +167,8 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     price: creditsPerRequest,
     budget: (request) => routeBudget(config.routing[request.model] ?? [], request, config.localEngine.contextSize),
     unavailableReason: (model) => localModel.unavailableReason(model),
+    readsImages,
+    defaultTemperature,
   });
   // POST /z1/embeddings on the same embedder as documents and memory: one model, the same vector for a text.
   const embeddings = new EmbeddingService({
@@ -246,6 +212,38 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     warn: (err, message) => logger.warn({ err }, message),
   });
   const lifecycle = new Lifecycle();
+  // Background responses run on every replica's worker, from the queue in the database.
+  const responses = responsesCapability({
+    chat,
+    store: responseStore,
+    conversations: conversations.service,
+    sandbox,
+    clock,
+    logger,
+    db,
+    tiers,
+    defaultMaxOutputTokens: (model) =>
+      routeBudget(config.routing[model] ?? [], {}, config.localEngine.contextSize).answerTokens,
+    readsImages,
+    defaultTemperature,
+    principalOf: (accountId, keyId) => accounts.principalOf(accountId, keyId),
+    recordUsage: (row) => usage.record(row),
+    soleWorker: db.dialect === 'sqlite' && db.owned,
+    draining: () => lifecycle.draining,
+    options: { leaseMs: config.responses.backgroundLeaseMs, concurrency: config.responses.backgroundConcurrency },
+  });
+  opened.responses = () => responses.background.close();
+  // An end user's data in one call each: every capability that keeps some registers its section here.
+  const users = new UserDataService(
+    {
+      memories: memoryUserData(memory, new SqlMemoryExport(db, memoryStore)),
+      documents: ragUserData(rag),
+      responses: responses.userData,
+      conversations: conversations.userData,
+      usage: usageUserData(usage, usageStore),
+    },
+    clock,
+  );
 
   const operations: Operations = {
     ...systemOperations({
@@ -257,12 +255,12 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     ...modelOperations(
       tiers,
       (model) => {
-        const { contextTokens, answerTokens } = routeBudget(
-          config.routing[model] ?? [],
-          {},
-          config.localEngine.contextSize,
-        );
-        return { contextWindow: contextTokens, maxOutputTokens: answerTokens };
+        const budget = routeBudget(config.routing[model] ?? [], {}, config.localEngine.contextSize);
+        return {
+          contextWindow: budget.contextTokens,
+          maxOutputTokens: budget.answerTokens,
+          readsImages: readsImages(model),
+        };
       },
       // An embedding upstream away when it is first asked its dimension leaves PV-EMBED out of the listing
       // rather than failing it.
@@ -279,19 +277,8 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
       rateLimits: (account) => admission.windows(account),
     }),
     ...chatOperations({ chat, tiers }),
-    ...responseOperations({
-      responses: new ResponsesService({
-        chat,
-        store: responseStore,
-        sandbox,
-        clock,
-        defaultMaxOutputTokens: (model) =>
-          routeBudget(config.routing[model] ?? [], {}, config.localEngine.contextSize).answerTokens,
-      }),
-      store: responseStore,
-      tiers,
-    }),
-    ...conversationOperations(),
+    ...responses.operations,
+    ...conversations.operations,
     ...embeddingOperations({ embeddings }),
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),
@@ -305,6 +292,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
   // Loaded last: a wait earlier in the assembly left each scavenge keeping ~3x the bytes (issue 30's eleventh step),
   // the state whose holders kernel/slot-list.ts replaced in the twelfth step; kept, it costs nothing.
   await localModel.start(factories);
+  await responses.background.start();
   const ports: HttpPorts = {
     clock,
     logger,
@@ -328,6 +316,8 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
       idleClosed: (scope) => metrics.idleConnectionClosed(scope),
       openConnections: (read) => metrics.readOpenConnections(read),
     },
+    // WebSocket mode of the Responses API: each message a createResponse request.
+    upgrades: [responses.socket],
     extraRoutes: [
       {
         prefix: DASHBOARD_PATH,

@@ -108,7 +108,7 @@ export interface paths {
         };
         /**
          * The input items of a stored response
-         * @description The items the response was created with (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`.
+         * @description The items the response was created with (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. A message's content is listed as parts (a string given is one `input_text` part, `output_text` for the assistant), with its `status`.
          */
         get: operations["listResponseInputItems"];
         put?: never;
@@ -2248,7 +2248,7 @@ export interface components {
             /** @enum {boolean} */
             deleted: true;
         };
-        /** @description An item as it was added (an input item) or made (an output item of a response), with its id; a message without `status` says `completed`. */
+        /** @description An item as it was added (an input item) or made (an output item of a response), with its id; a message's content as parts (a string given is one `input_text` part, `output_text` for the assistant) and its `status` (`completed` when none was given), as OpenAI lists them. */
         ConversationItem: {
             id: string;
             type: string;

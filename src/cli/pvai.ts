@@ -142,7 +142,11 @@ keys
       const { key, secret } = await service.createKey(o.account, o.name ?? null, o.userId ?? null);
       print(
         Boolean(o.json),
-        { key: { id: key.id, prefix: key.prefix, name: key.name, user_id: key.userId }, api_key: secret },
+        // The documented shape (docs/decisions.md); a bound key adds the end user it acts for.
+        {
+          key: { id: key.id, prefix: key.prefix, name: key.name, ...(key.userId ? { user_id: key.userId } : {}) },
+          api_key: secret,
+        },
         `key ${key.id}${key.userId ? ` (end user ${key.userId})` : ''}\nAPI key (shown once): ${secret}`,
       );
     });

@@ -1,4 +1,3 @@
-import { DEFAULT_TEMPERATURE } from '../chat/index.js';
 import type { AppError } from '../errors/index.js';
 import type { FinishReason } from '../providers/index.js';
 import type { OutputItem, ResponseBody, ResponseCreateBody } from './types.js';
@@ -27,6 +26,8 @@ export interface BodyFields {
   conversationId: string | null;
   /** The answer limit applied: the request's, else the route's default. */
   maxOutputTokens: number;
+  /** The temperature applied: the request's, else the route's, else the contract's. */
+  temperature: number;
   output: OutputItem[];
   state: ResponseState;
   totals: Totals | undefined;
@@ -86,7 +87,7 @@ export function responseBody(f: BodyFields): ResponseBody {
     conversation: f.conversationId === null ? null : { id: f.conversationId },
     store: r.store !== false,
     background: r.background === true,
-    temperature: r.temperature ?? DEFAULT_TEMPERATURE,
+    temperature: f.temperature,
     top_p: r.top_p ?? 1,
     presence_penalty: r.presence_penalty ?? 0,
     frequency_penalty: r.frequency_penalty ?? 0,

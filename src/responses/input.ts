@@ -2,6 +2,7 @@ import { AppError } from '../errors/index.js';
 import { randomHex128 } from '../kernel/index.js';
 import type { ChatMessage, ToolCall } from '../providers/index.js';
 import { openSummary, summaryTurn } from './compaction-item.js';
+import { contentOf, textOf } from './input-content.js';
 import type { InputItem, StoredItem } from './types.js';
 
 /** `prefix_` + 32 hex digits, as OpenAI's ids look (`resp_`, `msg_`, `fc_`, …). */
@@ -11,47 +12,36 @@ export function newId(prefix: string): string {
 
 /** Items of an earlier output passed back that say nothing the conversation's messages need. */
 const HISTORY_ONLY = new Set(['file_search_call', 'web_search_call', 'code_interpreter_call', 'reasoning']);
-/** Content parts read as text. */
-const TEXT_PARTS = new Set(['input_text', 'output_text', 'text']);
 
 function bad(field: string, reason: string, message = `${field} ${reason}`): AppError {
   return new AppError('INVALID_PARAMETER', message, { field, reason });
 }
 
-/** A message's content as text: a string, or its text parts joined (OpenAI's own rendering); any other part refused. */
-function textOf(content: unknown, field: string): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) throw bad(field, 'is required');
-  let text = '';
-  for (const [i, part] of (content as Array<{ type: string; text?: unknown; refusal?: unknown }>).entries()) {
-    if (part.type === 'refusal' && typeof part.refusal === 'string') {
-      text += part.refusal;
-      continue;
-    }
-    if (!TEXT_PARTS.has(part.type)) {
-      throw new AppError(
-        'UNSUPPORTED_CONTENT',
-        `${field}[${i}] is a part of type ${part.type}: the models here read text only (input_text parts or a string)`,
-        { field: `${field}[${i}]`, part_type: part.type },
-      );
-    }
-    if (typeof part.text !== 'string') throw bad(`${field}[${i}].text`, 'is required');
-    text += part.text;
-  }
-  return text;
-}
-
 /** What a function_call_output carries: a string, or its text parts (any other part refused, as in a message). */
-function outputText(output: unknown, field: string): string {
+function outputText(output: unknown, field: string, images: boolean): string {
   if (typeof output === 'string') return output;
   if (!Array.isArray(output)) throw bad(field, 'must be a string or a list of input_text parts');
-  return textOf(output, field);
+  return textOf(output, field, images);
 }
 
 export interface ReadInput {
   messages: ChatMessage[];
   /** The request's items as stored, each with an id (given or made). */
   items: StoredItem[];
+}
+
+/**
+ * A message item as it is stored and listed (`input_items`, a conversation's items): its content as parts — a
+ * string is one `input_text` part, `output_text` for the assistant — and a status, as OpenAI lists them and its
+ * SDKs type them (`item.content[0].text`).
+ */
+function listedMessage(item: Record<string, unknown>): Record<string, unknown> {
+  const text = item.content;
+  const content =
+    typeof text !== 'string'
+      ? text
+      : [item.role === 'assistant' ? { type: 'output_text', text, annotations: [] } : { type: 'input_text', text }];
+  return { ...item, content, status: item.status ?? 'completed' };
 }
 
 export interface ReadOptions {
@@ -62,6 +52,11 @@ export interface ReadOptions {
   knownCallIds?: ReadonlySet<string>;
   /** Where the items are, for a refusal's field: `input` (default) or, say, a conversation's items. */
   field?: string;
+  /**
+   * The routed model reads images: a user message's `input_image` parts reach it as chat's `image_url` parts.
+   * Otherwise (the default) every image is refused naming its part (`input-content.ts`).
+   */
+  images?: boolean;
 }
 
 /**
@@ -113,7 +108,10 @@ export function readInput(
     }
     const type = (item.type as string | undefined) ?? (item.role ? 'message' : undefined);
     const id = typeof item.id === 'string' ? item.id : newId(type === 'function_call_output' ? 'fco' : 'msg');
-    items.push({ id, item: { ...item, id, ...(type ? { type } : {}) } });
+    items.push({
+      id,
+      item: type === 'message' ? listedMessage({ ...item, id, type }) : { ...item, id, ...(type ? { type } : {}) },
+    });
     if (type === 'function_call') {
       if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw bad(field, 'needs call_id and name');
       callIds.add(item.call_id);
@@ -134,21 +132,25 @@ export function readInput(
           `${field}.call_id ${item.call_id} answers no function_call of the conversation`,
         );
       }
-      messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output, `${field}.output`) });
+      messages.push({
+        role: 'tool',
+        tool_call_id: item.call_id,
+        content: outputText(item.output, `${field}.output`, options.images === true),
+      });
       return;
     }
     if (type !== undefined && HISTORY_ONLY.has(type)) return;
     if (type === 'compaction') {
-      messages.push({
-        role: 'system',
-        content: summaryTurn(openSummary(item.encrypted_content, `${field}.encrypted_content`)),
-      });
+      // A compaction of a conversation of the user's own messages only holds no notes: nothing to add.
+      const summary = openSummary(item.encrypted_content, `${field}.encrypted_content`);
+      if (summary) messages.push({ role: 'system', content: summaryTurn(summary) });
       return;
     }
     if (type !== 'message') throw bad(`${field}.type`, 'is required (or a role for a message)');
     const role = item.role === 'developer' ? 'system' : item.role;
     if (role !== 'user' && role !== 'assistant' && role !== 'system') throw bad(`${field}.role`, 'is required');
-    messages.push({ role, content: textOf(item.content, `${field}.content`) });
+    const reading = { images: options.images === true, role: item.role as string };
+    messages.push({ role, content: contentOf(item.content, `${field}.content`, reading) });
   });
   flushCalls();
   return { messages, items };

@@ -1,7 +1,11 @@
 import { AppError } from '../errors/index.js';
 import { type Call, type Operations, requirePrincipal } from '../http/index.js';
 import type { TierPolicy } from '../tiers/index.js';
-import type { Accounting, ResponsesService } from './responses-service.js';
+import type { BackgroundResponses } from './background/background.js';
+import { cancelStored, createInBackground, followStored } from './background/replies.js';
+import type { ResponseCompactor } from './compact.js';
+import { noteAccounting, prepareCreate } from './create-checks.js';
+import type { ResponsesService } from './responses-service.js';
 import type { ResponseStore } from './types.js';
 
 type ResponseOperationId =
@@ -12,33 +16,6 @@ type ResponseOperationId =
   | 'cancelResponse'
   | 'compactResponse';
 
-/** The usage row of a response: credits and tokens of all its model calls, as a chat completion's. */
-function note(call: Call, accounting: Accounting): Record<string, string> {
-  call.usage.credits = accounting.credits;
-  call.usage.cached = accounting.cache === 'HIT';
-  if (accounting.cache !== 'HIT') {
-    call.usage.promptTokens = accounting.totals.input;
-    call.usage.completionTokens = accounting.totals.output;
-  }
-  return { 'X-Cache': accounting.cache, 'X-Credits-Charged': String(accounting.credits) };
-}
-
-/** file_search's `max_num_results` within the tier's `rag_k`: the refusal names the request's own field. */
-function checkResults(
-  tiers: TierPolicy,
-  account: Parameters<TierPolicy['checkRagK']>[0],
-  k: number,
-  tools: ReadonlyArray<{ type: string }>,
-): void {
-  try {
-    tiers.checkRagK(account, k);
-  } catch (err) {
-    if (!(err instanceof AppError)) throw err;
-    const field = `tools[${tools.findIndex((t) => t.type === 'file_search')}].max_num_results`;
-    throw new AppError(err.code, err.message.replace('rag_k', 'max_num_results'), { ...err.details, field });
-  }
-}
-
 /**
  * /z1/responses: the tier's rules (the model, file_search's results within `rag_k`, the sandbox's timeout),
  * then the responses service; stored responses are the account's, as OpenAI's clients name no end user when
@@ -46,8 +23,10 @@ function checkResults(
  */
 export function responseOperations(deps: {
   responses: ResponsesService;
+  compactor: ResponseCompactor;
   store: ResponseStore;
   tiers: TierPolicy;
+  background: BackgroundResponses;
 }): Operations<ResponseOperationId> {
   const stored = async (call: Call, id: string) => {
     const principal = requirePrincipal(call);
@@ -62,24 +41,17 @@ export function responseOperations(deps: {
   return {
     createResponse: async ({ body }, call) => {
       const principal = requirePrincipal(call);
-      deps.tiers.checkModel(principal.account, body.model);
-      call.usage.model = body.model;
-      const prepared = await deps.responses.prepare(principal, body, {
-        codeTimeoutSeconds: deps.tiers.codeTimeout(principal.account, undefined),
-      });
+      const prepared = await prepareCreate(deps, principal, body, call.usage);
       if (body.background === true) {
-        throw new AppError('INVALID_PARAMETER', 'background is not available yet', { field: 'background' });
+        return createInBackground(deps.background, principal, prepared, body.stream === true, call);
       }
-      call.usage.userId = prepared.tenant.userId;
-      const search = prepared.plan.builtIns.fileSearch;
-      if (search) checkResults(deps.tiers, principal.account, search.k, body.tools ?? []);
       if (body.stream) {
         const started = await deps.responses.stream(principal, prepared, call.disconnectSignal());
         call.usage.firstTokenAt = performance.now();
-        const headers = note(call, started.accounting);
+        const headers = noteAccounting(call.usage, started.accounting);
         const finished = started.done.then((outcome) => {
           // Credits and tokens of the calls after the first are known only now: the usage row says them.
-          note(call, started.accounting);
+          noteAccounting(call.usage, started.accounting);
           if (outcome.clientClosed) call.usage.clientClosed = true;
           if (outcome.failed) {
             call.usage.failedStatus = outcome.failed.status;
@@ -100,21 +72,35 @@ export function responseOperations(deps: {
         call.disconnectSignal(),
       );
       call.usage.firstTokenAt = performance.now();
-      return { status: 200, headers: note(call, accounting), body: response };
+      return { status: 200, headers: noteAccounting(call.usage, accounting), body: response };
     },
-    getResponse: async ({ params }, call) => ({ status: 200, body: (await stored(call, params.response_id)).body }),
+    getResponse: async ({ params, query }, call) => {
+      const found = await stored(call, params.response_id);
+      // The query's values are checked against the contract but handed over as text.
+      if (query.stream === true) return followStored(deps.background, found, query.starting_after, call);
+      return { status: 200, body: found.body };
+    },
     deleteResponse: async ({ params }, call) => {
       const { account } = requirePrincipal(call);
       await stored(call, params.response_id);
+      // A background response still running is cancelled first: nothing of it is written after.
+      await deps.background.forget(account.id, params.response_id);
       await deps.store.delete(account.id, params.response_id);
       return { status: 200, body: { id: params.response_id, object: 'response', deleted: true } };
     },
-    cancelResponse: async ({ params }, call) => {
-      await stored(call, params.response_id);
-      throw new AppError('INVALID_PARAMETER', 'Only background responses can be cancelled', { field: 'response_id' });
-    },
-    compactResponse: async () => {
-      throw new AppError('NOT_FOUND', 'No such endpoint');
+    cancelResponse: async ({ params }, call) =>
+      cancelStored(deps.background, await stored(call, params.response_id), call),
+    compactResponse: async ({ body }, call) => {
+      const principal = requirePrincipal(call);
+      deps.tiers.checkModel(principal.account, body.model);
+      call.usage.model = body.model;
+      const { compaction, credits, userId } = await deps.compactor.compact(principal, body, call.disconnectSignal());
+      call.usage.userId = userId;
+      call.usage.credits = credits;
+      call.usage.promptTokens = compaction.usage.input_tokens;
+      call.usage.completionTokens = compaction.usage.output_tokens;
+      call.usage.firstTokenAt = performance.now();
+      return { status: 200, headers: { 'X-Credits-Charged': String(credits) }, body: compaction };
     },
     listResponseInputItems: async ({ params, query }, call) => {
       const response = await stored(call, params.response_id);

@@ -1,9 +1,11 @@
+import { DEFAULT_TEMPERATURE } from '../chat/index.js';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import { endUserOf } from '../http/index.js';
 import type { Principal } from '../kernel/index.js';
 import type { ChatMessage } from '../providers/index.js';
 import { newId, readInput, referencedIds } from './input.js';
+import { refuseImagesIn } from './input-content.js';
 import { planResponse, type ResponsePlan } from './request.js';
 import type {
   ConversationPort,
@@ -28,6 +30,8 @@ export interface PreparedResponse {
   conversationId: string | null;
   /** The answer limit applied: the request's `max_output_tokens`, else the route's default. */
   maxOutputTokens: number;
+  /** The temperature applied: the request's, else the route's, else the contract's 0.7. */
+  temperature: number;
   /** The sandbox's timeout for code the model runs (the tier's default). */
   codeTimeoutSeconds: number;
 }
@@ -38,6 +42,10 @@ export interface PrepareDeps {
   clock: Clock;
   /** The answer limit of a model's route, when a request sets none. */
   defaultMaxOutputTokens(model: ResponseCreateBody['model']): number;
+  /** The temperature of a model's route, when a request sets none (undefined: the contract's). */
+  defaultTemperature?(model: ResponseCreateBody['model']): number | undefined;
+  /** Whether a model's route reads images (`input_image` parts); text only when absent. */
+  readsImages?(model: ResponseCreateBody['model']): boolean;
 }
 
 export interface PrepareOptions {
@@ -95,6 +103,8 @@ export async function prepareResponse(
     });
   }
   let history: ChatMessage[] = [];
+  /** The ids of the conversation's items: an input item already among them would reach the model twice. */
+  let held = new Set<string>();
   if (body.previous_response_id) {
     const id = body.previous_response_id;
     const previous = options.local?.get(id) ?? (await deps.store.get(tenant.accountId, id));
@@ -104,25 +114,43 @@ export async function prepareResponse(
     }
     history = previous.conversation;
   }
+  const images = deps.readsImages?.(body.model) ?? false;
+  refuseImagesIn(history, images, 'previous_response_id', body.model);
   if (conversationId !== null) {
     const items = await deps.conversations?.items(tenant, conversationId);
     if (!items) {
       throw new AppError('NOT_FOUND', `No conversation ${conversationId}`, { field: 'conversation' });
     }
+    held = new Set(items.flatMap((item) => (typeof item.id === 'string' ? [item.id] : [])));
     const resolvedEarlier = await deps.store.items(tenant, referencedIds(items as InputItem[]));
-    history = readInput(items as InputItem[], resolvedEarlier, { field: 'conversation.items' }).messages;
+    history = readInput(items as InputItem[], resolvedEarlier, { field: 'conversation.items', images }).messages;
   }
   const resolved = await deps.store.items(tenant, referencedIds(body.input));
-  const { messages, items } = readInput(body.input, resolved, { knownCallIds: callIdsOf(history) });
+  const { messages, items } = readInput(body.input, resolved, { knownCallIds: callIdsOf(history), images });
+  const repeated = Array.isArray(body.input)
+    ? body.input.findIndex((item) => held.has((item as { id?: string }).id ?? ''))
+    : -1;
+  if (repeated >= 0) {
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `input[${repeated}] is already an item of the conversation: send only new input`,
+      {
+        field: `input[${repeated}].id`,
+        reason: 'is already in the conversation',
+      },
+    );
+  }
+  const temperature = body.temperature ?? deps.defaultTemperature?.(body.model) ?? DEFAULT_TEMPERATURE;
   const identity = options.identity ?? { id: newId('resp'), createdAt: Math.floor(deps.clock() / 1000) };
   return {
     ...identity,
     tenant,
     body,
-    plan: planResponse(body, userId, history, messages),
+    plan: planResponse(body, userId, history, messages, temperature),
     inputItems: items,
     conversationId,
     maxOutputTokens: body.max_output_tokens ?? deps.defaultMaxOutputTokens(body.model),
+    temperature,
     codeTimeoutSeconds: options.codeTimeoutSeconds,
   };
 }

@@ -135,6 +135,7 @@ export function planResponse(
   userId: string,
   history: readonly ChatMessage[],
   input: readonly ChatMessage[],
+  temperature: number = DEFAULT_TEMPERATURE,
 ): ResponsePlan {
   if (body.include?.includes('message.output_text.logprobs')) {
     throw bad('include', 'cannot ask for message.output_text.logprobs: log-probabilities are not returned');
@@ -191,7 +192,7 @@ export function planResponse(
     model: body.model,
     user_id: userId,
     messages: [...system, ...conversation],
-    temperature: body.temperature ?? DEFAULT_TEMPERATURE,
+    temperature,
     ...(body.top_p !== undefined && body.top_p !== null ? { top_p: body.top_p } : {}),
     ...(body.presence_penalty !== undefined && body.presence_penalty !== null
       ? { presence_penalty: body.presence_penalty }

@@ -4,7 +4,7 @@ import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import { ClientDisconnectedError } from '../http/index.js';
 import type { Principal } from '../kernel/index.js';
-import type { ChatMessage, FinishReason, ToolCall, Usage } from '../providers/index.js';
+import { type ChatMessage, contentText, type FinishReason, type ToolCall, type Usage } from '../providers/index.js';
 import type { CodeRunner } from '../sandbox/index.js';
 import { type ResponseState, responseBody, type Totals } from './body.js';
 import { CODE_TOOL_NAME, codeOf, runCode } from './code-interpreter.js';
@@ -12,7 +12,14 @@ import { type EventSink, ResponseEvents, sseSink } from './events.js';
 import { newId } from './input.js';
 import { codeItem, functionCallItem, messageItem, searchItems } from './output.js';
 import { type PreparedResponse, type PrepareOptions, prepareResponse } from './prepare.js';
-import { type RoundAnswer, streamRound } from './stream-round.js';
+import {
+  type Accounting,
+  cancelledBy,
+  ResponseCancelledError,
+  type RunOptions,
+  type RunOutcome,
+} from './run-outcome.js';
+import { type RoundAnswer, type RoundProgress, streamRound } from './stream-round.js';
 import type {
   ConversationPort,
   OutputItem,
@@ -25,7 +32,8 @@ import type {
 /** The slot of an item that opened in a stream and is not complete yet (a failed stream leaves some). */
 const OPENING: OutputItem = { id: '', type: 'message', status: 'in_progress' };
 
-export type { PreparedResponse, PrepareOptions };
+export type { Accounting, PreparedResponse, PrepareOptions, RunOptions, RunOutcome };
+export { ResponseCancelledError };
 
 export interface ResponsesServiceDeps {
   chat: Pick<ChatService, 'complete' | 'stream'>;
@@ -35,39 +43,10 @@ export interface ResponsesServiceDeps {
   conversations?: ConversationPort | undefined;
   /** The answer limit of a model's route, echoed as `max_output_tokens` when a request sets none. */
   defaultMaxOutputTokens(model: ResponseCreateBody['model']): number;
-}
-
-/** What a response cost, for its headers and usage row. */
-export interface Accounting {
-  credits: number;
-  cache: CacheStatus;
-  totals: Totals;
-}
-
-/**
- * The reason a response's signal is aborted with when it is cancelled (`POST …/cancel`): it then ends
- * `cancelled`, keeping what it made, instead of ending as a client that left.
- */
-export class ResponseCancelledError extends Error {
-  constructor() {
-    super('response cancelled');
-    this.name = 'ResponseCancelledError';
-  }
-}
-
-/** How a run ended. `record` is the response as stored (or as it would be, for `store: false`). */
-export interface RunOutcome {
-  body?: ResponseBody;
-  record?: StoredResponse;
-  failed?: AppError;
-  cause?: unknown;
-  clientClosed?: true;
-  cancelled?: true;
-}
-
-export interface RunOptions {
-  /** The number of the run's first event (a background response's events continue its `response.queued`). */
-  firstSequence?: number;
+  /** The temperature of a model's route, for a request that sets none (undefined: the contract's). */
+  defaultTemperature?(model: ResponseCreateBody['model']): number | undefined;
+  /** Whether a model's route reads images (`input_image` parts reach it); text only when absent. */
+  readsImages?(model: ResponseCreateBody['model']): boolean;
 }
 
 /** The state of one response across its model calls (more than one when code runs between them). */
@@ -86,8 +65,6 @@ function add(totals: Totals, usage: Usage, cache: CacheStatus): void {
   totals.output += usage.completionTokens;
   if (cache === 'HIT') totals.cached += usage.promptTokens;
 }
-
-const cancelledBy = (signal: AbortSignal) => signal.aborted && signal.reason instanceof ResponseCancelledError;
 
 /**
  * The Responses API as a second wire format over the chat pipeline: each model call is a ChatService call
@@ -176,6 +153,18 @@ export class ResponsesService {
     const run = this.#start(p, first.meta.citations ?? [], first.meta.memoryContext, first.cache);
     run.accounting.credits += first.credits;
     const events = new ResponseEvents(sink, options.firstSequence);
+    // The round under way: a cancel keeps its message as far as it was written.
+    let progress: RoundProgress = { text: null };
+    const keepCut = () => {
+      if (progress.message && progress.text !== null && run.output[progress.message.index] === OPENING) {
+        run.output[progress.message.index] = messageItem(
+          progress.message.id,
+          progress.text,
+          run.citations,
+          'incomplete',
+        );
+      }
+    };
     const done = (async (): Promise<RunOutcome> => {
       let failed: AppError | undefined;
       try {
@@ -184,7 +173,8 @@ export class ResponsesService {
         let parts = first.parts;
         let cache = first.cache;
         for (;;) {
-          const outcome = await streamRound(parts, events, run.citations, () => this.#nextIndex(run));
+          progress = { text: null };
+          const outcome = await streamRound(parts, events, run.citations, () => this.#nextIndex(run), progress);
           if (cancelledBy(signal)) break;
           if ('failed' in outcome) {
             failed = outcome.failed;
@@ -211,6 +201,7 @@ export class ResponsesService {
             break;
           }
         }
+        if (cancelledBy(signal)) keepCut();
         const body = this.#body(p, run, cancelledBy(signal) ? 'cancelled' : (failed ?? 'done'));
         await events.finished(body);
         const record = await this.#finish(p, run, body);
@@ -218,6 +209,7 @@ export class ResponsesService {
         return failed ? { body, record, failed } : { body, record };
       } catch (err) {
         if (cancelledBy(signal)) {
+          keepCut();
           const body = this.#body(p, run, 'cancelled');
           await events.finished(body).catch(() => undefined);
           return { body, record: await this.#finish(p, run, body), cancelled: true };
@@ -252,7 +244,7 @@ export class ResponsesService {
   }
 
   #start(p: PreparedResponse, citations: Citation[], memoryContext: Run['memoryContext'], cache: CacheStatus): Run {
-    const query = p.plan.conversation.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+    const query = contentText(p.plan.conversation.filter((m) => m.role === 'user').at(-1)?.content ?? null);
     return {
       output: searchItems(p.plan.builtIns, query, citations, p.plan.include),
       conversation: [...p.plan.conversation],
@@ -356,6 +348,7 @@ export class ResponsesService {
       userId: p.tenant.userId,
       conversationId: p.conversationId,
       maxOutputTokens: p.maxOutputTokens,
+      temperature: p.temperature,
       output,
       state,
       totals,

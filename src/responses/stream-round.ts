@@ -19,6 +19,12 @@ export interface RoundAnswer {
 
 export type RoundOutcome = { answer: RoundAnswer } | { failed: AppError };
 
+/** The message a round is writing, as far as it got: what a cancel keeps of it. */
+export interface RoundProgress {
+  message?: { id: string; index: number };
+  text: string | null;
+}
+
 interface OpenCall {
   call: ToolCall;
   code: boolean;
@@ -37,6 +43,7 @@ export async function streamRound(
   events: ResponseEvents,
   citations: readonly Citation[],
   nextIndex: () => number,
+  progress: RoundProgress = { text: null },
 ): Promise<RoundOutcome> {
   let text: string | null = null;
   let message: { id: string; index: number } | undefined;
@@ -50,6 +57,7 @@ export async function streamRound(
     if (part.type === 'text-delta') {
       if (!message) {
         message = { id: newId('msg'), index: nextIndex() };
+        progress.message = message;
         await events.send('response.output_item.added', {
           output_index: message.index,
           item: { id: message.id, type: 'message', status: 'in_progress', role: 'assistant', content: [] },
@@ -62,6 +70,7 @@ export async function streamRound(
         });
       }
       text = (text ?? '') + part.text;
+      progress.text = text;
       await events.send('response.output_text.delta', {
         item_id: message.id,
         output_index: message.index,

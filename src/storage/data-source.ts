@@ -17,6 +17,8 @@ import { MemoryExtractions1764900000000 } from './migrations/1764900000000-memor
 import { Responses1765000000000 } from './migrations/1765000000000-responses.js';
 import { StagingLog1765100000000 } from './migrations/1765100000000-staging-log.js';
 import { KeyEndUser1765200000000 } from './migrations/1765200000000-key-end-user.js';
+import { BackgroundResponses1765300000000 } from './migrations/1765300000000-background-responses.js';
+import { Conversations1765400000000 } from './migrations/1765400000000-conversations.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -37,6 +39,8 @@ export const MIGRATIONS = [
   Responses1765000000000,
   StagingLog1765100000000,
   KeyEndUser1765200000000,
+  BackgroundResponses1765300000000,
+  Conversations1765400000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

@@ -312,7 +312,7 @@ describe('ChatService: context sources', () => {
     const memory = source('memory', { notes: ['The user prefers metric units.'], itemsRetrieved: 1 });
     const h = harness({}, [memory, rag]);
     const result = await h.service.complete(principal, { ...baseRequest, use_rag: true }, live());
-    const system = h.calls[0]?.messages.filter((m) => m.role === 'system').map((m) => m.content) ?? [];
+    const system = h.calls[0]?.messages.filter((m) => m.role === 'system').map((m) => String(m.content)) ?? [];
     assert.equal(system.length, 2);
     assert.match(system[0] ?? '', /metric units/);
     assert.match(system[1] ?? '', /\[1\] Doc 1\nPassage 1[\s\S]*\[2\] Doc 2\nPassage 2/);

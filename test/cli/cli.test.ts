@@ -44,8 +44,21 @@ describe('pvai CLI', () => {
     assert.equal(key.key.name, 'ci');
     assert.equal(key.key.prefix, key.api_key.slice(0, 12));
 
+    const bound = JSON.parse(
+      (await pvai(['keys', 'create', '--account', accountId, '--user-id', 'kiosk-7', '--json'], env)).stdout,
+    );
+    assert.equal(bound.key.user_id, 'kiosk-7', 'a key bound to an end user says which');
+    await assert.rejects(
+      pvai(['keys', 'create', '--account', accountId, '--user-id', 'tab\there', '--json'], env),
+      /--user-id must be 1 to 256 characters with no control character/,
+    );
+
     const listed = JSON.parse((await pvai(['keys', 'list', '--account', accountId, '--json'], env)).stdout);
-    assert.equal(listed.keys.length, 2);
+    assert.equal(listed.keys.length, 3);
+    assert.deepEqual(
+      listed.keys.map((k: { user_id: string | null }) => k.user_id),
+      [null, null, 'kiosk-7'],
+    );
     assert.ok(!JSON.stringify(listed).includes(key.api_key));
 
     const revoked = JSON.parse((await pvai(['keys', 'revoke', key.key.id, '--json'], env)).stdout);

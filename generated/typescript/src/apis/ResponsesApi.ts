@@ -496,7 +496,7 @@ export class ResponsesApi extends runtime.BaseAPI {
     }
 
     /**
-     * The items the response was created with (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. 
+     * The items the response was created with (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. A message\'s content is listed as parts (a string given is one `input_text` part, `output_text` for the assistant), with its `status`. 
      * The input items of a stored response
      */
     async listResponseInputItemsRaw(requestParameters: ListResponseInputItemsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ResponseInputItemList>> {
@@ -507,7 +507,7 @@ export class ResponsesApi extends runtime.BaseAPI {
     }
 
     /**
-     * The items the response was created with (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. 
+     * The items the response was created with (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. A message\'s content is listed as parts (a string given is one `input_text` part, `output_text` for the assistant), with its `status`. 
      * The input items of a stored response
      */
     async listResponseInputItems(requestParameters: ListResponseInputItemsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ResponseInputItemList> {

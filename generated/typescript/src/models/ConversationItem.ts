@@ -14,7 +14,7 @@
 
 import { mapValues } from '../runtime.js';
 /**
- * An item as it was added (an input item) or made (an output item of a response), with its id; a message without `status` says `completed`.
+ * An item as it was added (an input item) or made (an output item of a response), with its id; a message's content as parts (a string given is one `input_text` part, `output_text` for the assistant) and its `status` (`completed` when none was given), as OpenAI lists them.
  * @export
  * @interface ConversationItem
  */
