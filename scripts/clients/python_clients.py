@@ -9,13 +9,14 @@
 the server the set-up's SmolLM2 for the PV models and all-MiniLM-L6-v2 for PV-EMBED.) The versions are pinned in
 .ci/run (setup_python). Every check prints `ok …` or `FAIL …`; the exit status is 1 when any failed.
 
-The Responses API (`/z1/responses`) too: its `openai` SDK checks are in responses_clients.py (imported below, where
-they run), ChatOpenAI with `use_responses_api=True` is checked here with the rest of LangChain. What the checks share
-(the server, the client, `check`, `expect`, pvai's errors) is client_checks.py.
+The Responses API (`/z1/responses`) too: its `openai` SDK checks are in responses_clients.py and, for what it keeps
+(background responses, conversations, compaction, WebSocket mode), responses_state_clients.py (both imported
+below, where they run); ChatOpenAI with `use_responses_api=True` is checked here with the rest of LangChain. What
+the checks share (the server, the client, `check`, `expect`, pvai's errors) is client_checks.py.
 
-The end user: pvai needs one per chat request and per response. The openai SDK names it with OpenAI's own `user`
-(or `safety_identifier`, for responses) here and with pvai's `user_id` as an extra body field there; ChatOpenAI
-passes `user` through `model_kwargs`.
+The end user: pvai needs one per chat request; a response or a conversation that names none is the key's
+(`default`). The openai SDK names it with OpenAI's own `user` (or `safety_identifier`, for responses) here and with
+pvai's `user_id` as an extra body field there; ChatOpenAI passes `user` through `model_kwargs`.
 """
 
 import json
@@ -230,6 +231,7 @@ def _():
 # ------------------------------------------------------------------------------------------------ openai SDK: Responses
 
 import responses_clients  # noqa: E402,F401  (its checks run here, in this order)
+import responses_state_clients  # noqa: E402,F401  (then these)
 
 
 # ------------------------------------------------------------------------------------------------ LangChain

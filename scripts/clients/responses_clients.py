@@ -228,10 +228,16 @@ def _():
         raise AssertionError("an unknown model was answered")
     except openai.BadRequestError as err:
         expect_pvai_error(err, status, expected)
-    status, expected = raw_error("/responses", {"model": CHAT_MODEL, "input": "hi"})
+    ok(f"openai: responses: unknown model → BadRequestError {status}: {expected['message']!r}")
+    both = {"conversation": "conv_python", "previous_response_id": "resp_python"}
+    status, expected = raw_error("/responses", {"model": CHAT_MODEL, "input": "hi", **both})
     try:
-        client.responses.create(model=CHAT_MODEL, input="hi")
-        raise AssertionError("a response without an end user was answered")
+        client.responses.create(model=CHAT_MODEL, input="hi", **both)
+        raise AssertionError("a response with both conversation and previous_response_id was answered")
     except openai.BadRequestError as err:
         expect_pvai_error(err, status, expected)
-    ok(f"openai: responses: unknown model and no end user → BadRequestError {status}: {expected['message']!r}")
+    ok(f"openai: responses: conversation and previous_response_id → {status}: {expected['message']!r}")
+    # Naming no end user is allowed on the Responses API (OpenAI's clients name none): the key's, here `default`.
+    response = client.responses.create(model=CHAT_MODEL, input="hi", max_output_tokens=MAX_TOKENS)
+    expect(response.user_id == "default" and response.user is None, f"end user {response.user_id!r}")
+    ok(f"openai: responses.create naming no end user → {response.status}, the key's end user {response.user_id!r}")

@@ -2,7 +2,7 @@
 // Starts a throw-away pvai server for the contract tools (dredd, schemathesis, the Python client smoke test).
 //
 //   node scripts/contract/serve-for-contract.mjs [--backend sqlite|postgres] [--upstream mock|none] [--models setup]
-//                                                [--log FILE] [-- COMMAND ARGS...]
+//                                                [--config-json JSON] [--log FILE] [-- COMMAND ARGS...]
 //
 // - storage: a fresh temp data dir (sqlite, the default) or a fresh PostgreSQL database created on the server
 //   named by DATABASE_URL and dropped afterwards (postgres);
@@ -17,7 +17,8 @@
 // - always a stand-in SearXNG for `use_web_search` (both stand-ins are in stand-ins.mjs);
 // - with `--models setup` the server gets the models scripts/setup fetched (its data dir: PVAI_DATA_DIR or ./data):
 //   the chat model as the local engine's (so `--upstream none` answers with SmolLM2) and the embedding model
-//   (PVAI_EMBEDDING_MODEL or models/embedding/), for embeddings, retrieval and memory; a missing one fails the start.
+//   (PVAI_EMBEDDING_MODEL or models/embedding/), for embeddings, retrieval and memory; a missing one fails the start;
+// - with `--config-json JSON` its top-level settings replace the ones above (e.g. a route of the set-up's model).
 //
 // With a COMMAND it runs it with PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN, PVAI_ACCOUNT_ID and PVAI_BACKEND in
 // its environment, stops the server and exits with the command's status (or 1 when the server died meanwhile).
@@ -36,7 +37,7 @@ const cli = join(root, 'src/cli/pvai.ts');
 function usage(message) {
   if (message) console.error(`serve-for-contract: ${message}`);
   console.error(
-    'usage: serve-for-contract.mjs [--backend sqlite|postgres] [--upstream mock|none] [--models setup] [--log FILE] [-- COMMAND ARGS...]',
+    'usage: serve-for-contract.mjs [--backend sqlite|postgres] [--upstream mock|none] [--models setup] [--config-json JSON] [--log FILE] [-- COMMAND ARGS...]',
   );
   process.exit(2);
 }
@@ -45,6 +46,7 @@ let backend = 'sqlite';
 let upstream = 'mock';
 let models;
 let logFile;
+let configJson;
 let command = [];
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
@@ -53,6 +55,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (arg === '--upstream') upstream = argv[++i];
   else if (arg === '--models') models = argv[++i];
   else if (arg === '--log') logFile = argv[++i];
+  else if (arg === '--config-json') configJson = argv[++i];
   else if (arg === '--') {
     command = argv.slice(i + 1);
     break;
@@ -65,6 +68,12 @@ for (let i = 0; i < argv.length; i++) {
 if (backend !== 'sqlite' && backend !== 'postgres') usage(`--backend must be sqlite or postgres, got ${backend}`);
 if (upstream !== 'mock' && upstream !== 'none') usage(`--upstream must be mock or none, got ${upstream}`);
 if (models !== undefined && models !== 'setup') usage(`--models must be setup, got ${models}`);
+let extraConfig = {};
+try {
+  if (configJson !== undefined) extraConfig = JSON.parse(configJson);
+} catch (err) {
+  usage(`--config-json is not JSON: ${err.message}`);
+}
 
 const say = (msg) => console.error(`serve-for-contract: ${msg}`);
 const tmp = mkdtempSync(join(tmpdir(), 'pvai-contract-'));
@@ -112,6 +121,7 @@ async function writeConfig() {
   const search = await startMockSearch();
   config.web = { searchProvider: 'searxng', searchUrl: search.url, fetchAllow: [search.url] };
   say(`mock SearXNG at ${search.url}`);
+  Object.assign(config, extraConfig);
   writeFileSync(configPath, JSON.stringify(config, null, 2));
 }
 const adminToken = `contract-admin-${randomBytes(16).toString('hex')}`;
