@@ -5,7 +5,7 @@
 import type Koa from 'koa';
 import type { OpenAPIBackend } from 'openapi-backend';
 import { jsonBody } from './body.js';
-import { isMultipart, readMultipart } from './multipart.js';
+import { acceptsMultipart, isMultipart, readMultipart } from './multipart.js';
 import type { HttpPorts } from './ports.js';
 import { invalidText, urlTextProblem } from './text.js';
 import { answeredBeforeItsBody } from './timeouts.js';
@@ -29,11 +29,6 @@ function operationOf(api: OpenAPIBackend, ctx: Koa.Context): Record<string, unkn
 }
 
 /** Whether the operation's request body may be multipart/form-data (e.g. a document upload). */
-function acceptsMultipart(operation: Record<string, unknown> | undefined): boolean {
-  const content = (operation?.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
-  return content !== undefined && 'multipart/form-data' in content;
-}
-
 /** The body limit the contract states for the route (`x-body-limit-bytes`, e.g. document upload), or the global one. */
 function routeLimit(operation: Record<string, unknown> | undefined, globalLimit: number): number {
   const limit = operation?.['x-body-limit-bytes'];

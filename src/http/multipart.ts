@@ -96,6 +96,12 @@ export function readMultipart(ctx: AppContext, limit: number): Promise<Upload> {
 }
 
 /** Whether a request carries a multipart/form-data body. */
+/** Whether the contract lets the operation take a multipart body (a document upload). */
+export function acceptsMultipart(operation: Record<string, unknown> | undefined): boolean {
+  const content = (operation?.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
+  return content !== undefined && 'multipart/form-data' in content;
+}
+
 export function isMultipart(headers: Record<string, string | string[] | undefined>): boolean {
   const type = headers['content-type'];
   return typeof type === 'string' && /^multipart\/form-data\b/i.test(type);

@@ -15,7 +15,7 @@ import { loadContract } from './document.js';
 import { setHeaders } from './headers.js';
 import { IndexedOpenAPIRouter } from './indexed-router.js';
 import { jsonStream } from './json-stream.js';
-import { isMultipart } from './multipart.js';
+import { acceptsMultipart, isMultipart } from './multipart.js';
 import type { AnyReply, OperationId, OperationRequest, Operations } from './operation.js';
 import type { HttpPorts } from './ports.js';
 import { cutWhenStalled } from './stream-deadline.js';
@@ -32,8 +32,10 @@ export function contractBackend(): OpenAPIBackend {
     // `stream=true` a boolean), as the operation types say they are.
     coerceTypes: true,
     // openapi-backend validates every body against the JSON schema; a multipart upload's fields are
-    // checked by its handler (call.upload) instead.
-    validate: (c) => !isMultipart(c.request.headers),
+    // checked by its handler (call.upload) instead. Only where the operation takes one: a multipart header with
+    // no body on a JSON route is validated (400, the body is required), never handed to its handler unread.
+    validate: (c) =>
+      !(isMultipart(c.request.headers) && acceptsMultipart(c.operation as unknown as Record<string, unknown>)),
     // verbose: errors carry their schema, so a wrong `role` can name the roles there are.
     ajvOpts: { allErrors: false, strict: false, discriminator: true, verbose: true },
     customizeAjv: (ajv) => {

@@ -113,6 +113,41 @@ describe('request validation against the contract', () => {
     assert.equal(account.body.credits, 10);
   });
 
+  it('refuses tool_choice "required" with no tools (as OpenAI does) instead of answering in text, charging nothing', async () => {
+    const { accountId, apiKey: key } = await server.createAccount('startup', 10);
+    for (const tools of [undefined, []]) {
+      const res = await server.request('POST', '/z1/chat/completions', {
+        apiKey: key,
+        body: chatBody({ skip_cache: true, tool_choice: 'required', ...(tools ? { tools } : {}) }),
+      });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.code, 'INVALID_PARAMETER');
+      assert.deepEqual(res.body.details, { field: 'tool_choice', reason: 'needs tools' });
+      assert.equal((res.body.error as { param: string }).param, 'tool_choice');
+    }
+    const withTools = await server.request('POST', '/z1/chat/completions', {
+      apiKey: key,
+      body: chatBody({ skip_cache: true, tool_choice: 'required', tools: [weatherTool] }),
+    });
+    assert.notEqual(withTools.status, 400, 'with tools it is a request like any other');
+    const account = await server.request('GET', `/admin/accounts/${accountId}`, { admin: true });
+    assert.equal(account.body.credits, 10 - (withTools.status === 200 ? 1 : 0));
+  });
+
+  it('answers a multipart Content-Type with no body on a JSON route 400 (the body is required), never a 500', async () => {
+    // Found by the malformed-HTTP fuzz (seed 1): schema validation was skipped for every multipart header, so
+    // createMemory ran with no body and threw.
+    for (const path of ['/z1/memory', '/z1/chat/completions', '/z1/conversations/conv_x/items']) {
+      const res = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'multipart/form-data; boundary=x' },
+      });
+      const body = (await res.json()) as { code: string };
+      assert.ok(res.status === 400 || res.status === 415, `${path}: ${res.status} ${JSON.stringify(body)}`);
+      assert.notEqual(body.code, 'INTERNAL_ERROR', path);
+    }
+  });
+
   it('rejects a missing user_id', async () => {
     const { user_id: _, ...body } = chatBody();
     const res = await server.request('POST', '/z1/chat/completions', { apiKey, body });
