@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import type OpenAI from 'openai';
 import { loadConfig } from '../../src/config/index.js';
 import { chatRequests, type ResponsesHarness, startResponses } from '../responses/support.js';
 import { openaiClient } from '../support/openai-client.js';
@@ -13,48 +14,36 @@ import { startTestServer, type TestServer } from '../support/server.js';
  * Responses API echoes it, and a request's own temperature still wins. Storage plays no part: SQLite only.
  */
 describe("a route's default temperature", () => {
-  let h: ResponsesHarness;
+  /** A server on the contract's defaults, with its mock upstream; `routed` shares that upstream on a route at 0.2. */
   let plain: ResponsesHarness;
   let routed: TestServer;
+  let routedClient: OpenAI;
 
   before(async () => {
     plain = await startResponses('sqlite', { defaultText: 'Hi.' });
-    h = await startResponses('sqlite', { defaultText: 'Hi.' });
-    // The same upstream, on a route that says the temperature of requests naming none.
-    const target = { provider: 'openai-compatible' as const, baseUrl: h.upstream.url, model: 'up', maxRetries: 0 };
-    await h.server.close();
+    const target = { provider: 'openai-compatible' as const, baseUrl: plain.upstream.url, model: 'up', maxRetries: 0 };
     routed = await startTestServer('sqlite', {
       config: { tiers: { business: { rpm: 10_000 } }, routing: { 'PV-TURBO': [{ ...target, temperature: 0.2 }] } },
     });
-    h.server = routed;
-    const account = await routed.createAccount('business', 1000);
-    h.apiKey = account.apiKey;
-    h.client = openaiClient(routed.url, account.apiKey);
+    routedClient = openaiClient(routed.url, (await routed.createAccount('business', 1000)).apiKey);
   });
   after(async () => {
-    // h.close() closes the server the harness started (closed above) and its upstream; this one is ours.
     await routed?.close();
-    await h?.close();
     await plain?.close();
   });
-  beforeEach(() => {
-    h.upstream.reset();
-    plain.upstream.reset();
-  });
+  beforeEach(() => plain.upstream.reset());
 
   const upstreamTemperatures = () =>
-    [...chatRequests(h.upstream), ...chatRequests(plain.upstream)].map(
-      (r) => (r as unknown as { temperature?: number }).temperature,
-    );
+    chatRequests(plain.upstream).map((r) => (r as unknown as { temperature?: number }).temperature);
 
   it('chat completions naming no temperature are sampled at the route’s; one naming it keeps its own', async () => {
-    const named = await h.client.chat.completions.create({
+    const named = await routedClient.chat.completions.create({
       model: 'PV-TURBO',
       user: 'u',
       messages: [{ role: 'user', content: 'Hello there' }],
     });
     assert.equal(named.choices[0]?.message.content, 'Hi.');
-    await h.client.chat.completions.create({
+    await routedClient.chat.completions.create({
       model: 'PV-TURBO',
       user: 'u',
       temperature: 1.1,
@@ -64,9 +53,9 @@ describe("a route's default temperature", () => {
   });
 
   it('a response naming no temperature is sampled at the route’s and echoes it; the contract’s 0.7 elsewhere', async () => {
-    const routed = await h.client.responses.create({ model: 'PV-TURBO', input: 'Hello' });
-    assert.equal(routed.temperature, 0.2);
-    const own = await h.client.responses.create({ model: 'PV-TURBO', input: 'Hello', temperature: 0.9 });
+    const atRoute = await routedClient.responses.create({ model: 'PV-TURBO', input: 'Hello' });
+    assert.equal(atRoute.temperature, 0.2);
+    const own = await routedClient.responses.create({ model: 'PV-TURBO', input: 'Hello', temperature: 0.9 });
     assert.equal(own.temperature, 0.9);
     const contract = await plain.client.responses.create({ model: 'PV-TURBO', input: 'Hello' });
     assert.equal(contract.temperature, 0.7);

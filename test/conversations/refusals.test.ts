@@ -125,9 +125,10 @@ for (const backend of backends()) {
         const created = await send('POST', '/z1/conversations', { items });
         await refused(created, 400, code, field);
       }
+      // Only the first item: a string given is listed as one input_text part, as OpenAI lists it.
       assert.deepEqual(
         (await itemsOf(id)).map((i) => i.content),
-        ['Hi'],
+        [[{ type: 'input_text', text: 'Hi' }]],
       );
     });
 
