@@ -120,7 +120,7 @@ func smokeResponses(ctx context.Context, api *pvai.APIClient) {
 	again.SetUserId(user)
 	again.SetPreviousResponseId(first.GetId())
 	_, res, err = api.ResponsesAPI.CreateResponse(ctx).ResponseCreateRequest(*again).Execute()
-	expectError("CreateResponse continuing a deleted response", err, 404, statusCode(res), "NOT_FOUND")
+	expectError("CreateResponse continuing a deleted response", err, 404, statusCode(res), "PREVIOUS_RESPONSE_NOT_FOUND")
 
 	erasure, _, err := api.UsersAPI.EraseUserData(ctx, user).Execute()
 	if err != nil {
