@@ -5,7 +5,10 @@ const { ERASED_USER } = require('./dredd-facts.cjs');
 const { storedResponse } = require('./dredd-responses.cjs');
 const { available, must } = require('./dredd-server.cjs');
 
-/** beforeAll: a memory, a document and a stored response of ERASED_USER, each where its capability is on the server. */
+/**
+ * beforeAll: a memory, a document, a stored response (each where its capability is on the server) and a conversation
+ * of ERASED_USER.
+ */
 async function seedErasedUser() {
   if (available.memory === true) {
     await must(201, 'POST', '/z1/memory', { body: { user_id: ERASED_USER, content: 'Plays the cello.' } });
@@ -16,11 +19,15 @@ async function seedErasedUser() {
     });
   }
   if (available.responses === true) await storedResponse(ERASED_USER, 'A response to export and erase.');
+  await must(200, 'POST', '/z1/conversations', {
+    body: { user_id: ERASED_USER, items: [{ type: 'message', role: 'user', content: 'A conversation to erase.' }] },
+  });
 }
 
 /**
  * The export and erase of ERASED_USER hold what beforeAll gave them: a memory, a document and a stored response
- * (each where its capability is on the server); the export's response comes with its input items.
+ * (each where its capability is on the server) and a conversation; the export's response comes with its input items,
+ * its conversation with its items.
  */
 function checkSeededUser(resource, body) {
   let json;
@@ -29,13 +36,21 @@ function checkSeededUser(resource, body) {
   } catch {
     return undefined; // not JSON: Dredd's own validation says so
   }
-  const seeded = { memories: available.memory, documents: available.rag, responses: available.responses };
+  const seeded = {
+    memories: available.memory,
+    documents: available.rag,
+    responses: available.responses,
+    conversations: true,
+  };
   for (const [section, present] of Object.entries(seeded)) {
     if (present !== true) continue;
     if (resource.endsWith('/export')) {
       if (!Array.isArray(json[section]) || json[section].length === 0) return `the export has no ${section}`;
       if (section === 'responses' && !json.responses.every((r) => r.input_items?.length > 0 && r.response?.id)) {
         return 'an exported response has no id or no input items';
+      }
+      if (section === 'conversations' && !json.conversations.every((c) => c.items?.length > 0 && c.conversation?.id)) {
+        return 'an exported conversation has no id or no items';
       }
     } else if (!(json.erased?.[section] >= 1)) return `the erase deleted no ${section}`;
   }

@@ -1,6 +1,6 @@
 // What the dredd hooks (dredd-hooks.cjs) know of the contract beforehand: its example ids, ids that name nothing,
-// the error code each provoked status carries, the statuses no request can provoke, and which capability answers
-// a path. Tables only: no state, no requests.
+// the error code each provoked status carries, how each 403 is provoked, the statuses no request can provoke, which
+// capability answers a path, and each operation's body limit (read from the contract). No state, no requests.
 
 // The ids used as examples in openapi/openapi.yaml.
 const EXAMPLE_IDS = {
@@ -9,6 +9,8 @@ const EXAMPLE_IDS = {
   account: 'acct_3kTMd9e2XwQpL7vB',
   key: 'key_9xQ2mL4nB7vC1zR8',
   response: 'resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718',
+  conversation: 'conv_4e5f60718293a4b5c6d7e8f9011b2c3d',
+  item: 'msg_4e5f60718293a4b5c6d7e8f9011b2c3d',
 };
 // Well-formed ids that name nothing, for the 404 transactions.
 const MISSING_IDS = {
@@ -17,6 +19,8 @@ const MISSING_IDS = {
   account: 'acct_0000000000000000',
   key: 'key_0000000000000000',
   response: 'resp_00000000000000000000000000000000',
+  conversation: 'conv_00000000000000000000000000000000',
+  item: 'msg_00000000000000000000000000000000',
   model: 'PV-NONEXISTENT',
 };
 const TOO_LONG_ID = 'x'.repeat(65); // every path id is maxLength 64: a 400 before any lookup
@@ -25,13 +29,15 @@ const TOO_LONG_ID = 'x'.repeat(65); // every path id is maxLength 64: a 400 befo
 const EXAMPLE_USER = 'user-123';
 const ERASED_USER = 'dredd-erased';
 const TOO_LONG_USER = 'u'.repeat(257);
+// The end user the hooks' bound key is bound to: naming any other through it is 403 END_USER_NOT_ALLOWED.
+const BOUND_USER = 'dredd-bound';
 
-// The error code each provoked status must carry (400 and 403 are refined per operation below).
+// The error code each provoked status must carry (400, 403 and 404 are refined per operation in dredd-hooks.cjs).
 const EXPECTED_CODE = {
   400: 'INVALID_PARAMETER',
   401: 'UNAUTHORIZED',
   402: 'INSUFFICIENT_CREDITS',
-  403: 'MODEL_NOT_ALLOWED',
+  403: 'END_USER_NOT_ALLOWED',
   404: 'NOT_FOUND',
   408: 'EXECUTION_TIMEOUT',
   409: 'CONFLICT',
@@ -39,6 +45,18 @@ const EXPECTED_CODE = {
   415: 'UNSUPPORTED_MEDIA_TYPE',
   503: 'SERVICE_UNAVAILABLE',
 };
+
+// The 403s the tier decides, provoked by the free account: a model it does not include (PV-ADVANCED) or a feature
+// (the SLA report). Every other documented 403 is a key bound to one end user naming another (END_USER_NOT_ALLOWED),
+// in the field of the request that names the end user (`user_id`, unless listed here; a path or a query naming one
+// already names the example's user-123).
+const TIER_FORBIDDEN = {
+  '/z1/chat/completions': 'MODEL_NOT_ALLOWED',
+  '/z1/responses': 'MODEL_NOT_ALLOWED',
+  '/z1/responses/compact': 'MODEL_NOT_ALLOWED',
+  '/z1/sla': 'FEATURE_NOT_ALLOWED',
+};
+const END_USER_FIELD = { '/z1/embeddings': 'user' };
 
 // Statuses no request can provoke from outside against a healthy contract server.
 const SKIP_STATUS = {
@@ -57,11 +75,19 @@ function capabilityOf(path) {
   if (path === '/metrics') return 'metrics';
   if (path === '/z1/code/execute') return 'code';
   if (path === '/z1/chat/completions') return 'chat';
-  // Creating a response is a chat completion in another wire format: it answers 503 where chat does. Stored
-  // responses (GET, DELETE, input_items) are read from the database and have no placeholder.
-  if (path === '/z1/responses') return 'responses';
+  // Creating (or compacting) a response is a chat completion in another wire format: it answers 503 where chat does.
+  // Stored responses (GET, DELETE, input_items, cancel) are read from the database and have no placeholder.
+  if (path === '/z1/responses' || path === '/z1/responses/compact') return 'responses';
   if (path === '/z1/embeddings') return 'embeddings';
   return null;
+}
+
+// The contract's body limits: an operation's x-body-limit-bytes, else the server's 1 MiB.
+const contract = require('yaml').parse(
+  require('node:fs').readFileSync(require('node:path').join(__dirname, '../../openapi/openapi.yaml'), 'utf8'),
+);
+function bodyLimitOf(resource, method) {
+  return contract.paths[resource]?.[method.toLowerCase()]?.['x-body-limit-bytes'] ?? 1024 * 1024;
 }
 
 module.exports = {
@@ -71,7 +97,11 @@ module.exports = {
   EXAMPLE_USER,
   ERASED_USER,
   TOO_LONG_USER,
+  BOUND_USER,
+  TIER_FORBIDDEN,
+  END_USER_FIELD,
   EXPECTED_CODE,
   SKIP_STATUS,
   capabilityOf,
+  bodyLimitOf,
 };

@@ -5,7 +5,7 @@
 // ignores OpenAPI security schemes and knows nothing about this API's state, so these hooks:
 //   - authenticate: `Authorization: Bearer <key>` on /z1 (but /z1/health*), the admin token on /admin;
 //   - replace the example ids in paths by real ones created in beforeAll (memory, document, account, keys, stored
-//     responses);
+//     and background responses, conversations and their items);
 //   - turn the request of each non-2xx transaction into one that really provokes that status, where the status
 //     can be provoked from outside on a healthy server (400, 401, 402, 403, 404, 408, 409, 413, 415) by a whole
 //     request, as Dredd sends them (a body that stops arriving, the other 408, is the slow-client tests' and the
@@ -14,14 +14,21 @@
 //   - check the text/event-stream answers of chat completions and responses themselves (Dredd has no validator
 //     for it).
 // The hooks' own requests and what beforeAll learns are in dredd-server.cjs, the Responses API's stored responses
-// in dredd-responses.cjs, the exported and erased end user in dredd-erased-user.cjs, the contract's tables in
-// dredd-facts.cjs.
+// in dredd-responses.cjs, the conversations in dredd-conversations.cjs, the exported and erased end user in
+// dredd-erased-user.cjs, the contract's tables in dredd-facts.cjs.
 // The server comes from scripts/contract/serve-for-contract.mjs: PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN.
 const hooks = require('hooks');
 const { checkChatStream } = require('./chat-stream-check.cjs');
 const { checkResponseStream } = require('./response-stream-check.cjs');
+const { conversationIdOf, createFixtureConversations, placeItemConversation } = require('./dredd-conversations.cjs');
 const { checkSeededUser, seedErasedUser } = require('./dredd-erased-user.cjs');
-const { createFixtureResponses, expectStoredResponse, rememberCreatedExample } = require('./dredd-responses.cjs');
+const {
+  checkCancelled,
+  createFixtureResponses,
+  expectStoredResponse,
+  rememberCreatedExample,
+  responseIdOf,
+} = require('./dredd-responses.cjs');
 const { PVAI_API_KEY, PVAI_ADMIN_TOKEN, available, ids, must, probe } = require('./dredd-server.cjs');
 
 const {
@@ -31,9 +38,13 @@ const {
   EXAMPLE_USER,
   ERASED_USER,
   TOO_LONG_USER,
+  BOUND_USER,
+  TIER_FORBIDDEN,
+  END_USER_FIELD,
   EXPECTED_CODE,
   SKIP_STATUS,
   capabilityOf,
+  bodyLimitOf,
 } = require('./dredd-facts.cjs');
 
 const skipped = []; // [transaction name, reason]
@@ -56,6 +67,7 @@ hooks.beforeAll((transactions, done) => {
     // No embedding model on the server (the contract server's default data dir has none): 503, documented.
     await probe('embeddings', 'POST', '/z1/embeddings', { model: 'PV-EMBED', input: 'probe' });
     await createFixtureResponses();
+    await createFixtureConversations();
 
     // The account the admin transactions work on (a fresh one, so changing its tier harms nothing).
     const fixture = await must(201, 'POST', '/admin/accounts', {
@@ -76,6 +88,13 @@ hooks.beforeAll((transactions, done) => {
       body: { email: `dredd-free-${tag}@example.com`, tier: 'free', credits: 0 },
     });
     ids.freeKey = free.api_key;
+    // A key of the contract account bound to one end user: naming another through it is 403 END_USER_NOT_ALLOWED.
+    ids.boundKey = (
+      await must(201, 'POST', `/admin/accounts/${process.env.PVAI_ACCOUNT_ID}/keys`, {
+        auth: 'admin',
+        body: { user_id: BOUND_USER },
+      })
+    ).api_key;
 
     // Under a user of its own, so that the example's "forget user-123" does not delete it first.
     if (available.memory === true) {
@@ -121,9 +140,6 @@ function replaceId(t, kind, id) {
   setPath(t, t.fullPath.replace(EXAMPLE_IDS[kind], id));
 }
 
-/** Routes whose operation states its own body limit (x-body-limit-bytes in openapi/openapi.yaml). */
-const ROUTE_BODY_LIMITS = { '/z1/rag/documents': 24 * 1024 * 1024, '/z1/embeddings': 8 * 1024 * 1024 };
-
 function jsonBody(t) {
   return t.request.body ? JSON.parse(t.request.body) : {};
 }
@@ -147,12 +163,15 @@ function idKind(resource) {
   if (resource.includes('{key_id}')) return 'key';
   if (resource.includes('{model_id}')) return 'model';
   if (resource.includes('{response_id}')) return 'response';
+  if (resource.includes('{item_id}')) return 'item'; // of the fixture conversation
+  if (resource.includes('{conversation_id}')) return 'conversation';
   return null;
 }
 
 function realId(kind, resource, method) {
   if (kind === 'key') return resource.endsWith('/rotate') ? ids.rotateKey : ids.revokeKey;
-  if (kind === 'response' && method === 'DELETE') return ids.deleteResponse;
+  if (kind === 'response') return responseIdOf(resource, method);
+  if (kind === 'conversation' || kind === 'item') return conversationIdOf(kind, resource, method);
   return ids[kind];
 }
 
@@ -179,6 +198,7 @@ hooks.beforeEach((t) => {
   const currentId =
     kind === 'model' ? 'PV-STANDARD' : kind ? (realId(kind, resource, method) ?? EXAMPLE_IDS[kind]) : null;
   if (kind && kind !== 'model') replaceId(t, kind, currentId);
+  placeItemConversation(t, kind);
 
   const capability = capabilityOf(resource);
   const unavailable = capability && available[capability] !== true;
@@ -210,8 +230,8 @@ hooks.beforeEach((t) => {
     const noStoredResponse = expectStoredResponse(t, kind, resource, method);
     if (noStoredResponse) return skip(t, noStoredResponse);
     if (t.origin.exampleName.endsWith('text/event-stream')) {
-      // Streaming is chosen by `stream: true` in the body, not by the Accept header.
-      setBody(t, { ...jsonBody(t), stream: true });
+      // Streaming is chosen by `stream: true` in the body (GET: in the query, dredd-responses.cjs), not by Accept.
+      if (method !== 'GET') setBody(t, { ...jsonBody(t), stream: true });
       t.expected.headers['Content-Type'] = 'text/event-stream';
     }
     // The fixture memory's user (the example's user-123 is forgotten by DELETE /z1/memory first).
@@ -257,17 +277,27 @@ hooks.beforeEach((t) => {
       if (resource !== '/z1/embeddings') setBody(t, { ...jsonBody(t), model: 'PV-TURBO' });
       return;
     case 403:
-      headers.Authorization = `Bearer ${ids.freeKey}`;
-      if (resource === '/z1/chat/completions' || resource === '/z1/responses') {
-        setBody(t, { ...jsonBody(t), model: 'PV-ADVANCED' });
-      } else t.expectedCode = 'FEATURE_NOT_ALLOWED'; // /z1/sla: not part of the free tier
+      if (TIER_FORBIDDEN[resource]) {
+        // The free tier: a model it does not include, or a feature it does not have (/z1/sla).
+        headers.Authorization = `Bearer ${ids.freeKey}`;
+        t.expectedCode = TIER_FORBIDDEN[resource];
+        if (t.expectedCode === 'MODEL_NOT_ALLOWED') setBody(t, { ...jsonBody(t), model: 'PV-ADVANCED' });
+        return;
+      }
+      // A key bound to BOUND_USER naming another: the example's user-123 in the path or the query, else in the body.
+      headers.Authorization = `Bearer ${ids.boundKey}`;
+      if (!resource.includes('{user_id}') && !t.fullPath.includes('user_id=')) {
+        setBody(t, { ...jsonBody(t), [END_USER_FIELD[resource] ?? 'user_id']: EXAMPLE_USER });
+      }
       return;
     case 404:
       if (unavailable) return skip(t, `404: ${capability} is not available on this server yet (it answers 503)`);
       if (kind) setPath(t, t.fullPath.replace(currentId, MISSING_IDS[kind]));
-      // A conversation to continue that does not exist (another account's or end user's is the same 404).
-      else if (resource === '/z1/responses') setBody(t, { ...jsonBody(t), previous_response_id: MISSING_IDS.response });
-      else return skip(t, '404: no path id to make unknown');
+      else if (resource === '/z1/responses' || resource === '/z1/responses/compact') {
+        // A conversation to continue that does not exist (another account's or end user's is the same 404).
+        setBody(t, { ...jsonBody(t), previous_response_id: MISSING_IDS.response });
+        t.expectedCode = 'PREVIOUS_RESPONSE_NOT_FOUND';
+      } else return skip(t, '404: no path id to make unknown');
       return;
     case 408:
       if (resource !== '/z1/code/execute') {
@@ -284,8 +314,7 @@ hooks.beforeEach((t) => {
     case 413: {
       // Over the route's body limit (the operation's x-body-limit-bytes, else the server's 1 MiB); refused
       // before validation.
-      const limit = ROUTE_BODY_LIMITS[t.request.uri.split('?')[0]] ?? 1024 * 1024;
-      setBody(t, { ...jsonBody(t), padding: 'x'.repeat(limit + 64 * 1024) });
+      setBody(t, { ...jsonBody(t), padding: 'x'.repeat(bodyLimitOf(resource, method) + 64 * 1024) });
       return;
     }
     case 415:
@@ -322,6 +351,11 @@ hooks.beforeEachValidation((t) => {
     if (code !== t.expectedCode) t.fail = `expected error code ${t.expectedCode}, got ${code}`;
   }
 
+  if (resource.endsWith('/cancel') && Number(t.real.statusCode) === 200) {
+    const problem = checkCancelled(t.real.body);
+    if (problem) t.fail = problem;
+  }
+
   if (resource.startsWith('/z1/users/{user_id}') && Number(t.real.statusCode) === 200) {
     const problem = checkSeededUser(resource, t.real.body);
     if (problem) t.fail = problem;
@@ -338,10 +372,9 @@ hooks.beforeEachValidation((t) => {
   if (t.origin.exampleName.endsWith('text/event-stream') && Number(t.real.statusCode) === 200) {
     // Dredd has no validator for text/event-stream: check the stream here and leave the rest to Dredd.
     const sent = JSON.parse(t.request.body || '{}');
-    const problem =
-      resource === '/z1/responses'
-        ? checkResponseStream(t.real.body)
-        : checkChatStream(t.real.body, { includeUsage: sent.stream_options?.include_usage === true });
+    const problem = resource.startsWith('/z1/responses')
+      ? checkResponseStream(t.real.body, { background: t.request.method === 'GET' })
+      : checkChatStream(t.real.body, { includeUsage: sent.stream_options?.include_usage === true });
     if (problem) t.fail = `text/event-stream body: ${problem}`;
     t.expected.body = t.real.body;
     delete t.expected.bodySchema;

@@ -2,6 +2,8 @@
 // validator for text/event-stream bodies.
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+// A background response may also end cancelled (POST /z1/responses/{id}/cancel).
+const BACKGROUND_TERMINAL = new Set([...TERMINAL, 'response.cancelled']);
 
 /**
  * The documented shape of a response stream; returns what is wrong, or null. Every event is `event: <type>` with
@@ -11,8 +13,11 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response
  * `data: [DONE]` (OpenAI's response streams end with the terminal event); every item added is done, the message's
  * text deltas add up to its `output_text.done` text and to the final response's output; every output item of the
  * final response was announced by `response.output_item.added` at its `output_index`.
+ * A background response's events (`{ background: true }`, read again by `GET /z1/responses/{id}?stream=true`) open
+ * with `response.created` and `response.queued`, the response `queued`, then `response.in_progress`, unless it was
+ * cancelled before it started; they may end with `response.cancelled` (the response `cancelled`).
  */
-function checkResponseStream(body) {
+function checkResponseStream(body, { background = false } = {}) {
   const blocks = body
     .split(/\n\n/)
     .map((e) => e.trim())
@@ -37,32 +42,49 @@ function checkResponseStream(body) {
     }
     events.push(event);
   }
-  const [created, inProgress] = events;
+  const terminal = background ? BACKGROUND_TERMINAL : TERMINAL;
   const last = events.at(-1);
-  if (created.type !== 'response.created') return `the first event is ${created.type}, not response.created`;
-  if (inProgress.type !== 'response.in_progress') return `the second event is ${inProgress.type}`;
-  if (!TERMINAL.has(last.type)) return `the last event is ${last.type}, not response.completed/incomplete/failed`;
-  if (events.slice(0, -1).some((e) => TERMINAL.has(e.type))) return 'a terminal event before the last one';
-  const id = created.response?.id;
+  const opening = background
+    ? [
+        ['response.created', 'queued'],
+        ['response.queued', 'queued'],
+      ]
+    : [['response.created', 'in_progress']];
+  if (!background || events[2]?.type === 'response.in_progress') opening.push(['response.in_progress', 'in_progress']);
+  else if (last.type !== 'response.cancelled' || events.length !== 3) {
+    return `event 2 is ${events[2]?.type}, not response.in_progress (nor the response cancelled while queued)`;
+  }
+  const id = events[0].response?.id;
   if (!/^resp_/.test(id ?? '')) return `response.created's id ${id} does not start with resp_`;
-  for (const e of [created, inProgress]) {
-    if (e.response?.status !== 'in_progress' || e.response.output?.length !== 0) {
-      return `${e.type}: the response is not in progress with no output yet`;
+  for (const [i, [type, status]] of opening.entries()) {
+    const e = events[i];
+    if (e.type !== type) return `event ${i} is ${e.type}, not ${type}`;
+    if (e.response?.id !== id) return `${type} carries the response ${e.response?.id}, not ${id}`;
+    if (e.response.status !== status || e.response.output?.length !== 0) {
+      return `${type}: the response is not ${status} with no output yet`;
     }
   }
+  if (!terminal.has(last.type)) return `the last event is ${last.type}, not one of ${[...terminal].join(', ')}`;
+  if (events.slice(0, -1).some((e) => terminal.has(e.type))) return 'a terminal event before the last one';
   const final = last.response;
   if (final?.id !== id) return `the terminal event's response id ${final?.id} is not ${id}`;
-  const expectedStatus = { 'response.completed': 'completed', 'response.incomplete': 'incomplete' }[last.type];
+  const expectedStatus = {
+    'response.completed': 'completed',
+    'response.incomplete': 'incomplete',
+    'response.cancelled': 'cancelled',
+  }[last.type];
   if (expectedStatus && final.status !== expectedStatus) return `${last.type} carries status ${final.status}`;
   if (last.type === 'response.failed' && (final.status !== 'failed' || !final.error?.code)) {
     return 'response.failed carries no failed status with an error code';
   }
-  if (last.type !== 'response.failed' && !final.usage) return `${last.type} carries no usage`;
+  // What ended early (failed, or cancelled, maybe before any model call) may have no usage and unfinished items.
+  const finished = last.type === 'response.completed' || last.type === 'response.incomplete';
+  if (finished && !final.usage) return `${last.type} carries no usage`;
 
   const added = new Map(); // output_index → item id
   const done = new Set();
   const text = new Map(); // item id → the deltas so far
-  for (const e of events.slice(2, -1)) {
+  for (const e of events.slice(opening.length, -1)) {
     if (e.type === 'response.output_item.added') {
       if (added.has(e.output_index)) return `output_index ${e.output_index} added twice`;
       added.set(e.output_index, e.item?.id);
@@ -76,7 +98,7 @@ function checkResponseStream(body) {
       if ((text.get(e.item_id) ?? '') !== e.text) return `the deltas of ${e.item_id} do not add up to its text`;
     }
   }
-  if (last.type !== 'response.failed') {
+  if (finished) {
     for (const index of added.keys()) if (!done.has(index)) return `the item at output_index ${index} never done`;
     if (final.output.length !== added.size) {
       return `the final response has ${final.output.length} output items, ${added.size} were added`;

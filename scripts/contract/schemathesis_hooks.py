@@ -27,16 +27,25 @@ characters than the window in tokens (a token of all-MiniLM-L6-v2 covers at leas
 cannot pass it).
 
 POST /z1/responses (the Responses API) has the refusals its schema and descriptions state in words, each a 400 naming
-the field: an end user named by none of `user_id`, `user` and `safety_identifier`; `include` asking for
-`message.output_text.logprobs`; a tool of a type pvai does not run, a function tool without a name or named
-`code_interpreter` beside the code_interpreter tool, `file_search` filters that are not OpenAI's attribute filters,
-a `json_schema` text format without its schema; a `tool_choice` naming a function or a built-in tool that is not
-in `tools`, or a type that is no tool; input items that are not a turn (a message without its role or content, a
-text part without its text, a function_call without call_id and name, a function_call_output without call_id, an
-item with neither type nor role, an item_reference naming no stored item of the end user) and content parts the
-models cannot read (UNSUPPORTED_CONTENT). Each is dropped only when the request really breaks the rule the field
-names (`_responses_refusal` in schemathesis_responses.py, the server's rules of src/responses/ said again); any other
-400 stays a failure.
+the field: `include` asking for `message.output_text.logprobs`; a tool of a type pvai does not run, a function tool
+without a name or named `code_interpreter` beside the code_interpreter tool, `file_search` filters that are not
+OpenAI's attribute filters, a `json_schema` text format without its schema; a `tool_choice` naming a function or a
+built-in tool that is not in `tools`, or a type that is no tool, or `required` (or a tool named) with no tools at all;
+input items that are not a turn (a message without its role or content, a text part without its text, a
+function_call without call_id and name, a function_call_output without a call_id answering a function_call before it,
+an item with neither type nor role, an item_reference naming no stored item of the end user, a compaction pvai did not
+make, an item the conversation already holds) and content parts the models cannot read (UNSUPPORTED_CONTENT);
+`conversation` with `previous_response_id`; `background` without `store`. POST /z1/responses/compact reads its input
+items by the same rules and refuses a conversation of nothing (no previous_response_id, no turn in `input`). The
+Conversations API's items (POST /z1/conversations, …/{id}/items) are read so too, images kept in a user message, and
+an item id the conversation already holds, or given twice, is refused. Each is dropped only when the request really
+breaks the rule the field names (`_responses_refusal`, `_compact_refusal` and `_conversation_refusal` in
+schemathesis_responses.py, the server's rules said again; a conversation's items, which only the server knows, are
+read from it); any other 400 stays a failure. A chat's `tool_choice: required` with no tools is refused as responses'.
+
+Two refusals depend on what the path names: a response not created in the background can neither be streamed again
+(GET /z1/responses/{id}?stream=true: 400 naming `stream`) nor cancelled (400 naming `response_id`). Those are dropped
+only when the server says that response is not a background one.
 """
 
 import importlib.util
@@ -45,6 +54,7 @@ import os
 import re
 import sys
 import urllib.parse
+import urllib.request
 
 import schemathesis
 
@@ -54,7 +64,7 @@ import schemathesis
 # exactly when this file is, or each run would generate other cases than it did before they were split off.
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/contract/
 if __name__ in sys.modules:
-    from schemathesis_responses import _responses_refusal
+    from schemathesis_responses import _compact_refusal, _conversation_refusal, _responses_refusal
 else:
     _spec = importlib.util.spec_from_file_location(
         "_schemathesis_responses", os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis_responses.py")
@@ -62,6 +72,8 @@ else:
     _rules = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_rules)
     _responses_refusal = _rules._responses_refusal
+    _compact_refusal = _rules._compact_refusal
+    _conversation_refusal = _rules._conversation_refusal
 
 CHAT = ("POST", "/z1/chat/completions")
 UPLOAD = ("POST", "/z1/rag/documents")
@@ -71,6 +83,66 @@ CONTENT_REFUSALS = {"UNSUPPORTED_MEDIA_TYPE", "EMPTY_DOCUMENT", "DOCUMENT_UNREAD
 ADD_CREDITS = ("POST", "/admin/accounts/{account_id}/credits")
 EMBEDDINGS = ("POST", "/z1/embeddings")
 RESPONSES = ("POST", "/z1/responses")
+COMPACT = ("POST", "/z1/responses/compact")
+CONVERSATIONS = ("POST", "/z1/conversations")
+CONVERSATION_ITEMS = ("POST", "/z1/conversations/{conversation_id}/items")
+GET_RESPONSE = ("GET", "/z1/responses/{response_id}")
+CANCEL = ("POST", "/z1/responses/{response_id}/cancel")
+
+
+def _server_json(path):
+    """GET `path` (already encoded) of the server under test with the account's key: its JSON, or None."""
+    request = urllib.request.Request(
+        os.environ["PVAI_URL"] + path, headers={"Authorization": f"Bearer {os.environ['PVAI_API_KEY']}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as res:
+            return json.loads(res.read())
+    except (OSError, ValueError):
+        return None
+
+
+def _held_items(conversation_id):
+    """The items of a conversation of the account, as the server lists them (none when it does not exist)."""
+    if not isinstance(conversation_id, str):
+        return []
+    items, after = [], None
+    while True:
+        query = "order=asc&limit=100" + (f"&after={urllib.parse.quote(after, safe='')}" if after else "")
+        page = _server_json(f"/z1/conversations/{urllib.parse.quote(conversation_id, safe='')}/items?{query}")
+        if not isinstance(page, dict) or not isinstance(page.get("data"), list):
+            return items
+        items.extend(page["data"])
+        if not page.get("has_more") or not page.get("last_id"):
+            return items
+        after = page["last_id"]
+
+
+def _body_refusal(case, code, details):
+    """Whether a 400 of a Responses or Conversations operation names a rule its body really breaks."""
+    operation = (case.method.upper(), case.operation.path)
+    if operation == RESPONSES:
+        conversation = case.body.get("conversation")
+        named = conversation.get("id") if isinstance(conversation, dict) else conversation
+        return _responses_refusal(case.body, code, details, _held_items(named))
+    if operation == COMPACT:
+        return _compact_refusal(case.body, code, details)
+    held = []
+    if operation == CONVERSATION_ITEMS:  # path parameters are held percent-encoded
+        held = _held_items(urllib.parse.unquote(case.path_parameters["conversation_id"]))
+    return _conversation_refusal(case.body, code, details, held)
+
+
+def _not_background(case, details):
+    """Whether a 400 refusing to stream a response again or to cancel it names one that the server keeps as not
+    created in the background."""
+    if (case.method.upper(), case.operation.path) == GET_RESPONSE:
+        if details.get("field") != "stream" or (case.query or {}).get("stream") not in (True, "true"):
+            return False
+    elif details.get("field") != "response_id":
+        return False
+    stored = _server_json(f"/z1/responses/{case.path_parameters['response_id']}")
+    return isinstance(stored, dict) and stored.get("background") is False
 
 
 def _error(response):
@@ -236,9 +308,10 @@ def filter_failure(context, failure, case, response):
     if failure.code == "ST202" and _code(response) == "INVALID_JSON" and _has_proto_key(case.body):
         # A body with a `__proto__` key is refused (documented: protection against prototype poisoning).
         return False
+    operation = (case.method.upper(), case.operation.path)
     if (
         failure.code == "ST202"
-        and (case.method.upper(), case.operation.path) == RESPONSES
+        and operation in (RESPONSES, COMPACT, CONVERSATIONS, CONVERSATION_ITEMS)
         and response.status_code == 400
         and isinstance(case.body, dict)
     ):
@@ -250,13 +323,16 @@ def filter_failure(context, failure, case, response):
         if not isinstance(error, dict):
             return True
         details = error.get("details") if isinstance(error.get("details"), dict) else {}
-        return not _responses_refusal(case.body, error.get("code"), details)
-    if failure.code == "ST202" and (case.method.upper(), case.operation.path) == EMBEDDINGS:
+        return not _body_refusal(case, error.get("code"), details)
+    if failure.code == "ST202" and operation in (GET_RESPONSE, CANCEL) and response.status_code == 400:
+        body, details = _error(response)
+        return body is None or not _not_background(case, details)
+    if failure.code == "ST202" and operation == EMBEDDINGS:
         # Dropped when the request really earned the documented refusal; any other 400 stays a failure.
         return not _embedding_refusal(case, response)
     if (
         failure.code == "ST202"
-        and (case.method.upper(), case.operation.path) == UPLOAD
+        and operation == UPLOAD
         and response.status_code in (400, 415)
         and _code(response) in CONTENT_REFUSALS
         and isinstance(case.body, dict)
@@ -266,7 +342,7 @@ def filter_failure(context, failure, case, response):
         return _is_readable_text(case.body.get("file")) and response.status_code == 400
     if (
         failure.code == "ST202"
-        and (case.method.upper(), case.operation.path) == UPLOAD
+        and operation == UPLOAD
         and response.status_code == 400
         and isinstance(case.body, dict)
         and _error(response)[1].get("field") == "metadata"
@@ -278,7 +354,6 @@ def filter_failure(context, failure, case, response):
     body, details = _error(response)
     if body is None:
         return True
-    operation = (case.method.upper(), case.operation.path)
     if operation == CHAT and details.get("field") == "user_id" and details.get("reason") == "is required":
         # The end user is `user_id` or, when it is absent, OpenAI's `user` (documented): neither is a 400.
         return "user_id" in case.body or "user" in case.body
@@ -292,6 +367,9 @@ def filter_failure(context, failure, case, response):
         )
     if operation == CHAT and details.get("field") == "tool_choice.function.name":
         return not _names_an_absent_tool(case.body)
+    if operation == CHAT and details.get("field") == "tool_choice" and details.get("reason") == "needs tools":
+        # A call the model must make, with nothing to call (docs/responses-conformance.md: refused as OpenAI does).
+        return not (case.body.get("tool_choice") == "required" and not case.body.get("tools"))
     if operation == ADD_CREDITS and details.get("field") == "amount" and "max_balance" in details:
         return not _passes_the_ceiling(case.body, details)
     return True

@@ -7,7 +7,8 @@ controls, line and paragraph separators, a BOM, noncharacters, U+FFFD, combining
 characters outside the Basic Multilingual Plane (emoji with modifiers, tags, private use, U+10FFFF), and letters
 whose case mapping changes length. One code point replaces one, so a value keeps the length its schema allows
 (a path parameter, which reaches the hook percent-encoded, is decoded, edited and encoded again);
-a value whose schema fixes its form (enum, const, format) is left alone; an identifier (the contract's
+a value whose schema fixes its form (enum, const, format) or is no string (a boolean or a number of a query, held as
+text) is left alone; an identifier (the contract's
 identifier pattern) gets only the edge cases its pattern admits, and one that breaks the pattern (a case made
 invalid on purpose) is left as it is. What the server must then do is what the
 contract says: no 5xx, the documented status and body, and a 400 INVALID_TEXT only where the text earned it
@@ -68,8 +69,11 @@ def _concrete(schemas, root):
 
 
 def _string_edges(schemas, url):
-    """Which edge cases a string under these schemas may take, or None when its form is fixed."""
+    """Which edge cases a string under these schemas may take, or None when its form is fixed or it is no text (a
+    boolean or a number of a query, which the URL carries as text: `stream=false`)."""
     strings = [s for s in schemas if s.get("type") == "string" or ("type" not in s and not s.get("properties"))]
+    if schemas and not strings:
+        return None
     if any(key in s for s in strings for key in FIXED_FORM):
         return None
     patterns = {s["pattern"] for s in strings if "pattern" in s}
