@@ -190,7 +190,7 @@ export interface paths {
          *     with `conversation`: its items come before the response's `input`, and the response's input and output are
          *     appended to it. It belongs to the account and one end user: `user_id` (or OpenAI's `user`) names them,
          *     else the key's end user (a key bound to one, or `default`). Up to 20 `items` to start with, and
-         *     `metadata` (up to 16 string values).
+         *     `metadata` (up to 16 string values). Its items are checked as `createConversationItems` checks them.
          */
         post: operations["createConversation"];
         delete?: never;
@@ -248,7 +248,7 @@ export interface paths {
         put?: never;
         /**
          * Add items to a conversation
-         * @description Appends 1–20 items (input items, as `input` of a response takes them: messages, function calls, their outputs, …), each given an id when it has none; answers the items added, in order.
+         * @description Appends 1–20 items (input items, as `input` of a response takes them: messages, function calls, their outputs, …), each given an id when it has none; answers the items added, in order. All or none: an item a response could not read is 400 naming it (`items[i]…`), as is an id given twice or already in the conversation (`items[i].id`).
          */
         post: operations["createConversationItems"];
         delete?: never;
@@ -1116,6 +1116,7 @@ export interface components {
          * @description `none`, `auto` (the default when `tools` are given) or `required`, or one function by name. A named
          *     function must be one of `tools`: a name that is not, also when `tools` is absent or empty, is 400
          *     `INVALID_PARAMETER` with `details.field: tool_choice.function.name`, whichever model the request is routed to.
+         *     `required` with no `tools` is 400 `INVALID_PARAMETER` naming `tool_choice`, as OpenAI refuses it.
          */
         ToolChoice: ("none" | "auto" | "required") | {
             /** @enum {string} */
@@ -1805,7 +1806,7 @@ export interface components {
             instructions?: string | null;
             /** @description A stored response of the same end user whose conversation this one continues; another end user's, another account's or an unstored one is 404 `PREVIOUS_RESPONSE_NOT_FOUND`. Not with `conversation`. */
             previous_response_id?: string | null;
-            /** @description A conversation of the same end user (its id, or `{id}`): its items come before `input`, and this response's input and output items are appended to it once it ends. Another end user's or account's is 404 `NOT_FOUND`. Not with `previous_response_id`. */
+            /** @description A conversation of the same end user (its id, or `{id}`): its items come before `input`, and this response's input and output items are appended to it once it ends. Another end user's or account's is 404 `NOT_FOUND`. Not with `previous_response_id` (400 naming `conversation`). An input item the conversation already holds is 400 naming `input[i].id`. */
             conversation?: (string | null) | {
                 id: string;
             };
@@ -1961,7 +1962,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description `none`, `auto`, `required`, a function (`{type: function, name}`) or a built-in tool (`{type: file_search}`, `web_search`, `web_search_preview`, `code_interpreter`). */
+        /** @description `none`, `auto`, `required`, a function (`{type: function, name}`) or a built-in tool (`{type: file_search}`, `web_search`, `web_search_preview`, `code_interpreter`). `required` or a named function with no `tools` is 400 `INVALID_PARAMETER` naming `tool_choice`. */
         ResponseToolChoice: ("none" | "auto" | "required") | ({
             type: string;
             name?: string;
@@ -2167,7 +2168,7 @@ export interface components {
             last_id: string | null;
             has_more: boolean;
         };
-        /** @description `responses.compact`: the conversation to compact is `input`, after the stored conversation of `previous_response_id`. The end user: `user_id`, else `user`, else `safety_identifier`, else the key's (a key bound to one, or `default`). */
+        /** @description `responses.compact`: the conversation to compact is `input`, after the stored conversation of `previous_response_id` (with neither, nothing to compact: 400 `INVALID_PARAMETER` naming `input`). The end user: `user_id`, else `user`, else `safety_identifier`, else the key's (a key bound to one, or `default`). */
         ResponseCompactRequest: {
             model: components["schemas"]["ModelId"];
             input?: (string | null) | components["schemas"]["ResponseInputItem"][];

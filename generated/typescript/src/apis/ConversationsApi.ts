@@ -185,7 +185,7 @@ export class ConversationsApi extends runtime.BaseAPI {
     }
 
     /**
-     * A conversation holds items (messages, function calls and their outputs, …) that a response continues with `conversation`: its items come before the response\'s `input`, and the response\'s input and output are appended to it. It belongs to the account and one end user: `user_id` (or OpenAI\'s `user`) names them, else the key\'s end user (a key bound to one, or `default`). Up to 20 `items` to start with, and `metadata` (up to 16 string values). 
+     * A conversation holds items (messages, function calls and their outputs, …) that a response continues with `conversation`: its items come before the response\'s `input`, and the response\'s input and output are appended to it. It belongs to the account and one end user: `user_id` (or OpenAI\'s `user`) names them, else the key\'s end user (a key bound to one, or `default`). Up to 20 `items` to start with, and `metadata` (up to 16 string values). Its items are checked as `createConversationItems` checks them. 
      * Create a conversation (OpenAI\'s Conversations API)
      */
     async createConversationRaw(requestParameters: CreateConversationRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Conversation>> {
@@ -196,7 +196,7 @@ export class ConversationsApi extends runtime.BaseAPI {
     }
 
     /**
-     * A conversation holds items (messages, function calls and their outputs, …) that a response continues with `conversation`: its items come before the response\'s `input`, and the response\'s input and output are appended to it. It belongs to the account and one end user: `user_id` (or OpenAI\'s `user`) names them, else the key\'s end user (a key bound to one, or `default`). Up to 20 `items` to start with, and `metadata` (up to 16 string values). 
+     * A conversation holds items (messages, function calls and their outputs, …) that a response continues with `conversation`: its items come before the response\'s `input`, and the response\'s input and output are appended to it. It belongs to the account and one end user: `user_id` (or OpenAI\'s `user`) names them, else the key\'s end user (a key bound to one, or `default`). Up to 20 `items` to start with, and `metadata` (up to 16 string values). Its items are checked as `createConversationItems` checks them. 
      * Create a conversation (OpenAI\'s Conversations API)
      */
     async createConversation(requestParameters: CreateConversationRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Conversation> {
@@ -258,7 +258,7 @@ export class ConversationsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Appends 1–20 items (input items, as `input` of a response takes them: messages, function calls, their outputs, …), each given an id when it has none; answers the items added, in order.
+     * Appends 1–20 items (input items, as `input` of a response takes them: messages, function calls, their outputs, …), each given an id when it has none; answers the items added, in order. All or none: an item a response could not read is 400 naming it (`items[i]…`), as is an id given twice or already in the conversation (`items[i].id`).
      * Add items to a conversation
      */
     async createConversationItemsRaw(requestParameters: CreateConversationItemsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ConversationItemList>> {
@@ -269,7 +269,7 @@ export class ConversationsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Appends 1–20 items (input items, as `input` of a response takes them: messages, function calls, their outputs, …), each given an id when it has none; answers the items added, in order.
+     * Appends 1–20 items (input items, as `input` of a response takes them: messages, function calls, their outputs, …), each given an id when it has none; answers the items added, in order. All or none: an item a response could not read is 400 naming it (`items[i]…`), as is an id given twice or already in the conversation (`items[i].id`).
      * Add items to a conversation
      */
     async createConversationItems(requestParameters: CreateConversationItemsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ConversationItemList> {

@@ -29,7 +29,7 @@ import {
 } from './ResponseCompactRequestInput.js';
 
 /**
- * `responses.compact`: the conversation to compact is `input`, after the stored conversation of `previous_response_id`. The end user: `user_id`, else `user`, else `safety_identifier`, else the key's (a key bound to one, or `default`).
+ * `responses.compact`: the conversation to compact is `input`, after the stored conversation of `previous_response_id` (with neither, nothing to compact: 400 `INVALID_PARAMETER` naming `input`). The end user: `user_id`, else `user`, else `safety_identifier`, else the key's (a key bound to one, or `default`).
  * @export
  * @interface ResponseCompactRequest
  */

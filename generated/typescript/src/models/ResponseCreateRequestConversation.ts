@@ -23,7 +23,7 @@ import {
 
 /**
  * @type ResponseCreateRequestConversation
- * A conversation of the same end user (its id, or `{id}`): its items come before `input`, and this response's input and output items are appended to it once it ends. Another end user's or account's is 404 `NOT_FOUND`. Not with `previous_response_id`.
+ * A conversation of the same end user (its id, or `{id}`): its items come before `input`, and this response's input and output items are appended to it once it ends. Another end user's or account's is 404 `NOT_FOUND`. Not with `previous_response_id` (400 naming `conversation`). An input item the conversation already holds is 400 naming `input[i].id`.
  * @export
  */
 export type ResponseCreateRequestConversation = ResponseCreateRequestConversationOneOf | string;

@@ -23,7 +23,7 @@ import {
 
 /**
  * @type ResponseToolChoice
- * `none`, `auto`, `required`, a function (`{type: function, name}`) or a built-in tool (`{type: file_search}`, `web_search`, `web_search_preview`, `code_interpreter`).
+ * `none`, `auto`, `required`, a function (`{type: function, name}`) or a built-in tool (`{type: file_search}`, `web_search`, `web_search_preview`, `code_interpreter`). `required` or a named function with no `tools` is 400 `INVALID_PARAMETER` naming `tool_choice`.
  * @export
  */
 export type ResponseToolChoice = ResponseToolChoiceOneOf | string;

@@ -26,6 +26,7 @@ import {
  * `none`, `auto` (the default when `tools` are given) or `required`, or one function by name. A named
  * function must be one of `tools`: a name that is not, also when `tools` is absent or empty, is 400
  * `INVALID_PARAMETER` with `details.field: tool_choice.function.name`, whichever model the request is routed to.
+ * `required` with no `tools` is 400 `INVALID_PARAMETER` naming `tool_choice`, as OpenAI refuses it.
  * 
  * @export
  */
