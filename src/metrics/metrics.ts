@@ -57,6 +57,8 @@ export interface MetricSources {
   localEngine?: () => QueueState;
   /** Documents whose ingestion job is not finished (status `processing`). */
   ingestion?: () => Promise<{ processing: number }>;
+  /** Each write-behind buffer (`usage`, `sla`): rows pending now, and retries and rows spilled since the start. */
+  writeBehind?: () => Record<string, { pending: number; retries: number; spilled: number }>;
 }
 
 export interface MetricsOptions {
@@ -244,6 +246,47 @@ export class Metrics {
         }
       },
     });
+    this.#writeBehindMetrics(sources.writeBehind);
+  }
+
+  /** The gauge of rows pending and the counters of retries and spilled rows, per buffer, read at scrape time. */
+  #writeBehindMetrics(read: MetricSources['writeBehind']): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'pvai_write_behind_pending',
+      help: 'Usage rows (kind=usage), SLA buckets (kind=sla) and refunds (kind=refunds) not yet written: buffered, kept to retry, or spilled to the data directory.',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        for (const [kind, state] of Object.entries(read?.() ?? {})) this.set({ kind }, state.pending);
+      },
+    });
+    /** A counter of a cumulative number the buffer keeps: the growth since the last scrape is added. */
+    const cumulative = (name: string, help: string, field: 'retries' | 'spilled') => {
+      const seen = new Map<string, number>();
+      new Counter({
+        name,
+        help,
+        labelNames: ['kind'],
+        registers,
+        collect() {
+          for (const [kind, state] of Object.entries(read?.() ?? {})) {
+            this.inc({ kind }, state[field] - (seen.get(kind) ?? 0));
+            seen.set(kind, state[field]);
+          }
+        },
+      });
+    };
+    cumulative(
+      'pvai_write_behind_retries_total',
+      'Writes of a usage or SLA batch that had failed before (the database was away), by kind.',
+      'retries',
+    );
+    cumulative(
+      'pvai_write_behind_spilled_rows_total',
+      'Usage rows or SLA buckets appended to the spill file under the data directory (past the memory bound, or at a stop while the database was away), by kind.',
+      'spilled',
+    );
   }
 
   #endpoint(endpoint: string): string {

@@ -1,4 +1,10 @@
-import { type BackgroundLane, backgroundLane, WriteBehindTimer } from '../storage/index.js';
+import {
+  type BackgroundLane,
+  backgroundLane,
+  RetryingWriter,
+  type WriteBehindState,
+  WriteBehindTimer,
+} from '../storage/index.js';
 import { bucketOf, emptyCounts } from './histogram.js';
 import {
   type BucketKey,
@@ -26,7 +32,12 @@ export interface SlaRecorderOptions {
   flushIntervalMs?: number;
   /** Where the chunks of a flush take their turns. Default: the process's lane. */
   lane?: BackgroundLane;
-  onError?: (err: unknown, lost: number) => void;
+  /** Buckets kept in memory while the database does not take them (default 20,000, ~1 KB each); past them spilled. */
+  maxPending?: number;
+  /** The file buckets are spilled to (one JSON line a chunk), written when the database is back, here or after a restart. */
+  spillFile?: string;
+  /** A write failed: its buckets are kept (`pending` buckets in all) and added again. */
+  onError?: (err: unknown, pending: number) => void;
 }
 
 /** Whether a request counts against availability: a 5xx, or a stream ended by a 5xx failure. */
@@ -46,15 +57,16 @@ interface Series {
  * the buckets that counted something are added to the stored ones. So the cost per request is a few
  * map updates, the cost per flush is O(distinct buckets), not O(requests). The rollup is done on write:
  * each observation goes to its minute, its hour and its day at once, so no job has to fold minutes into
- * hours. Reads flush first; close() flushes what is left.
+ * hours. A chunk the database refuses is kept and retried under its batch id, spilled past the memory bound
+ * (`storage/retrying-writer.ts`); the store adds a batch once however often it is tried. Reads flush first (and
+ * fail with the store's error while buckets are pending); close() writes what is left, or spills it.
  *
  * A bucket object lives as long as its period, not one flush: a flush copies its counts out and zeroes
  * it. Made anew every second, 3,000 buckets of 1,000 busy accounts outlived two scavenges each and were
  * promoted to the old generation, ~1 MB of a scavenge's 1.8 MB at 1,000 req/s, to die there.
  */
 export class SlaRecorder {
-  readonly #store: SlaStore;
-  readonly #onError: (err: unknown, lost: number) => void;
+  readonly #writer: RetryingWriter<SlaBucket>;
   readonly #timer: WriteBehindTimer;
   readonly #series = new Map<string, Series>();
   /** Buckets with counts not yet written, each once: it is added when its first count since a write comes. */
@@ -68,8 +80,12 @@ export class SlaRecorder {
   readonly #lane: BackgroundLane;
 
   constructor(store: SlaStore, options: SlaRecorderOptions = {}) {
-    this.#store = store;
-    this.#onError = options.onError ?? (() => undefined);
+    this.#writer = new RetryingWriter({
+      write: (buckets, batchId) => store.add(buckets, batchId),
+      spillFile: options.spillFile,
+      maxPending: options.maxPending ?? 20_000,
+      onError: options.onError,
+    });
     this.#lane = options.lane ?? backgroundLane;
     this.#timer = new WriteBehindTimer(() => void this.#flush(false), options.flushIntervalMs ?? 1000);
   }
@@ -113,9 +129,24 @@ export class SlaRecorder {
     this.#timer.schedule();
   }
 
-  /** Adds every counted bucket to the store; resolves when they (and any write under way) are stored. */
-  flush(): Promise<void> {
-    return this.#flush(true);
+  /**
+   * Adds every counted bucket to the store; resolves when they (and any write under way) are stored, rejects with the
+   * store's error while some are still pending.
+   */
+  async flush(): Promise<void> {
+    await this.#flush(true);
+    await this.#writer.flush();
+  }
+
+  /** At a stop: one last try, what the database does not take is spilled to the file. */
+  async close(): Promise<void> {
+    await this.#flush(true);
+    await this.#writer.close();
+  }
+
+  /** Buckets pending, retried and spilled (`/metrics`). */
+  writeState(): WriteBehindState {
+    return this.#writer.state();
   }
 
   #flush(awaited: boolean): Promise<void> {
@@ -134,12 +165,7 @@ export class SlaRecorder {
       for (let at = 0; at < dirty.length; at += CHUNK) {
         await this.#lane.turn(this.#awaited > 0 || this.#flushes > 1);
         // Counts are taken when their chunk is written: what came meanwhile is written with them.
-        const chunk = dirty.slice(at, at + CHUNK).map(takeCounts);
-        try {
-          await this.#store.add(chunk);
-        } catch (err) {
-          this.#onError(err, requestsIn(chunk));
-        }
+        await this.#writer.submit(dirty.slice(at, at + CHUNK).map(takeCounts));
       }
       this.#forgetIdleSeries();
     })().finally(() => {
@@ -189,11 +215,4 @@ function takeCounts(b: SlaBucket): SlaBucket {
   b.ttftSumMs = 0;
   b.ttft.fill(0);
   return copy;
-}
-
-/** The requests a failed write lost: each is counted once per resolution, so its minute buckets' sum. */
-function requestsIn(chunk: readonly SlaBucket[]): number {
-  let n = 0;
-  for (const b of chunk) if (b.resolution === 'minute') n += b.requests;
-  return n;
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock/index.js';
 import { isModelId, type ModelId, type Tier } from '../kernel/index.js';
+import type { WriteBehindState } from '../storage/index.js';
 import { BUCKET_COUNT, quantile } from './histogram.js';
 import { SlaRecorder, type SlaRecorderOptions } from './sla-recorder.js';
 import { RESOLUTION_MS, type Resolution, type SlaBucket, type SlaObservation, type SlaStore } from './types.js';
@@ -188,8 +189,14 @@ export class SlaService {
     return this.#recorder.flush();
   }
 
+  /** Buckets pending, retried and spilled (`/metrics`). */
+  writeState(): WriteBehindState {
+    return this.#recorder.writeState();
+  }
+
+  /** Writes what is left; what the database does not take is spilled to the file, for the next start. */
   async close(): Promise<void> {
     await this.#pruning;
-    await this.#recorder.flush();
+    await this.#recorder.close();
   }
 }

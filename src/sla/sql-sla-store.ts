@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { type Db, MultiRow, placeholderList, type Row, transaction } from '../storage/index.js';
+import { type Db, MultiRow, placeholderList, type Row, transaction, WriteBatches } from '../storage/index.js';
 import { BUCKET_COUNT } from './histogram.js';
 import type { Resolution, SlaBucket, SlaStore } from './types.js';
 
@@ -176,12 +176,13 @@ export class SqlSlaStore implements SlaStore {
   #upserts: MultiRow | undefined;
   /** SQLite: the upserts of the shapes met so far (at most MAX_SHAPES), each naming only its columns. */
   readonly #shaped = new Map<number, MultiRow>();
+  readonly #batches = new WriteBatches();
 
   constructor(db: Db) {
     this.#db = db;
   }
 
-  async add(buckets: readonly SlaBucket[]): Promise<void> {
+  async add(buckets: readonly SlaBucket[], batchId?: string): Promise<void> {
     if (buckets.length === 0) return;
     const rows = merged(buckets);
     const db = this.#db;
@@ -221,11 +222,15 @@ export class SqlSlaStore implements SlaStore {
       });
       return;
     }
-    // Each statement is atomic on its own; rows in key order, so two replicas' statements lock alike.
-    for (let at = 0; at < rows.length; at += POSTGRES_CHUNK) {
-      const chunk = rows.slice(at, at + POSTGRES_CHUNK);
-      await db.query(upsertOf(SUMMED, chunk.length), chunk.flatMap(values));
-    }
+    // Rows in key order, so two replicas' statements lock alike. A batch is one transaction with its id's claim:
+    // a retry after a COMMIT whose answer was lost adds nothing.
+    await transaction(db, async (tx) => {
+      if (batchId !== undefined && !(await this.#batches.claim(tx, batchId))) return;
+      for (let at = 0; at < rows.length; at += POSTGRES_CHUNK) {
+        const chunk = rows.slice(at, at + POSTGRES_CHUNK);
+        await tx.query(upsertOf(SUMMED, chunk.length), chunk.flatMap(values));
+      }
+    });
   }
 
   /** The upsert of a shape's columns (its statements prepared on first use); none once MAX_SHAPES are kept. */

@@ -52,8 +52,11 @@ export interface SlaBucket extends BucketKey, SlaCounts {}
 
 /** The storage port: adds to buckets (never overwrites, so replicas' writes sum) and reads them back. */
 export interface SlaStore {
-  /** Adds each bucket's counts to the stored one (creating it). */
-  add(buckets: readonly SlaBucket[]): Promise<void>;
+  /**
+   * Adds each bucket's counts to the stored one (creating it), all or none. A `batchId` the store has added
+   * before is not added again (a retry of a write whose success was not seen).
+   */
+  add(buckets: readonly SlaBucket[], batchId?: string): Promise<void>;
   /** Sums per model and endpoint of one account's buckets of a resolution with start in [from, to). */
   read(accountId: string, resolution: Resolution, from: number, to: number): Promise<SlaBucket[]>;
   /** Deletes buckets of a resolution that start before `before`; the number deleted. */

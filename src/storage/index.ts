@@ -23,7 +23,14 @@ export { EXTERNAL_CHANGE_POLL_MS, type ExternalChanges, externalChanges } from '
 export { JobPump } from './job-pump.js';
 export { RESPONSE_CACHE_POSTGRES_DDL } from './migrations/1763700000000-initial-schema.js';
 export { MultiRow } from './multi-row.js';
+export {
+  type PendingBatch,
+  RetryingWriter,
+  type RetryingWriterOptions,
+  type WriteBehindState,
+} from './retrying-writer.js';
 export { type StagedStream, StagingLog, type StagingLogOptions, stagingLogOf } from './staging-log.js';
 export { type SqliteTransaction, type Transaction, transaction } from './transaction.js';
 export { type TurnCommit, type TurnWriter, turnCommitOf } from './turn-commit.js';
+export { WriteBatches } from './write-batches.js';
 export { WriteBehindTimer } from './write-behind.js';

@@ -10,6 +10,7 @@ import {
   toSqliteParams,
   toSqlitePlaceholders,
   transaction,
+  WriteBatches,
 } from '../storage/index.js';
 import type { EndUser, UsageGroupBy, UsageRecord, UsageStore, UsageTotals, UserUsageRow } from './types.js';
 import { logUsage, usageFromLog } from './usage-log-encoding.js';
@@ -127,6 +128,7 @@ export class SqlUsageStore implements UsageStore {
    * row on pages of its account, ~20 µs a row in batches of 50 ms at 1,000 busy accounts, ~7 µs in a second's.
    */
   readonly #staged: StagingLog<UsageRecord> | undefined;
+  readonly #batches = new WriteBatches();
 
   constructor(db: Db) {
     this.#db = db;
@@ -165,14 +167,15 @@ export class SqlUsageStore implements UsageStore {
   /**
    * One transaction per batch: on SQLite a single WAL commit (staged, on the server that owns the file), on
    * PostgreSQL multi-row INSERTs; the hourly rollup is added to in the same transaction, so it never disagrees
-   * with the rows.
+   * with the rows. On PostgreSQL a `batchId` written before is not written again (a retry after a lost COMMIT answer).
    */
-  async recordMany(rows: UsageRecord[]): Promise<void> {
+  async recordMany(rows: UsageRecord[], batchId?: string): Promise<void> {
     if (this.#staged) return this.#staged.append(rows);
     if (this.#insertSqlite) return this.#insertSqlite(rows);
     if (this.#db.dialect !== 'postgres') return;
     const sql = this.#sql;
     await transaction(this.#db, async (tx) => {
+      if (batchId !== undefined && !(await this.#batches.claim(tx, batchId))) return;
       // Chunks of a few fixed sizes, so the statements are prepared once and then reused.
       for (const [at, size] of fixedChunks(rows.length, INSERT_CHUNKS)) {
         await tx.query(

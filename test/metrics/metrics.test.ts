@@ -101,6 +101,8 @@ describe('Prometheus metrics', () => {
       statuses.push((await server.request('GET', '/z1/models', { apiKey: free.apiKey })).status);
     assert.deepEqual(statuses, [200, 200, 429]);
 
+    // The last requests' usage rows wait up to 50 ms in their buffer: written, nothing is pending.
+    await server.running.runtime.usage.flush();
     const after = await scrape();
     assert.match(after.type, /^text\/plain/);
     const delta = (name: string, labels: Record<string, string> = {}) =>
@@ -142,11 +144,28 @@ describe('Prometheus metrics', () => {
     assert.equal(value(after.parsed, 'pvai_local_engine_queue', { state: 'queued' }), 0);
     assert.equal(value(after.parsed, 'pvai_ingestion_jobs_processing'), 0);
     assert.equal(family(after.parsed, 'pvai_sandbox_executions_total').type, 'COUNTER');
+    // The write-behind buffers: nothing pending, retried or spilled while the database answers.
+    for (const name of [
+      'pvai_write_behind_pending',
+      'pvai_write_behind_retries_total',
+      'pvai_write_behind_spilled_rows_total',
+    ]) {
+      const samples = family(after.parsed, name).metrics.map((m) => [m.labels?.kind, Number(m.value)]);
+      assert.deepEqual(
+        samples.sort(),
+        [
+          ['refunds', 0],
+          ['sla', 0],
+          ['usage', 0],
+        ],
+        name,
+      );
+    }
 
     // No label carries an account, a key or a user; every name follows the conventions.
     const secrets = [paid.accountId, paid.apiKey, free.accountId, free.apiKey, 'user-1'];
     for (const f of after.parsed) {
-      assert.match(f.name, /^pvai_[a-z_]+(_total|_seconds|_queue|_processing|_open)$/, f.name);
+      assert.match(f.name, /^pvai_[a-z_]+(_total|_seconds|_queue|_processing|_open|_pending)$/, f.name);
       for (const m of f.metrics) {
         for (const [name, v] of Object.entries(m.labels ?? {})) {
           assert.ok(
