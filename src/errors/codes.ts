@@ -34,6 +34,11 @@ export const ERROR_STATUS = {
   DOCUMENT_ENCRYPTED: 400,
   /** `use_web_search` on a service with no search provider configured (the message says how to set one). */
   WEB_SEARCH_UNAVAILABLE: 400,
+  /**
+   * `previous_response_id` ends a chain that cannot grow: 1,000 responses, or 16 MiB of conversation
+   * (responses/chain.ts). Compacting it starts a short one.
+   */
+  PREVIOUS_RESPONSE_CHAIN_TOO_LONG: 400,
   UNAUTHORIZED: 401,
   INSUFFICIENT_CREDITS: 402,
   MODEL_NOT_ALLOWED: 403,

@@ -4,6 +4,7 @@ import { AppError } from '../errors/index.js';
 import { endUserOf, type RequestBody, type Schema } from '../http/index.js';
 import type { Principal } from '../kernel/index.js';
 import type { ChatMessage } from '../providers/index.js';
+import { continueFrom } from './chain.js';
 import { sealSummary } from './compaction-item.js';
 import { newId, readInput, referencedIds } from './input.js';
 import type { ResponseStore, StoredItem } from './types.js';
@@ -76,13 +77,7 @@ export class ResponseCompactor {
     const kept: StoredItem[] = [];
     let history: ChatMessage[] = [];
     if (body.previous_response_id) {
-      const previous = await this.#deps.store.get(tenant.accountId, body.previous_response_id);
-      if (!previous || previous.tenant.userId !== tenant.userId) {
-        throw new AppError('PREVIOUS_RESPONSE_NOT_FOUND', `Previous response ${body.previous_response_id} not found`, {
-          field: 'previous_response_id',
-        });
-      }
-      history = previous.conversation;
+      history = (await continueFrom(this.#deps.store, tenant, body.previous_response_id)).history;
       for (const m of history) if (m.role === 'user' && typeof m.content === 'string') kept.push(userItem(m.content));
     }
     const input = body.input ?? [];

@@ -3,6 +3,7 @@ import { type Call, type Operations, requirePrincipal } from '../http/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import type { BackgroundResponses } from './background/background.js';
 import { cancelStored, createInBackground, followStored } from './background/replies.js';
+import { chainItems } from './chain.js';
 import type { ResponseCompactor } from './compact.js';
 import { noteAccounting, prepareCreate } from './create-checks.js';
 import type { ResponsesService } from './responses-service.js';
@@ -103,8 +104,11 @@ export function responseOperations(deps: {
       return { status: 200, headers: { 'X-Credits-Charged': String(credits) }, body: compaction };
     },
     listResponseInputItems: async ({ params, query }, call) => {
-      const response = await stored(call, params.response_id);
-      const ordered = query.order === 'asc' ? response.input : [...response.input].reverse();
+      await stored(call, params.response_id);
+      // Its whole context: the items of the responses it continues (those not deleted), then its own input.
+      const chain = await deps.store.chain(requirePrincipal(call).account.id, params.response_id);
+      const items = chain ? chainItems(chain) : [];
+      const ordered = query.order === 'asc' ? items : [...items].reverse();
       const start = query.after ? ordered.findIndex((i) => i.id === query.after) + 1 : 0;
       if (query.after && start === 0)
         throw new AppError('NOT_FOUND', `No input item ${query.after} in ${params.response_id}`);

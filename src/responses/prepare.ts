@@ -4,6 +4,7 @@ import { AppError } from '../errors/index.js';
 import { endUserOf } from '../http/index.js';
 import type { Principal } from '../kernel/index.js';
 import type { ChatMessage } from '../providers/index.js';
+import { type Continued, checkChainLimits, continueFrom, conversationBytes } from './chain.js';
 import { newId, readInput, referencedIds } from './input.js';
 import { refuseImagesIn } from './input-content.js';
 import { planResponse, type ResponsePlan } from './request.js';
@@ -28,6 +29,10 @@ export interface PreparedResponse {
   inputItems: StoredItem[];
   /** The conversation the response continues and is appended to, when the request named one. */
   conversationId: string | null;
+  /** The stored response of `previous_response_id` the response links to (null: none, or a socket's own). */
+  storedPrevious: string | null;
+  /** How many messages of `plan.conversation` are the history it continues (not stored again with it). */
+  historyLength: number;
   /** The answer limit applied: the request's `max_output_tokens`, else the route's default. */
   maxOutputTokens: number;
   /** The temperature applied: the request's, else the route's, else the contract's 0.7. */
@@ -54,12 +59,6 @@ export interface PrepareOptions {
   local?: LocalResponses | undefined;
   /** The id and creation time the response already has (a background response run after it was queued). */
   identity?: { id: string; createdAt: number } | undefined;
-}
-
-function previousNotFound(id: string): AppError {
-  return new AppError('PREVIOUS_RESPONSE_NOT_FOUND', `Previous response ${id} not found`, {
-    field: 'previous_response_id',
-  });
 }
 
 /** The call ids a conversation's assistant turns hold: what a function_call_output may answer. */
@@ -105,14 +104,10 @@ export async function prepareResponse(
   let history: ChatMessage[] = [];
   /** The ids of the conversation's items: an input item already among them would reach the model twice. */
   let held = new Set<string>();
+  let continued: Continued | undefined;
   if (body.previous_response_id) {
-    const id = body.previous_response_id;
-    const previous = options.local?.get(id) ?? (await deps.store.get(tenant.accountId, id));
-    // Another end user's conversation is as absent as another account's.
-    if (!previous || previous.tenant.accountId !== tenant.accountId || previous.tenant.userId !== userId) {
-      throw previousNotFound(id);
-    }
-    history = previous.conversation;
+    continued = await continueFrom(deps.store, tenant, body.previous_response_id, options.local);
+    history = continued.history;
   }
   const images = deps.readsImages?.(body.model) ?? false;
   refuseImagesIn(history, images, 'previous_response_id', body.model);
@@ -127,6 +122,9 @@ export async function prepareResponse(
   }
   const resolved = await deps.store.items(tenant, referencedIds(body.input));
   const { messages, items } = readInput(body.input, resolved, { knownCallIds: callIdsOf(history), images });
+  if (continued && body.previous_response_id) {
+    checkChainLimits(body.previous_response_id, continued, conversationBytes(messages));
+  }
   const repeated = Array.isArray(body.input)
     ? body.input.findIndex((item) => held.has((item as { id?: string }).id ?? ''))
     : -1;
@@ -149,6 +147,8 @@ export async function prepareResponse(
     plan: planResponse(body, userId, history, messages, temperature),
     inputItems: items,
     conversationId,
+    storedPrevious: continued?.storedId ?? null,
+    historyLength: history.length,
     maxOutputTokens: body.max_output_tokens ?? deps.defaultMaxOutputTokens(body.model),
     temperature,
     codeTimeoutSeconds: options.codeTimeoutSeconds,

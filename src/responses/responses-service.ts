@@ -1,12 +1,13 @@
 import { PassThrough } from 'node:stream';
 import type { CacheStatus, ChatCompletionRequest, ChatService, Citation } from '../chat/index.js';
 import type { Clock } from '../clock/index.js';
-import { AppError } from '../errors/index.js';
+import { AppError, asAppError } from '../errors/index.js';
 import { ClientDisconnectedError } from '../http/index.js';
 import type { Principal } from '../kernel/index.js';
 import { type ChatMessage, contentText, type FinishReason, type ToolCall, type Usage } from '../providers/index.js';
 import type { CodeRunner } from '../sandbox/index.js';
 import { type ResponseState, responseBody, type Totals } from './body.js';
+import { storedTurn } from './chain.js';
 import { CODE_TOOL_NAME, codeOf, runCode } from './code-interpreter.js';
 import { type EventSink, ResponseEvents, sseSink } from './events.js';
 import { newId } from './input.js';
@@ -216,7 +217,7 @@ export class ResponsesService {
         }
         if (err instanceof ClientDisconnectedError || signal.aborted) return { clientClosed: true as const };
         // Whatever else went wrong, the reader hears it as the response's failure, not as a cut stream.
-        const error = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'Internal error');
+        const error = asAppError(err);
         const body = this.#body(p, run, error);
         await events.finished(body).catch(() => undefined);
         return { body, failed: error, ...(err instanceof AppError ? {} : { cause: err }) };
@@ -358,7 +359,8 @@ export class ResponsesService {
 
   /**
    * The response ended: stored (unless `store: false`), and its input and output appended to its conversation
-   * when it answered (completed or incomplete). Returns the record, kept or not.
+   * when it answered (completed or incomplete). Returns the record with its whole conversation, kept or not (a
+   * socket keeps its `store: false` ones whole); the store gets its own turn after its predecessor's.
    */
   async #finish(p: PreparedResponse, run: Run, body: ResponseBody): Promise<StoredResponse> {
     const record: StoredResponse = {
@@ -366,11 +368,12 @@ export class ResponsesService {
       tenant: p.tenant,
       createdAt: p.createdAt,
       body,
+      previousId: null,
       conversation: run.conversation,
       input: p.inputItems,
       output: body.output.map((item) => ({ id: item.id, item: item as Record<string, unknown> })),
     };
-    if (p.body.store !== false) await this.#deps.store.put(record);
+    if (p.body.store !== false) await this.#deps.store.put({ ...record, ...storedTurn(p, run.conversation) });
     const answered = body.status === 'completed' || body.status === 'incomplete';
     if (answered && p.conversationId !== null) {
       await this.#deps.conversations?.append(p.tenant, p.conversationId, [...record.input, ...record.output]);

@@ -24,10 +24,29 @@ export interface StoredResponse {
   tenant: Tenant;
   createdAt: number;
   body: ResponseBody;
-  /** The conversation the response ends, as chat messages: what a response continuing it starts from. */
+  /**
+   * The stored response this one continues (`previous_response_id`), whose whole conversation comes before
+   * `conversation`; null when `conversation` is whole (no stored predecessor: none, a socket's `store: false`
+   * one, or a row stored before chains were).
+   */
+  previousId: string | null;
+  /** The response's part of the conversation, as chat messages: after its predecessor's (`chain.ts`). */
   conversation: ChatMessage[];
+  /** Its own input items (not its predecessors'). */
   input: StoredItem[];
   output: StoredItem[];
+}
+
+/** A stored response with the stored responses it continues, oldest first (`ResponseStore.chain`). */
+export interface ResponseChain {
+  /** Oldest first; the last is the response asked for. */
+  responses: StoredResponse[];
+  /** The id of a deleted response the oldest one continues: the chain is broken there. */
+  missing: string | null;
+  /** How many responses the whole chain holds (the deleted ones included), as stored with the last. */
+  depth: number;
+  /** The size of the whole chain's conversation in bytes, as stored with the last. */
+  contextBytes: number;
 }
 
 /**
@@ -40,6 +59,8 @@ export interface ResponseStore {
   put(response: StoredResponse): Promise<void>;
   /** The account's response; undefined when another account's or absent. */
   get(accountId: string, id: string): Promise<StoredResponse | undefined>;
+  /** The account's response with the responses it continues (at most MAX_CHAIN_DEPTH); undefined when absent. */
+  chain(accountId: string, id: string): Promise<ResponseChain | undefined>;
   delete(accountId: string, id: string): Promise<boolean>;
   /** Items of the end user's stored responses by id (an `item_reference`), newest first for a repeated id. */
   items(tenant: Tenant, ids: readonly string[]): Promise<Map<string, Record<string, unknown>>>;

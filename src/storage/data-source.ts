@@ -19,6 +19,8 @@ import { StagingLog1765100000000 } from './migrations/1765100000000-staging-log.
 import { KeyEndUser1765200000000 } from './migrations/1765200000000-key-end-user.js';
 import { BackgroundResponses1765300000000 } from './migrations/1765300000000-background-responses.js';
 import { Conversations1765400000000 } from './migrations/1765400000000-conversations.js';
+import { WriteBatches1765450000000 } from './migrations/1765450000000-write-batches.js';
+import { ResponseChains1796000000000 } from './migrations/1796000000000-response-chains.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -41,6 +43,8 @@ export const MIGRATIONS = [
   KeyEndUser1765200000000,
   BackgroundResponses1765300000000,
   Conversations1765400000000,
+  WriteBatches1765450000000,
+  ResponseChains1796000000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

@@ -5,6 +5,7 @@ import type { Clock } from '../../clock/index.js';
 import type { RequestRecord } from '../../http/index.js';
 import type { Principal } from '../../kernel/index.js';
 import type { Db } from '../../storage/index.js';
+import { storedTurn } from '../chain.js';
 import type { ResponseEvent } from '../events.js';
 import type { PreparedResponse } from '../prepare.js';
 import type { ResponsesService } from '../responses-service.js';
@@ -93,7 +94,7 @@ export class BackgroundResponses {
         tenant: p.tenant,
         createdAt: p.createdAt,
         body,
-        conversation: p.plan.conversation,
+        ...storedTurn(p, p.plan.conversation),
         input: p.inputItems,
         output: [],
       },
