@@ -3,6 +3,7 @@ import type { WindowName, WindowState } from '../limits/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
 import type { DailyUsage } from '../usage/index.js';
 import { barChart } from './charts.js';
+import { userIdMarkup } from './end-user-id.js';
 import { csrfField, formatNumber, formatTime, type Html, html, type LayoutOptions, layout } from './html.js';
 
 export type PageSession = NonNullable<LayoutOptions['session']>;
@@ -182,9 +183,10 @@ export function documentsPage(o: {
   userData?: boolean;
 }): string {
   const user = encodeURIComponent(o.userId);
+  const shown = userIdMarkup(o.userId);
   const userData =
     o.userId && o.userData
-      ? html`<h2>All data of ${o.userId}</h2>
+      ? html`<h2>All data of ${shown}</h2>
 <p class="row"><a class="button secondary" href="/dashboard/users/export?user=${user}" download>Export this user's data</a>
 <a class="button danger" href="/dashboard/users/erase?user=${user}">Erase this user</a></p>`
       : '';
@@ -201,7 +203,7 @@ export function documentsPage(o: {
 ${csrfField(o.session.csrfToken)}<input type="hidden" name="user" value="${o.userId}">
 <button type="submit" class="danger" aria-label="Delete memory: ${m.content.slice(0, 40)}">Delete</button></form></td></tr>`,
           )}</tbody></table>`
-        : html`<p class="empty">No memories for ${o.userId}.</p>`;
+        : html`<p class="empty">No memories for ${shown}.</p>`;
   const list = o.documents
     ? o.documents.length
       ? html`<table><caption class="visually-hidden">Documents of ${o.userId}</caption>
@@ -215,7 +217,7 @@ ${csrfField(o.session.csrfToken)}<input type="hidden" name="user" value="${o.use
 ${csrfField(o.session.csrfToken)}<input type="hidden" name="user" value="${o.userId}">
 <button type="submit" class="danger" aria-label="Delete ${d.title}">Delete</button></form></td></tr>`,
         )}</tbody></table>`
-      : html`<p class="empty">No documents for ${o.userId}.</p>`
+      : html`<p class="empty">No documents for ${shown}.</p>`
     : '';
   return layout({
     title: 'Documents',
@@ -228,7 +230,7 @@ ${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ''}
     <input id="user" name="user" type="text" maxlength="256" required value="${o.userId}" placeholder="the user id your app sends"></div>
   <button type="submit">Show documents</button>
 </form>
-${o.userId ? html`<h2>Documents of ${o.userId}</h2>${list}` : ''}
+${o.userId ? html`<h2>Documents of ${shown}</h2>${list}` : ''}
 <h2>Memory</h2>
 ${memories}
 ${userData}`,

@@ -10,6 +10,7 @@ import type { Tenant } from '../retrieval/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
 import type { DailyUsage } from '../usage/index.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
+import { endUserIdOf, requiredEndUserIdOf } from './end-user-id.js';
 import {
   type DashboardDocument,
   type DashboardMemoryItem,
@@ -281,8 +282,8 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.post(
     '/memory/:id/delete',
     page(async (ctx, signed, form) => {
-      const userId = (form?.get('user') ?? '').trim();
-      if (!deps.memory || !userId) throw new AppError('NOT_FOUND', 'No such memory');
+      const userId = requiredEndUserIdOf(form?.get('user'), 'No such memory');
+      if (!deps.memory) throw new AppError('NOT_FOUND', 'No such memory');
       await deps.memory.delete({ accountId: signed.account.id, userId }, String(ctx.params.id));
       seeOther(ctx, `${DASHBOARD_PATH}/documents?user=${encodeURIComponent(userId)}&forgot=1`);
     }),
@@ -304,7 +305,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.get(
     '/documents',
     page(async (ctx, signed) => {
-      const userId = typeof ctx.query.user === 'string' ? ctx.query.user.trim().slice(0, 256) : '';
+      const userId = endUserIdOf(ctx.query.user) ?? '';
       const tenant = { accountId: signed.account.id, userId };
       const documents = userId && deps.documents ? await deps.documents.list(tenant) : undefined;
       const memories = userId && deps.memory ? await deps.memory.list(tenant) : undefined;
@@ -328,8 +329,8 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.post(
     '/documents/:id/delete',
     page(async (ctx, signed, form) => {
-      const userId = (form?.get('user') ?? '').trim();
-      if (!deps.documents || !userId) throw new AppError('NOT_FOUND', 'No such document');
+      const userId = requiredEndUserIdOf(form?.get('user'), 'No such document');
+      if (!deps.documents) throw new AppError('NOT_FOUND', 'No such document');
       await deps.documents.delete({ accountId: signed.account.id, userId }, String(ctx.params.id));
       seeOther(ctx, `${DASHBOARD_PATH}/documents?user=${encodeURIComponent(userId)}&deleted=1`);
     }),

@@ -1,3 +1,4 @@
+import { userIdMarkup } from './end-user-id.js';
 import { csrfField, html, layout } from './html.js';
 import type { PageSession } from './pages.js';
 
@@ -27,7 +28,7 @@ export function eraseConfirmPage(o: {
     section: 'documents',
     body: html`${o.error ? html`<p class="error" role="alert">${o.error}</p>` : ''}
 <section class="card" aria-labelledby="erase-title">
-<h2 id="erase-title" style="margin-top:0">Erase everything about <code>${o.userId}</code></h2>
+<h2 id="erase-title" style="margin-top:0">Erase everything about ${userIdMarkup(o.userId)}</h2>
 <p>This deletes, for good and at once, everything your account holds about this end user:</p>
 <ul>
 ${count(o.preview.documents, 'document', 'documents')}${count(o.preview.memories, 'memory', 'memories')}
@@ -57,7 +58,7 @@ export function erasedPage(o: {
     title: 'End user erased',
     session: o.session,
     section: 'documents',
-    body: html`<p class="notice" role="status">Erased <code>${o.userId}</code>: ${counted(o.erased.documents, 'document', 'documents')}
+    body: html`<p class="notice" role="status">Erased ${userIdMarkup(o.userId)}: ${counted(o.erased.documents, 'document', 'documents')}
 and ${counted(o.erased.memories, 'memory', 'memories')} deleted; ${counted(o.erased.usage, 'usage row', 'usage rows')} kept
 without the user id.</p>
 <p><a href="/dashboard/documents">Back to documents</a></p>`,

@@ -1,10 +1,10 @@
 import type Koa from 'koa';
 import type Router from 'koa-router';
-import { AppError } from '../errors/index.js';
 import { jsonStream, type Streamed } from '../http/index.js';
 import type { Account } from '../kernel/index.js';
 import type { Tenant } from '../retrieval/index.js';
 import type { Erased, UserExport } from '../users/index.js';
+import { requiredEndUserIdOf } from './end-user-id.js';
 import type { PageSession } from './pages.js';
 import { eraseConfirmPage, erasedPage, type UserDataPreview } from './user-data-pages.js';
 import { download, send } from './web.js';
@@ -26,11 +26,9 @@ export type PageRoute = (
   handler: (ctx: Koa.Context, signed: SignedIn, form?: URLSearchParams) => Promise<void>,
 ) => Router.IMiddleware;
 
-/** The end user a request names (`user`, as the Documents page's form has it), or a 404 page. */
+/** The end user a request names (`user`, as the Documents page's form has it), exactly; none is a 404 page. */
 function userOf(value: unknown): string {
-  const userId = typeof value === 'string' ? value.trim().slice(0, 256) : '';
-  if (!userId) throw new AppError('NOT_FOUND', 'Choose an end user first');
-  return userId;
+  return requiredEndUserIdOf(value, 'Choose an end user first');
 }
 
 /**
