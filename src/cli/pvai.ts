@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command } from 'commander';
 import { accountBody, keyBody } from '../accounts/index.js';
 import { ConfigError, loadConfig } from '../config/index.js';
-import { AppError } from '../errors/index.js';
-import { identifierProblem } from '../http/index.js';
-import { isTier, TIERS, type Tier } from '../kernel/index.js';
+import { AppError, errorBody } from '../errors/index.js';
+import { checkOperationInput } from '../http/index.js';
+import { TIERS } from '../kernel/index.js';
 import { FINAL_ANSWERS_MS, startServer } from '../server.js';
 import { HF_SYNTAX, installDefaultModels, pullModel, runDoctor } from '../setup/index.js';
 import { withStorage } from './context.js';
@@ -14,14 +14,12 @@ import { steadyHeapGrowth } from './heap-growth.js';
 /** What a stop may take beyond its grace and final answers (writing what is pending, closing storage). */
 const STOP_WRITES_MS = 5000;
 
-function positiveInt(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 0) throw new InvalidArgumentError('must be a non-negative integer');
-  return Number(value);
-}
-
-function tier(value: string): Tier {
-  if (!isTier(value)) throw new InvalidArgumentError(`must be one of ${TIERS.join(', ')}`);
-  return value;
+/**
+ * A number option as JSON would carry it: a number literal is that number, anything else stays text, so that
+ * the contract's schema refuses it as the admin API refuses `"credits": "ten"` (checkOperationInput).
+ */
+function jsonNumber(value: string): number | string {
+  return /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value) ? Number(value) : value;
 }
 
 function print(json: boolean, value: unknown, text: string): void {
@@ -80,18 +78,21 @@ const accounts = program.command('accounts').description('manage accounts');
 accounts
   .command('create')
   .requiredOption('--email <email>')
-  .addOption(new Option('--tier <tier>').choices(TIERS).makeOptionMandatory())
-  .option('--credits <n>', 'starting credit balance', positiveInt, 0)
+  .requiredOption('--tier <tier>', TIERS.join('|'))
+  .option('--credits <n>', 'starting credit balance', jsonNumber, 0)
   .option('--password <password>', 'password for the developer dashboard')
   .option('--json', 'machine-readable output')
-  .action(async (o: { email: string; tier: string; credits: number; password?: string; json?: boolean }) => {
-    await withStorage(async ({ accounts: service }) => {
-      const { account, created } = await service.createAccount({
+  .action(async (o: { email: string; tier: string; credits: number | string; password?: string; json?: boolean }) => {
+    const body = await checkOperationInput('adminCreateAccount', {
+      body: {
         email: o.email,
-        tier: tier(o.tier),
+        tier: o.tier,
         credits: o.credits,
-        ...(o.password ? { password: o.password } : {}),
-      });
+        ...(o.password !== undefined ? { password: o.password } : {}),
+      },
+    });
+    await withStorage(async ({ accounts: service }) => {
+      const { account, created } = await service.createAccount(body);
       const out = {
         account: { id: account.id, email: account.email, tier: account.tier, credits: account.credits },
         api_key: created.secret,
@@ -114,11 +115,15 @@ accounts
 accounts
   .command('set-tier')
   .requiredOption('--account <id>')
-  .requiredOption('--tier <tier>', TIERS.join('|'), tier)
+  .requiredOption('--tier <tier>', TIERS.join('|'))
   .option('--json')
-  .action(async (o: { account: string; tier: Tier; json?: boolean }) => {
+  .action(async (o: { account: string; tier: string; json?: boolean }) => {
+    const { tier } = await checkOperationInput('adminUpdateAccount', {
+      params: { account_id: o.account },
+      body: { tier: o.tier },
+    });
     await withStorage(async ({ accounts: service }) => {
-      const account = await service.setTier(o.account, o.tier);
+      const account = await service.setTier(o.account, tier);
       print(Boolean(o.json), { account: accountBody(account) }, `account ${account.id} is now ${account.tier}`);
     });
   });
@@ -131,13 +136,11 @@ keys
   .option('--user-id <end-user>', 'bind the key to this end user: requests through it act for them alone')
   .option('--json')
   .action(async (o: { account: string; name?: string; userId?: string; json?: boolean }) => {
-    // The contract's rule for an end user id: 1–256 characters of well-formed text, no control character.
-    const problem = o.userId === undefined ? undefined : identifierProblem('--user-id', o.userId);
-    if (o.userId !== undefined && (problem || o.userId.length === 0 || o.userId.length > 256)) {
-      throw new Error(
-        `--user-id must be 1 to 256 characters with no control character${problem ? ` (${problem.reason})` : ''}`,
-      );
-    }
+    const body = {
+      ...(o.name !== undefined ? { name: o.name } : {}),
+      ...(o.userId !== undefined ? { user_id: o.userId } : {}),
+    };
+    await checkOperationInput('adminCreateKey', { params: { account_id: o.account }, body });
     await withStorage(async ({ accounts: service }) => {
       const { key, secret } = await service.createKey(o.account, o.name ?? null, o.userId ?? null);
       print(
@@ -156,6 +159,7 @@ keys
   .requiredOption('--account <id>')
   .option('--json')
   .action(async (o: { account: string; json?: boolean }) => {
+    await checkOperationInput('adminListKeys', { params: { account_id: o.account } });
     await withStorage(async ({ accounts: service }) => {
       const list = (await service.listKeys(o.account)).map(keyBody);
       const text = list
@@ -169,6 +173,7 @@ keys
   .argument('<key-id>')
   .option('--json')
   .action(async (keyId: string, o: { json?: boolean }) => {
+    await checkOperationInput('adminRevokeKey', { params: { key_id: keyId } });
     await withStorage(async ({ accounts: service }) => {
       const key = await service.revokeKey(keyId);
       print(Boolean(o.json), { key: keyBody(key) }, `key ${key.id} revoked`);
@@ -180,11 +185,15 @@ program
   .description('manage credits')
   .command('add')
   .requiredOption('--account <id>')
-  .requiredOption('--amount <n>', 'credits to add', positiveInt)
+  .requiredOption('--amount <n>', 'credits to add', jsonNumber)
   .option('--json')
-  .action(async (o: { account: string; amount: number; json?: boolean }) => {
+  .action(async (o: { account: string; amount: number | string; json?: boolean }) => {
+    const { amount } = await checkOperationInput('adminAddCredits', {
+      params: { account_id: o.account },
+      body: { amount: o.amount },
+    });
     await withStorage(async ({ accounts: service }) => {
-      const account = await service.addCredits(o.account, o.amount);
+      const account = await service.addCredits(o.account, amount);
       print(Boolean(o.json), { account: accountBody(account) }, `account ${account.id} has ${account.credits} credits`);
     });
   });
@@ -231,7 +240,12 @@ program
 registerDocsCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
-  if (err instanceof AppError || err instanceof ConfigError) {
+  if (err instanceof AppError) {
+    // As the admin API answers it: its error body with --json, else its code and message.
+    console.error(
+      process.argv.includes('--json') ? JSON.stringify(errorBody(err)) : `pvai: ${err.code}: ${err.message}`,
+    );
+  } else if (err instanceof ConfigError) {
     console.error(`pvai: ${err.message}`);
   } else {
     console.error(err);

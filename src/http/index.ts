@@ -31,6 +31,7 @@ export type {
   Schema,
   StreamReply,
 } from './operation.js';
+export { checkOperationInput, type OperationInput } from './operation-input.js';
 export type {
   Admission,
   ConnectionEvents,

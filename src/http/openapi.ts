@@ -22,12 +22,16 @@ import { cutWhenStalled } from './stream-deadline.js';
 import type { AppContext } from './types.js';
 import { validationError } from './validation-error.js';
 
-/** openapi-backend over the contract with the server's ajv settings; the tests validate responses with it too. */
-export function contractBackend(): OpenAPIBackend {
+/**
+ * openapi-backend over the contract with the server's ajv settings; the tests validate responses with it too.
+ * `lazy` (the CLI, checking one operation's input): the document's own check and the precompilation of every
+ * validator are left to the server, and only the validators used are compiled — the same rules, in 0.2 s not 3.
+ */
+export function contractBackend(o: { lazy?: boolean } = {}): OpenAPIBackend {
   return new OpenAPIBackend({
     definition: loadContract().forValidation() as unknown as Document,
     strict: true,
-    quick: false,
+    quick: o.lazy === true,
     // Query and path parameters reach handlers as the types the contract declares (`limit=5` a number,
     // `stream=true` a boolean), as the operation types say they are.
     coerceTypes: true,

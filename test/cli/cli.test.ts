@@ -50,7 +50,7 @@ describe('pvai CLI', () => {
     assert.equal(bound.key.user_id, 'kiosk-7', 'a key bound to an end user says which');
     await assert.rejects(
       pvai(['keys', 'create', '--account', accountId, '--user-id', 'tab\there', '--json'], env),
-      /--user-id must be 1 to 256 characters with no control character/,
+      /"message":"user_id must not contain control characters[^"]*","code":"INVALID_TEXT"/,
     );
 
     const listed = JSON.parse((await pvai(['keys', 'list', '--account', accountId, '--json'], env)).stdout);
@@ -78,7 +78,7 @@ describe('pvai CLI', () => {
   it('fails clearly on a bad tier, an unknown account and a bad setting', async () => {
     await assert.rejects(
       pvai(['accounts', 'create', '--email', 'x@example.com', '--tier', 'gold'], env),
-      /gold|choices/i,
+      /INVALID_PARAMETER: tier must be one of free, startup, business, enterprise/,
     );
     await assert.rejects(pvai(['keys', 'create', '--account', 'acct_nope'], env), /No account acct_nope/);
     await assert.rejects(pvai(['keys', 'list', '--account', 'acct_nope'], { ...env, PVAI_PORT: 'x' }), /PVAI_PORT/);
@@ -87,7 +87,7 @@ describe('pvai CLI', () => {
   it('keeps balances at most 10^12 credits, as the admin API does', async () => {
     await assert.rejects(
       pvai(['accounts', 'create', '--email', 'rich@example.com', '--tier', 'free', '--credits', '1000000000001'], env),
-      /at most 1000000000000/,
+      /credits must be <= 1000000000000/,
     );
     const created = JSON.parse(
       (
