@@ -46,12 +46,34 @@ export type RoutedRequest = Omit<GenerationRequest, 'model' | 'maxTokens'> & { m
 /** Used when neither the request nor the target sets `maxTokens` (the contract's description of `max_tokens`). */
 export const DEFAULT_MAX_TOKENS = 2000;
 
+/**
+ * A failed attempt as the tenant reads it (`details.attempts`): an upstream's is named by the PV model and says
+ * what happened in the provider's public words, never the upstream's address, model name or own message.
+ */
 export interface AttemptRecord {
   provider: Target['provider'];
   model: string;
   kind: ProviderError['kind'];
   status?: number;
   message: string;
+}
+
+/** A failed attempt as the server's log gets it: the target's model and the whole message. */
+export interface FailedAttempt extends AttemptRecord {
+  pvModel: string;
+}
+
+/** What the router logs with (pino's Logger has it). */
+export interface AttemptLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+export interface RouterOptions {
+  /** Each failed attempt, in full (the one place an upstream's address and words go). */
+  onAttemptFailed?(attempt: FailedAttempt): void;
+  /** Logs each failed attempt in full: a request refused as invalid at info, any other failure at warn. */
+  log?: AttemptLog;
 }
 
 export interface Router {
@@ -70,7 +92,11 @@ export interface Router {
  * the target rejected as malformed → INVALID_PARAMETER; unknown PV model → INVALID_MODEL.
  * An aborted signal is never turned into an AppError: its reason is rethrown as is.
  */
-export function createRouter(targetsByModel: Record<string, Target[]>, factories: ProviderFactories): Router {
+export function createRouter(
+  targetsByModel: Record<string, Target[]>,
+  factories: ProviderFactories,
+  options: RouterOptions = {},
+): Router {
   const routes = new Map<string, Array<{ target: Target; provider: ChatProvider }>>();
   for (const [pvModel, targets] of Object.entries(targetsByModel)) {
     routes.set(
@@ -101,7 +127,7 @@ export function createRouter(targetsByModel: Record<string, Target[]>, factories
           return await provider.generate(requestFor(target, req), signal);
         } catch (err) {
           if (signal.aborted) throw abortReason(signal);
-          if (!recordFailure(attempts, target, err)) break;
+          if (!recordFailure(attempts, failedAttempt(pvModel, target, err, options))) break;
         }
       }
       throw routingError(pvModel, attempts);
@@ -114,12 +140,15 @@ export function createRouter(targetsByModel: Record<string, Target[]>, factories
         try {
           for await (const part of provider.stream(requestFor(target, req), signal)) {
             yielded = true;
-            yield part;
+            yield part.type === 'error'
+              ? { type: 'error', error: midStream(pvModel, target, part.error, options) }
+              : part;
           }
           return;
         } catch (err) {
-          if (signal.aborted || yielded) throw signal.aborted ? abortReason(signal) : err;
-          if (!recordFailure(attempts, target, err)) break;
+          if (signal.aborted) throw abortReason(signal);
+          if (yielded) throw err instanceof ProviderError ? midStream(pvModel, target, err, options) : err;
+          if (!recordFailure(attempts, failedAttempt(pvModel, target, err, options))) break;
         }
       }
       throw routingError(pvModel, attempts);
@@ -132,30 +161,65 @@ export function createRouter(targetsByModel: Record<string, Target[]>, factories
   };
 }
 
-/** Records a failed attempt; returns whether the next target may be tried. */
-function recordFailure(attempts: AttemptRecord[], target: Target, err: unknown): boolean {
+/** A failed attempt, logged in full; the error and what the tenant may read of it. */
+function failedAttempt(
+  pvModel: string,
+  target: Target,
+  err: unknown,
+  options: RouterOptions,
+): { error: ProviderError; record: AttemptRecord } {
   const error =
     err instanceof ProviderError
       ? err
       : new ProviderError('upstream', err instanceof Error ? err.message : String(err), { retryable: false });
-  attempts.push({
+  const status = error.status !== undefined ? { status: error.status } : {};
+  const full = {
+    pvModel,
     provider: target.provider,
     model: target.model,
     kind: error.kind,
-    ...(error.status !== undefined ? { status: error.status } : {}),
+    ...status,
     message: error.message,
-  });
+  };
+  options.onAttemptFailed?.(full);
+  options.log?.[error.kind === 'bad-request' ? 'info' : 'warn'](full, 'a chat target failed');
+  // The service's own engine says what it says (a prompt too long for its context); an upstream, nothing of itself.
+  const local = target.provider === 'local';
+  const record = {
+    provider: target.provider,
+    model: local ? target.model : pvModel,
+    kind: error.kind,
+    ...status,
+    message: local ? error.message : error.publicMessage,
+  };
+  return { error, record };
+}
+
+/** Records a failed attempt; returns whether the next target may be tried. */
+function recordFailure(attempts: AttemptRecord[], { error, record }: ReturnType<typeof failedAttempt>): boolean {
+  attempts.push(record);
   return error.retryable || error.kind === 'timeout';
+}
+
+/** A failure after parts went out, as the tenant reads it (see AttemptRecord); logged in full. */
+function midStream(pvModel: string, target: Target, err: ProviderError, options: RouterOptions): ProviderError {
+  const { record } = failedAttempt(pvModel, target, err, options);
+  if (target.provider === 'local') return err;
+  return new ProviderError(err.kind, `model ${pvModel}: ${record.message}`, {
+    retryable: err.retryable,
+    ...(err.status !== undefined ? { status: err.status } : {}),
+  });
 }
 
 /**
  * The one mapping from a provider failure to the product's error: a malformed request is 400
  * INVALID_PARAMETER, a timeout 504 UPSTREAM_TIMEOUT, a busy local engine 503 SERVER_BUSY with
- * Retry-After, anything else 502 UPSTREAM_ERROR. Used for failures before and during a stream alike.
+ * Retry-After, anything else 502 UPSTREAM_ERROR. Used for failures before and during a stream alike. The
+ * tenant reads the error's public message, never an upstream's own (ProviderErrorOptions.publicMessage).
  */
 export function productError(
   error: ProviderError,
-  message = error.message,
+  message = error.publicMessage,
   details?: Record<string, unknown>,
 ): AppError {
   switch (error.kind) {
@@ -175,7 +239,7 @@ function routingError(pvModel: string, attempts: AttemptRecord[]): AppError {
   const details = { model: pvModel, attempts };
   if (!last) return new AppError('UPSTREAM_ERROR', `model ${pvModel}: no target answered`, details);
   const messages: Record<ProviderError['kind'], string> = {
-    'bad-request': last.message,
+    'bad-request': last.provider === 'local' ? last.message : `model ${pvModel}: ${last.message}`,
     timeout: `model ${pvModel}: upstream timed out`,
     busy: `model ${pvModel}: local engine is at capacity, retry shortly`,
     upstream: `model ${pvModel}: ${last.message}`,

@@ -100,6 +100,11 @@ export interface ProviderErrorOptions {
   /** Upstream's Retry-After, in milliseconds. */
   retryAfterMs?: number;
   cause?: unknown;
+  /**
+   * What the caller's tenant may read of the failure, when `message` may not be shown: an upstream's failure
+   * names its address and model in `message` (for the server's log), never here. Default: `message`.
+   */
+  publicMessage?: string;
 }
 
 export class ProviderError extends Error {
@@ -107,11 +112,14 @@ export class ProviderError extends Error {
   readonly retryable: boolean;
   readonly status?: number;
   readonly retryAfterMs?: number;
+  /** See ProviderErrorOptions.publicMessage. */
+  readonly publicMessage: string;
 
   constructor(kind: ProviderErrorKind, message: string, options: ProviderErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ProviderError';
     this.kind = kind;
+    this.publicMessage = options.publicMessage ?? message;
     // Only a malformed request is hopeless everywhere; timeouts, busy engines and upstream faults may pass elsewhere.
     this.retryable = options.retryable ?? kind !== 'bad-request';
     if (options.status !== undefined) this.status = options.status;

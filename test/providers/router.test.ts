@@ -4,9 +4,11 @@ import { AppError } from '../../src/errors/index.js';
 import { createProviderFactories } from '../../src/providers/provider-factories.js';
 import {
   createRouter,
+  type FailedAttempt,
   type ProviderFactories,
   type RoutedRequest,
   type Router,
+  type RouterOptions,
   type Target,
 } from '../../src/providers/router.js';
 import {
@@ -39,8 +41,9 @@ function upstreamTarget(model: string, extra: Partial<Target> = {}): Target {
 function router(
   targetsByModel: Record<string, Target[]>,
   factories: ProviderFactories = createProviderFactories(),
+  options: RouterOptions = {},
 ): Router {
-  const created = createRouter(targetsByModel, factories);
+  const created = createRouter(targetsByModel, factories, options);
   routers.push(created);
   return created;
 }
@@ -113,19 +116,34 @@ describe('router', () => {
   it('all targets failing → UPSTREAM_ERROR with every attempt in details', async () => {
     upstream.scriptModel('a', { kind: 'status', status: 503 });
     upstream.scriptModel('b', { kind: 'status', status: 500 });
-    const r = router({ pv: [upstreamTarget('a'), upstreamTarget('b')] });
+    const logged: FailedAttempt[] = [];
+    const r = router({ pv: [upstreamTarget('a'), upstreamTarget('b')] }, createProviderFactories(), {
+      onAttemptFailed: (attempt) => logged.push(attempt),
+    });
     await assert.rejects(r.generate('pv', request, never()), (err: unknown) => {
       isAppError('UPSTREAM_ERROR', 2)(err);
+      // The tenant's view names the PV model, never the upstream's model name or address.
       const details = (err as AppError).details as { attempts: Array<{ model: string; status: number }> };
       assert.deepEqual(
         details.attempts.map((a) => [a.model, a.status]),
         [
-          ['a', 503],
-          ['b', 500],
+          ['pv', 503],
+          ['pv', 500],
         ],
       );
+      const host = new URL(upstream.url).host;
+      assert.ok(!JSON.stringify({ message: (err as AppError).message, details }).includes(host));
       return true;
     });
+    // The server's log gets each attempt whole: the target's model and the upstream's own message.
+    assert.deepEqual(
+      logged.map((a) => [a.pvModel, a.model, a.status]),
+      [
+        ['pv', 'a', 503],
+        ['pv', 'b', 500],
+      ],
+    );
+    assert.ok(logged.every((a) => a.message.includes(new URL(upstream.url).host)));
   });
 
   it('a timeout as the last failure → UPSTREAM_TIMEOUT (and a timeout also falls back)', async () => {

@@ -12,9 +12,24 @@ import {
 } from '../types.js';
 import { AttemptDeadline } from './attempt-deadline.js';
 import { AttemptTimeoutError, type BufferedResponse, bufferedRequest } from './buffered-request.js';
-import { type RetryPolicy, retryDelayFor, sleep, statusError, transportError } from './retry-policy.js';
+import {
+  type RetryPolicy,
+  retryDelayFor,
+  sleep,
+  statusError,
+  tenantHints,
+  transportError,
+  type UpstreamErrorFields,
+} from './retry-policy.js';
 import { parseSseData } from './sse-parser.js';
-import { buildRequestBody, estimateUsage, parseChunk, parseCompletion, upstreamErrorMessage } from './wire-format.js';
+import {
+  buildRequestBody,
+  estimateUsage,
+  parseChunk,
+  parseCompletion,
+  upstreamErrorFields,
+  upstreamErrorMessage,
+} from './wire-format.js';
 
 export interface OpenAICompatibleSettings {
   /** API root, e.g. `http://127.0.0.1:8000/v1`; requests go to `${baseUrl}/chat/completions`. */
@@ -32,7 +47,7 @@ export interface OpenAICompatibleSettings {
   maxRetryAfterMs?: number;
   /** Extra headers on every request (e.g. OpenRouter's HTTP-Referer). */
   headers?: Record<string, string>;
-  /** Name in logs and errors. Default `openai-compatible:<host>/<model>`. */
+  /** Name in logs and errors (never in what a tenant reads). Default `openai-compatible:<host>/<model>`. */
   id?: string;
 }
 
@@ -96,9 +111,7 @@ export class OpenAICompatibleProvider implements ChatProvider {
           throw new ProviderError(
             'upstream',
             `${this.id} sent an unexpected body: ${upstreamErrorMessage(json) ?? 'no choices'}`,
-            {
-              retryable: false,
-            },
+            { retryable: false, publicMessage: 'the upstream sent an answer that is not a chat completion' },
           );
         }
         const completionChars =
@@ -183,19 +196,28 @@ export class OpenAICompatibleProvider implements ChatProvider {
 
   private statusFailure(statusCode: number, headers: BufferedResponse['headers'], text: string): ProviderError {
     let message = text.slice(0, MAX_ERROR_BODY_CHARS);
+    let fields: UpstreamErrorFields = {};
     try {
-      message = upstreamErrorMessage(JSON.parse(text)) ?? message;
+      const json: unknown = JSON.parse(text);
+      message = upstreamErrorMessage(json) ?? message;
+      fields = upstreamErrorFields(json);
     } catch {
       // not JSON: keep the raw text
     }
-    return statusError(statusCode, headers['retry-after'], message, this.id);
+    // What the upstream's fields may not carry to a tenant: where it is, and what it is called.
+    const url = new URL(this.url);
+    const secrets = [url.host, url.hostname, this.settings.model, this.id];
+    return statusError(statusCode, headers['retry-after'], message, this.id, tenantHints(fields, secrets));
   }
 
   /** What an attempt's failure means: the caller's abort reason, a timeout, or a classified ProviderError. */
   private failureOf(err: unknown, timedOut: boolean, signal: AbortSignal): unknown {
     if (signal.aborted) return abortReason(signal);
     if (timedOut)
-      return new ProviderError('timeout', `${this.id} did not answer within ${this.timeoutMs} ms`, { cause: err });
+      return new ProviderError('timeout', `${this.id} did not answer within ${this.timeoutMs} ms`, {
+        cause: err,
+        publicMessage: 'the upstream did not answer in time',
+      });
     return transportError(err, this.id);
   }
 
@@ -228,10 +250,17 @@ export class OpenAICompatibleProvider implements ChatProvider {
       try {
         json = JSON.parse(data);
       } catch {
-        throw new ProviderError('upstream', `${this.id} sent malformed stream data`, { retryable: false });
+        throw new ProviderError('upstream', `${this.id} sent malformed stream data`, {
+          retryable: false,
+          publicMessage: 'the upstream sent malformed stream data',
+        });
       }
       const errorMessage = upstreamErrorMessage(json);
-      if (errorMessage !== undefined) throw new ProviderError('upstream', `${this.id} stream error: ${errorMessage}`);
+      if (errorMessage !== undefined) {
+        throw new ProviderError('upstream', `${this.id} stream error: ${errorMessage}`, {
+          publicMessage: 'the upstream reported an error in its stream',
+        });
+      }
       const chunk = parseChunk(json);
       for (const part of chunk.parts) {
         // The first fragment of each call must carry an id (some servers never send one).
@@ -253,6 +282,7 @@ export class OpenAICompatibleProvider implements ChatProvider {
     if (!done && finishReason === undefined) {
       throw new ProviderError('upstream', `${this.id} stream ended before the answer was complete`, {
         retryable: true,
+        publicMessage: 'the upstream stream ended before the answer was complete',
       });
     }
     yield { type: 'finish', finishReason: finishReason ?? 'stop', usage: usage ?? estimateUsage(req, completionChars) };

@@ -85,29 +85,69 @@ function errorCode(err: unknown, depth = 0): string | undefined {
   return 'cause' in err ? errorCode(err.cause, depth + 1) : undefined;
 }
 
-/** A transport-level failure (no usable HTTP status) as a ProviderError. */
+/**
+ * A transport-level failure (no usable HTTP status) as a ProviderError. Its message (the server's log) names
+ * the upstream and the system's words, which carry its address; its public message says what happened only.
+ */
 export function transportError(err: unknown, upstream: string): ProviderError {
   if (err instanceof ProviderError) return err;
   const code = errorCode(err);
   const detail = err instanceof Error ? err.message : String(err);
   if (code && TIMEOUT_CODES.has(code)) {
-    return new ProviderError('timeout', `${upstream} timed out (${code})`, { cause: err });
+    return new ProviderError('timeout', `${upstream} timed out (${code})`, {
+      cause: err,
+      publicMessage: 'the upstream did not answer in time',
+    });
   }
   if (code && CONNECTION_CODES.has(code)) {
     return new ProviderError('upstream', `${upstream} connection failed (${code}): ${detail}`, {
       cause: err,
       retryable: true,
+      publicMessage: 'the connection to the upstream failed',
     });
   }
-  return new ProviderError('upstream', `${upstream} request failed: ${detail}`, { cause: err, retryable: false });
+  return new ProviderError('upstream', `${upstream} request failed: ${detail}`, {
+    cause: err,
+    retryable: false,
+    publicMessage: 'the request to the upstream failed',
+  });
 }
 
-/** A non-2xx answer as a ProviderError. */
+/** An upstream error body's `param` and `code` (OpenAI's `{"error": {...}}`), which say what to fix in a request. */
+export interface UpstreamErrorFields {
+  param?: string;
+  code?: string;
+}
+
+/** A short token of names and indexes (`messages[0].content`, `context_length_exceeded`), nothing else. */
+const HINT = /^[A-Za-z0-9_.[\]-]{1,64}$/;
+
+/**
+ * The fields a tenant may read: only short tokens that contain none of `secrets` (the upstream's host and
+ * model name), so that an upstream cannot pass its address or model on through them.
+ */
+export function tenantHints(fields: UpstreamErrorFields, secrets: readonly string[]): string {
+  const safe = (value: string | undefined) =>
+    value !== undefined &&
+    HINT.test(value) &&
+    !secrets.some((secret) => secret !== '' && value.toLowerCase().includes(secret.toLowerCase()));
+  const hints = [
+    ...(safe(fields.param) ? [`param: ${fields.param}`] : []),
+    ...(safe(fields.code) ? [`code: ${fields.code}`] : []),
+  ];
+  return hints.length > 0 ? `; ${hints.join('; ')}` : '';
+}
+
+/**
+ * A non-2xx answer as a ProviderError: the upstream's own words in its message (the server's log); in its public
+ * message a fixed sentence and the status, and for a request refused as invalid, `hints` (tenantHints).
+ */
 export function statusError(
   status: number,
   retryAfter: string | string[] | undefined,
   message: string,
   upstream: string,
+  hints = '',
 ): ProviderError {
   const text = `${upstream} answered HTTP ${status}${message ? `: ${message}` : ''}`;
   if (status === 429 || status >= 500) {
@@ -116,10 +156,22 @@ export function statusError(
       status,
       retryable: true,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      publicMessage: `the upstream ${status === 429 ? 'is rate limiting' : 'failed'} (HTTP ${status})`,
     });
   }
-  if (status === 408) return new ProviderError('timeout', text, { status });
-  if (status === 400 || status === 422) return new ProviderError('bad-request', text, { status });
+  if (status === 408) {
+    return new ProviderError('timeout', text, { status, publicMessage: `the upstream timed out (HTTP ${status})` });
+  }
+  if (status === 400 || status === 422) {
+    return new ProviderError('bad-request', text, {
+      status,
+      publicMessage: `the upstream refused the request as invalid (HTTP ${status}${hints})`,
+    });
+  }
   // 401/403/404…: our configuration is wrong for this target; the request itself may be fine elsewhere.
-  return new ProviderError('upstream', text, { status, retryable: false });
+  return new ProviderError('upstream', text, {
+    status,
+    retryable: false,
+    publicMessage: `the upstream refused the request (HTTP ${status})`,
+  });
 }

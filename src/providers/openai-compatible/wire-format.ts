@@ -79,6 +79,14 @@ export function upstreamErrorMessage(raw: unknown): string | undefined {
   return asString(error?.message) ?? asString(body.error) ?? 'upstream reported an error';
 }
 
+/** The `param` and `code` of an `{"error": {...}}` body, when they are text. */
+export function upstreamErrorFields(raw: unknown): { param?: string; code?: string } {
+  const error = asRecord(asRecord(raw)?.error);
+  const param = asString(error?.param);
+  const code = asString(error?.code);
+  return { ...(param !== undefined ? { param } : {}), ...(code !== undefined ? { code } : {}) };
+}
+
 export interface ParsedCompletion {
   text: string | null;
   toolCalls: ToolCall[];
