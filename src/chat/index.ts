@@ -17,6 +17,8 @@ export {
   estimateTokens,
   type PromptBudget,
   type SourcePassage,
+  type SupportedSentence,
+  supportedSentences,
 } from './context/index.js';
 export { downloadPath, locateLocalModel, modelsDir } from './local-model.js';
 export { type LocalModelStatus, LocalModelSupervisor } from './local-model-supervisor.js';

@@ -1,4 +1,4 @@
-import type { Citation } from '../chat/index.js';
+import { type Citation, supportedSentences } from '../chat/index.js';
 import type { ToolCall } from '../providers/index.js';
 import { fusedRelevance } from '../retrieval/index.js';
 import type { CodeRun } from './code-interpreter.js';
@@ -15,8 +15,10 @@ const MARKER = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
 /**
  * The answer's annotations: each `[n]` it writes, for a source `n` it was given, is a `file_citation` at the
  * marker (with the document's id and title, and pvai's chunk, page and character span) or a `url_citation`
- * over the marker's span. An answer that cites no marker but drew on documents gets a `file_citation` per
- * document at its end: the sources it was given, for the reader to check.
+ * over the marker's span. An answer that cites no marker is still attributed: each sentence a page supports
+ * (`supportedSentences`) is a `url_citation` over that sentence, and every document and every page no sentence
+ * went to is cited at the end of the text (`file_citation` `index`, `url_citation` `start_index` = `end_index` =
+ * its length, where a footnote goes): the sources it was given, for the reader to check.
  */
 export function annotationsOf(text: string, citations: readonly Citation[]): Annotation[] {
   const byIndex = new Map(citations.map((c) => [c.index, c]));
@@ -29,9 +31,17 @@ export function annotationsOf(text: string, citations: readonly Citation[]): Ann
   }
   if (out.length > 0) return out;
   const seen = new Set<string>();
+  // Documents take part in the match so that a sentence a document supports better is not given to a page;
+  // a document's citation stays at the end of the text, where file_search has always put it.
+  for (const { start, end, citation } of supportedSentences(text, citations)) {
+    if (citation.source !== 'web' || !citation.url) continue;
+    seen.add(`web ${citation.url}`);
+    out.push(annotation(citation, start, end));
+  }
   for (const c of citations) {
-    if (c.source !== 'document' || !c.document_id || seen.has(c.document_id)) continue;
-    seen.add(c.document_id);
+    const key = c.source === 'web' ? c.url && `web ${c.url}` : c.document_id && `document ${c.document_id}`;
+    if (!key || seen.has(key)) continue;
+    seen.add(key);
     out.push(annotation(c, text.length, text.length));
   }
   return out;
