@@ -31,10 +31,11 @@ import {
 } from './memory/index.js';
 import { Metrics, metricsOperations } from './metrics/index.js';
 import { creditsPerRequest, embeddingCredits, modelOperations } from './models/index.js';
+import { pendingWrites } from './pending-writes.js';
 import { createProviderFactories, createRouter, routeTargets } from './providers/index.js';
 import { RagService, ragContextSource, ragOperations, ragUserData, SqlDocumentStore } from './rag/index.js';
 import { responsesCapability, SqlResponseStore } from './responses/index.js';
-import { chunkIndexFor, createEmbedder, SqlChunkIndex } from './retrieval/index.js';
+import { chunkIndexFor, createEmbedder, SqlChunkIndex, vectorIndexCheck } from './retrieval/index.js';
 import { closeOpen, type OpenParts, type Runtime, type ServiceOptions } from './runtime.js';
 import { countingExecutions, createSandbox } from './sandbox/index.js';
 import { LATENCY_BOUNDS_MS, SlaService, SqlSlaStore, slaOperations } from './sla/index.js';
@@ -91,7 +92,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     localEngine: config.localEngine,
     resolveLocalModelPath: () => localModel.modelPath,
   });
-  const router = createRouter(routeTargets(config.routing, process.env), factories);
+  const router = createRouter(routeTargets(config.routing, process.env), factories, { log: logger });
   opened.router = () => router.close();
   // One embedding model for documents, memories and web passage ranking (RagService closes it), and one
   // index for documents and memories (memories as their own kind).
@@ -131,7 +132,8 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
   const accountStore = createAccountStore(db, {
     onError: (err) => logger.error({ err }, 'writing credit charges failed'),
   });
-  const accounts = new AccountService(accountStore, clock, { authCacheTtlMs: config.authCacheTtlMs });
+  const refunds = pendingWrites(config.dataDir, logger, 'refunds');
+  const accounts = new AccountService(accountStore, clock, { authCacheTtlMs: config.authCacheTtlMs, refunds });
   opened.accounts = () => accounts.close();
   const tiers = new TierPolicy(config.tiers);
   const limiter = new RateLimiter(
@@ -143,10 +145,8 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
   // The dashboard's charts read the daily rollup that SqlUsageStore keeps as it writes usage rows.
   const usageRollup = new DailyUsageRollup(db);
   const usageStore = new SqlUsageStore(db);
-  const usage = new BufferedUsageStore(usageStore, {
-    onError: (err, lost) => logger.error({ err, lost }, 'writing usage rows failed'),
-  });
-  opened.usage = () => usage.flush();
+  const usage = new BufferedUsageStore(usageStore, pendingWrites(config.dataDir, logger, 'usage'));
+  opened.usage = () => usage.close();
   const responseStore = new SqlResponseStore(db);
   const conversations = conversationsCapability({ db, responses: responseStore, clock });
 
@@ -185,12 +185,11 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     clock,
     targets: (tier) => tiers.slaTargets({ tier }),
     isEndpoint,
-    onError: (err, lost) => logger.error({ err, lost }, 'writing SLA buckets failed'),
+    ...pendingWrites(config.dataDir, logger, 'sla'),
     onPruneError: (err) => logger.error({ err }, 'pruning SLA buckets failed'),
   });
   opened.sla = () => sla.close();
   const sandboxRunner = createSandbox(config.sandbox);
-  opened.sandbox = () => sandboxRunner.close();
   const metrics = new Metrics({
     isEndpoint,
     models: [...MODEL_IDS, EMBEDDING_MODEL_ID],
@@ -199,6 +198,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
       sandbox: () => sandboxRunner.queueState(),
       localEngine: () => factories.localQueueState(),
       ingestion: async () => ({ processing: await rag.processingCount() }),
+      writeBehind: () => ({ usage: usage.writeState(), sla: sla.writeState(), refunds: accounts.refundState() }),
     },
   });
   const sandbox = countingExecutions(sandboxRunner, (outcome) => metrics.sandboxExecution(outcome));
@@ -251,6 +251,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
       database: () => checkDatabase(db),
       localModel: () => localModel.status(),
       sandbox: () => sandbox.health(),
+      vectorIndex: vectorIndexCheck(config),
     }),
     ...modelOperations(
       tiers,
@@ -289,8 +290,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     ...metricsOperations(metrics),
   };
 
-  // Loaded last: a wait earlier in the assembly left each scavenge keeping ~3x the bytes (issue 30's eleventh step),
-  // the state whose holders kernel/slot-list.ts replaced in the twelfth step; kept, it costs nothing.
+  // Loaded last: a wait earlier in the assembly left each scavenge keeping ~3x the bytes; last, it costs nothing.
   await localModel.start(factories);
   await responses.background.start();
   const ports: HttpPorts = {

@@ -108,7 +108,7 @@ export interface paths {
         };
         /**
          * The input items of a stored response
-         * @description The items the response was created with (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. A message's content is listed as parts (a string given is one `input_text` part, `output_text` for the assistant), with its `status`.
+         * @description The response's whole context, as OpenAI lists it: the input and output items of the responses it continues through `previous_response_id`, oldest first (after a deleted one: only those after it), then its own input items (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. A message's content is listed as parts (a string given is one `input_text` part, `output_text` for the assistant), with its `status`.
          */
         get: operations["listResponseInputItems"];
         put?: never;
@@ -698,7 +698,8 @@ export interface paths {
         };
         /**
          * Readiness of each dependency
-         * @description `checks` reports the database, the local model (when any PV model routes to it) and the Python sandbox.
+         * @description `checks` reports the database, the local model (when any PV model routes to it), the Python sandbox and,
+         *     with `QDRANT_URL`, the vector index (`vector_index`: reported, not required, like the sandbox).
          *     The status is `ready` when the database and the local model work; a missing sandbox is reported
          *     (code execution then answers 503 `SANDBOX_UNAVAILABLE`) but does not make the service unready.
          */
@@ -919,7 +920,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "PREVIOUS_RESPONSE_CHAIN_TOO_LONG" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
             details: {
                 [key: string]: unknown;
             } | null;
@@ -1804,7 +1805,7 @@ export interface components {
             input: string | components["schemas"]["ResponseInputItem"][];
             /** @description A system message for this response only (not carried to a response that continues it). */
             instructions?: string | null;
-            /** @description A stored response of the same end user whose conversation this one continues; another end user's, another account's or an unstored one is 404 `PREVIOUS_RESPONSE_NOT_FOUND`. Not with `conversation`. */
+            /** @description A stored response of the same end user whose conversation this one continues; another end user's, another account's, an unstored one, or one whose chain holds a deleted response (named in `details.deleted_response_id`) is 404 `PREVIOUS_RESPONSE_NOT_FOUND`. A chain holds at most 1,000 responses and 16 MiB of conversation: continuing past either is 400 `PREVIOUS_RESPONSE_CHAIN_TOO_LONG` (`details.field: previous_response_id`, `limit_responses` or `limit_bytes`). Not with `conversation`. */
             previous_response_id?: string | null;
             /** @description A conversation of the same end user (its id, or `{id}`): its items come before `input`, and this response's input and output items are appended to it once it ends. Another end user's or account's is 404 `NOT_FOUND`. Not with `previous_response_id` (400 naming `conversation`). An input item the conversation already holds is 400 naming `input[i].id`. */
             conversation?: (string | null) | {
@@ -2320,8 +2321,11 @@ export interface components {
          *     - a prompt longer than the context of the model the request is routed to (the messages, tools and system
          *       text as that model's tokenizer counts them), or any other request the model's engine or upstream refuses
          *       as invalid: `INVALID_PARAMETER` with `details: {model, attempts}`, where each attempt names the
-         *       `provider`, the target `model`, `kind: bad-request` and the engine's `message` (the local engine says
-         *       `prompt is N tokens; the local model's context holds M`). The request costs no credits.
+         *       `provider`, the `model`, `kind: bad-request` and a `message` (the local engine says
+         *       `prompt is N tokens; the local model's context holds M`). For an upstream the attempt's `model` is the
+         *       PV model and its `message` pvai's own sentence with the upstream's HTTP status, and its `param` and
+         *       `code` when they are plain tokens: an upstream's address, model and own words go to the server's log,
+         *       never to the tenant. The request costs no credits.
          */
         ChatBadRequest: {
             headers: {
@@ -2777,9 +2781,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The capability is not available on this server now (`SERVICE_UNAVAILABLE`, `SANDBOX_UNAVAILABLE`) or it is at capacity (`SERVER_BUSY`). */
+        /**
+         * @description The capability is not available on this server now (`SERVICE_UNAVAILABLE`, `SANDBOX_UNAVAILABLE`), it is at
+         *     capacity (`SERVER_BUSY`), or an engine the request needs (the database, the vector index) could not be
+         *     asked: `SERVICE_UNAVAILABLE` with `details.engine` and `Retry-After` (seconds). A key is never refused as
+         *     invalid because its lookup could not be made.
+         */
         ServiceUnavailable: {
             headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -3896,6 +3906,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getModel: {
@@ -3949,6 +3960,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getUsage: {
@@ -4041,6 +4053,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listMemories: {
@@ -4771,6 +4784,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     eraseUserData: {
@@ -4819,6 +4833,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSla: {

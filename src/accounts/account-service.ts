@@ -1,9 +1,10 @@
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import type { Tier } from '../kernel/index.js';
+import { RetryingWriter, type WriteBehindState } from '../storage/index.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
 import { hashPassword, verifyPassword } from './password.js';
-import type { Account, AccountStore, ApiKeyRecord, ChargeResult, CreditsPort, Principal } from './types.js';
+import type { Account, AccountStore, ApiKeyRecord, ChargeResult, CreditsPort, Principal, Refund } from './types.js';
 
 export interface CreatedKey {
   key: ApiKeyRecord;
@@ -56,6 +57,12 @@ export interface AccountServiceOptions {
    * until such a change, whatever its age: the CLI's revocations then take effect within 50 ms.
    */
   authCacheTtlMs?: number;
+  /**
+   * Where refunds the database cannot take now are kept (spilled to `spillFile` past memory's bound, written at
+   * the next start if left), and how a failed write is reported: a request that failed after it was charged is
+   * always given its credits back, however long the database is away.
+   */
+  refunds?: { spillFile: string; onError: (err: unknown, pending: number) => void };
 }
 
 /** Accounts, keys and credits: what the CLI, the admin API and authentication share. */
@@ -70,6 +77,20 @@ export class AccountService {
     this.#store = store;
     this.#clock = clock;
     this.#cacheTtlMs = options.authCacheTtlMs ?? 0;
+    const refundMany = store.refundMany?.bind(store);
+    if (refundMany && options.refunds) {
+      this.#refunds = new RetryingWriter<Refund>({
+        write: (refunds, batchId) => refundMany(refunds, batchId),
+        ...options.refunds,
+      });
+    }
+  }
+
+  readonly #refunds: RetryingWriter<Refund> | undefined;
+
+  /** Refunds kept to write again, for /metrics. */
+  refundState(): WriteBehindState {
+    return this.#refunds?.state() ?? { pending: 0, retries: 0, spilled: 0 };
   }
 
   /** Forgets every cached key resolution (after a change to keys or accounts). */
@@ -91,7 +112,9 @@ export class AccountService {
     return this.#store.chargeCredits(accountId, amount);
   }
 
+  /** Gives credits back; with a refund writer it never fails: what the database cannot take now is kept. */
   refundCredits(accountId: string, amount: number): Promise<void> {
+    if (this.#refunds) return this.#refunds.submit([{ accountId, amount }]);
     return this.#store.refundCredits(accountId, amount);
   }
 
@@ -102,8 +125,9 @@ export class AccountService {
   };
 
   /** Writes what the store holds back (the embedded credit ledger); the service is not used afterwards. */
-  close(): Promise<void> {
-    return this.#store.close();
+  async close(): Promise<void> {
+    await this.#refunds?.close();
+    await this.#store.close();
   }
 
   async createAccount(input: {
@@ -254,8 +278,12 @@ export class AccountService {
     const principal = cached && (watched || cached.until > now) ? cached.principal : await this.#lookUp(hash, now);
     if (!principal) return undefined;
     if (principal.key.lastUsedAt === null || now - principal.key.lastUsedAt > TOUCH_INTERVAL_MS) {
+      const before = principal.key.lastUsedAt;
       principal.key.lastUsedAt = now;
-      await this.#store.touchKey(principal.key.id, now);
+      // "Last used" is a hint: a store that cannot take it now does not refuse the key; a later request writes it.
+      await this.#store.touchKey(principal.key.id, now).catch(() => {
+        principal.key.lastUsedAt = before;
+      });
     }
     return principal;
   }

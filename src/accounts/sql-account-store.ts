@@ -10,9 +10,10 @@ import {
   type TurnCommit,
   transaction,
   turnCommitOf,
+  WriteBatches,
 } from '../storage/index.js';
 import { newId } from './api-key.js';
-import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
+import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal, Refund } from './types.js';
 
 const ACCOUNT_COLUMNS = 'id, email, tier, credits, created_at';
 const KEY_COLUMNS = 'id, account_id, prefix, name, user_id, created_at, last_used_at, revoked_at';
@@ -165,6 +166,22 @@ export class SqlAccountStore implements AccountStore {
 
   async refundCredits(id: string, amount: number): Promise<void> {
     await this.#db.query('UPDATE accounts SET credits = credits + $2 WHERE id = $1', [id, amount]);
+  }
+
+  readonly #batches = new WriteBatches();
+
+  async refundMany(refunds: readonly Refund[], batchId: string): Promise<void> {
+    const db = this.#db;
+    if (db.dialect !== 'postgres') {
+      for (const r of refunds) await this.refundCredits(r.accountId, r.amount);
+      return;
+    }
+    await transaction(db, async (tx) => {
+      if (!(await this.#batches.claim(tx, batchId))) return;
+      for (const r of refunds) {
+        await tx.query('UPDATE accounts SET credits = credits + $2 WHERE id = $1', [r.accountId, r.amount]);
+      }
+    });
   }
 
   async insertKey(key: ApiKeyRecord, hash: string): Promise<void> {

@@ -18,6 +18,12 @@ export interface CreditsPort {
 }
 
 /** The storage port for accounts, keys and credits. */
+/** Credits given back to an account (a request that failed after it was charged). */
+export interface Refund {
+  accountId: string;
+  amount: number;
+}
+
 export interface AccountStore {
   createAccount(input: NewAccount, now: number): Promise<Account>;
   getAccount(id: string): Promise<Account | undefined>;
@@ -28,6 +34,11 @@ export interface AccountStore {
   /** Atomic check-and-charge: never lets the balance go below zero, across processes too. */
   chargeCredits(id: string, amount: number): Promise<ChargeResult>;
   refundCredits(id: string, amount: number): Promise<void>;
+  /**
+   * PostgreSQL: refunds in one transaction, written once per `batchId` (a retry after a lost COMMIT answer adds
+   * nothing). Absent where refunds never meet an absent engine (embedded SQLite's credit ledger).
+   */
+  refundMany?(refunds: readonly Refund[], batchId: string): Promise<void>;
   insertKey(key: ApiKeyRecord, hash: string): Promise<void>;
   getKey(id: string): Promise<ApiKeyRecord | undefined>;
   listKeys(accountId: string): Promise<ApiKeyRecord[]>;

@@ -266,7 +266,11 @@ export class ChatService {
   async #remember(ticket: Ticket, key: string, completion: Completion): Promise<void> {
     const { meta } = ticket;
     const answer: CachedAnswer = { completion, citations: meta.citations, memoryContext: meta.memoryContext };
-    await this.#deps.cache.set(key, { body: answer, createdAt: this.#deps.clock() }, ticket.ttlMs);
+    // The answer is made and paid for: a cache that cannot keep it now (its engine away) costs a later miss,
+    // never this answer.
+    await this.#deps.cache
+      .set(key, { body: answer, createdAt: this.#deps.clock() }, ticket.ttlMs)
+      .catch((err: unknown) => this.#deps.warn?.(err, 'the response cache could not keep an answer'));
   }
 
   async #refund(ticket: Ticket): Promise<void> {

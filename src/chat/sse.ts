@@ -1,5 +1,5 @@
 import type { PassThrough } from 'node:stream';
-import { AppError, errorBody } from '../errors/index.js';
+import { type AppError, asAppError, errorBody } from '../errors/index.js';
 import { ClientDisconnectedError } from '../http/index.js';
 import type { AnswerPart } from './chat-service.js';
 import { ChunkEncoder, type ResponseMeta } from './wire.js';
@@ -61,7 +61,7 @@ export async function pipeAsSse(
     return finished;
   } catch (err) {
     if (err instanceof ClientDisconnectedError) return { clientClosed: true };
-    const error = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'Internal error');
+    const error = asAppError(err);
     if (!out.destroyed) await write(event(errorBody(error))).catch(() => undefined);
     return { error };
   } finally {

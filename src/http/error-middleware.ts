@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { AppError, errorBody } from '../errors/index.js';
+import { AppError, asAppError, errorBody } from '../errors/index.js';
 import { CLIENT_CLOSED_REQUEST, ClientDisconnectedError } from './call.js';
 import type { AppContext } from './types.js';
 
@@ -13,7 +13,7 @@ interface HttpLikeError {
   limit?: number;
 }
 
-/** Any thrown value as an AppError: the body parser's, Koa's and our own. Unknown ones are 500. */
+/** Any thrown value as an AppError: the body parser's, Koa's and our own; an absent engine 503, unknown ones 500. */
 export function toAppError(err: unknown, bodyLimit: number): AppError {
   if (err instanceof AppError) return err;
   const e = (err ?? {}) as HttpLikeError;
@@ -35,7 +35,7 @@ export function toAppError(err: unknown, bodyLimit: number): AppError {
   if (status === 400 && e.expose) {
     return new AppError('INVALID_PARAMETER', e.message ?? 'Bad request', { field: 'body', reason: e.message ?? '' });
   }
-  return new AppError('INTERNAL_ERROR', 'Internal error');
+  return asAppError(err);
 }
 
 /** Outermost middleware: every failure leaves as the error body with its code's status. */
@@ -52,6 +52,7 @@ export function errorMiddleware(bodyLimit: number): Koa.Middleware {
       }
       const appError = toAppError(err, bodyLimit);
       if (appError.code === 'INTERNAL_ERROR') ctx.state.log.error({ err }, 'unhandled error');
+      else if (appError.details?.engine) ctx.state.log.warn({ err }, 'an engine could not be reached');
       ctx.status = appError.status;
       ctx.set(appError.headers);
       ctx.body = errorBody(appError);

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Context as OpenApiContext } from 'openapi-backend';
-import { AppError } from '../errors/index.js';
+import { AppError, engineAwayError, engineAwayOf } from '../errors/index.js';
 import { type Principal, secretsEqual } from '../kernel/index.js';
 import { setHeaders } from './headers.js';
 import type { HttpPorts } from './ports.js';
@@ -112,6 +112,12 @@ export function unauthorizedHandler(ports: HttpPorts) {
   return async (c: OpenApiContext, ctx: AppContext): Promise<never> => {
     if (usesAdminToken(c) && ports.adminToken === undefined) {
       throw new AppError('SERVICE_UNAVAILABLE', 'The admin API is disabled; set PVAI_ADMIN_TOKEN to enable it');
+    }
+    // A key whose lookup could not be made is not a wrong key: 503, so that clients retry instead of giving up
+    // on a valid key (the SDKs never retry a 401), and no failed attempt is counted against the address.
+    for (const result of Object.values(c.security ?? {})) {
+      const engine = engineAwayOf((result as { error?: unknown } | undefined)?.error);
+      if (engine) throw engineAwayError(engine);
     }
     const refusal = await keyRefusal(ports, ctx.ip);
     if (refusal.code === 'UNAUTHORIZED' && usesAdminToken(c)) {

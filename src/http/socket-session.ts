@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { type RawData, WebSocket } from 'ws';
-import { AppError, errorBody } from '../errors/index.js';
+import { AppError, asAppError, errorBody } from '../errors/index.js';
 import type { Principal } from '../kernel/index.js';
 import { parseJson } from './body.js';
 import { CLIENT_CLOSED_REQUEST, ClientDisconnectedError, STREAM_STALLED } from './call.js';
@@ -186,7 +186,7 @@ export class SocketSessionRunner implements SocketSession, HeldSocket {
       call.usage.clientClosed = true;
       return CLIENT_CLOSED_REQUEST;
     }
-    const error = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'Internal error');
+    const error = asAppError(err);
     if (error.code === 'INTERNAL_ERROR') call.log.error({ err }, 'unhandled error');
     try {
       await this.send(JSON.stringify({ type: 'error', status: error.status, error: errorBody(error).error }));

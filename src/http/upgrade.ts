@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { OpenAPIBackend } from 'openapi-backend';
 import { WebSocketServer } from 'ws';
-import { AppError } from '../errors/index.js';
+import { AppError, asAppError } from '../errors/index.js';
 import type { UpgradeListener } from './connection-limits.js';
 import type { HttpPorts } from './ports.js';
 import { newRequestId } from './request-context.js';
@@ -127,7 +127,7 @@ export function upgradeRequests(ports: HttpPorts, options: UpgradeOptions): Upgr
     // Node's error listener leaves an upgraded connection: a reset while its key is checked must not throw.
     socket.on('error', () => socket.destroy());
     accept(req, socket, head).catch((err: unknown) => {
-      const error = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'Internal error');
+      const error = asAppError(err);
       if (error.code === 'INTERNAL_ERROR') ports.logger.error({ err }, 'a websocket upgrade failed');
       if (!socket.destroyed) writeAndClose(socket, error);
     });

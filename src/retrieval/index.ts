@@ -8,7 +8,7 @@ export { createEmbedder, DEFAULT_EMBEDDING_MODEL_FILE, defaultEmbeddingModelPath
 export { LocalEmbedder, normalise } from './embedders/local-embedder.js';
 export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './embedders/openai-embedder.js';
 export { fusedRelevance, reciprocalRankFusion } from './fusion.js';
-export { chunkIndexFor } from './index-for.js';
+export { chunkIndexFor, vectorIndexCheck } from './index-for.js';
 export {
   DEFAULT_QDRANT_COLLECTION,
   QdrantChunkIndex,

@@ -12,6 +12,8 @@ export interface SystemDeps {
   database(): Promise<DependencyCheck>;
   localModel(): DependencyCheck;
   sandbox(): Promise<DependencyCheck>;
+  /** Qdrant, when the service uses it (the embedded index is the database). */
+  vectorIndex?: () => Promise<DependencyCheck>;
 }
 
 const REFERENCE_PAGE = `<!doctype html>
@@ -52,9 +54,20 @@ export function systemOperations(deps: SystemDeps): Operations<SystemOperationId
       if (deps.draining()) {
         return { status: 503, body: { status: 'not_ready', checks: { server: { ok: false, detail: 'stopping' } } } };
       }
-      const [database, sandbox] = await Promise.all([deps.database(), sandboxHealth()]);
-      const checks = { database, local_model: deps.localModel(), sandbox };
-      // The sandbox is reported but not required: chat and everything else work without it.
+      const [database, sandbox, vectorIndex] = await Promise.all([
+        deps.database(),
+        sandboxHealth(),
+        deps.vectorIndex?.(),
+      ]);
+      const checks = {
+        database,
+        local_model: deps.localModel(),
+        sandbox,
+        ...(vectorIndex && { vector_index: vectorIndex }),
+      };
+      // The sandbox is reported but not required: chat and everything else work without it. So is the vector
+      // index: documents answer 503 without it while chat goes on, and every replica shares it, so taking
+      // replicas out of service would not bring it back.
       const ready = database.ok && checks.local_model.ok;
       return ready
         ? { status: 200, body: { status: 'ready', checks } }

@@ -22,10 +22,8 @@ export function keyRevoked(): AppError {
   );
 }
 
-/** Any failure as the response's error: an AppError as it is, anything else an internal error. */
-export function asAppError(err: unknown): AppError {
-  return err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'Internal error');
-}
+/** Any failure as the response's error (errors/asAppError: an absent engine is 503, not an internal error). */
+export { asAppError } from '../../errors/index.js';
 
 /** A response that had not ended (queued or in progress), as it ends without its run: cancelled or failed. */
 export function endedBody(body: ResponseBody, end: 'cancelled' | AppError, nowMs: number): ResponseBody {

@@ -1,6 +1,7 @@
 /** Small pieces of the Qdrant adapter: point ids, tenant filters, the recorded model, error messages. */
 import { createHash } from 'node:crypto';
 import type { QdrantClient } from '@qdrant/js-client-rest';
+import { EngineAwayError } from '../../errors/index.js';
 import type { Tenant } from '../types.js';
 
 /** The named dense vector (the embedding model's). */
@@ -111,9 +112,14 @@ export function describeQdrantError(
     if (failed.status === 401 || failed.status === 403) {
       return new Error(`${at} was refused (${failed.status} ${reason}): check QDRANT_API_KEY`, { cause: err });
     }
+    // Qdrant saying it cannot serve now (a node down, a proxy in front without its backend) is an absent engine.
+    if (failed.status >= 502 && failed.status <= 504) {
+      return new EngineAwayError('vector index', `${at} failed (${failed.status}): ${reason}`, { cause: err });
+    }
     return new Error(`${at} failed (${failed.status}): ${reason}`, { cause: err });
   }
   const message = err instanceof Error ? err.message : String(err);
   const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : '';
-  return new Error(`${at} failed: ${message}${cause}`, { cause: err });
+  // No HTTP status: no answer at all (refused, reset, timed out): the vector index is away.
+  return new EngineAwayError('vector index', `${at} failed: ${message}${cause}`, { cause: err });
 }

@@ -129,7 +129,7 @@ export class HealthApi extends runtime.BaseAPI {
     }
 
     /**
-     * `checks` reports the database, the local model (when any PV model routes to it) and the Python sandbox. The status is `ready` when the database and the local model work; a missing sandbox is reported (code execution then answers 503 `SANDBOX_UNAVAILABLE`) but does not make the service unready. 
+     * `checks` reports the database, the local model (when any PV model routes to it), the Python sandbox and, with `QDRANT_URL`, the vector index (`vector_index`: reported, not required, like the sandbox). The status is `ready` when the database and the local model work; a missing sandbox is reported (code execution then answers 503 `SANDBOX_UNAVAILABLE`) but does not make the service unready. 
      * Readiness of each dependency
      */
     async getReadinessRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Readiness>> {
@@ -140,7 +140,7 @@ export class HealthApi extends runtime.BaseAPI {
     }
 
     /**
-     * `checks` reports the database, the local model (when any PV model routes to it) and the Python sandbox. The status is `ready` when the database and the local model work; a missing sandbox is reported (code execution then answers 503 `SANDBOX_UNAVAILABLE`) but does not make the service unready. 
+     * `checks` reports the database, the local model (when any PV model routes to it), the Python sandbox and, with `QDRANT_URL`, the vector index (`vector_index`: reported, not required, like the sandbox). The status is `ready` when the database and the local model work; a missing sandbox is reported (code execution then answers 503 `SANDBOX_UNAVAILABLE`) but does not make the service unready. 
      * Readiness of each dependency
      */
     async getReadiness(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Readiness> {

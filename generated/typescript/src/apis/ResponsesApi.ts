@@ -496,7 +496,7 @@ export class ResponsesApi extends runtime.BaseAPI {
     }
 
     /**
-     * The items the response was created with (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. A message\'s content is listed as parts (a string given is one `input_text` part, `output_text` for the assistant), with its `status`. 
+     * The response\'s whole context, as OpenAI lists it: the input and output items of the responses it continues through `previous_response_id`, oldest first (after a deleted one: only those after it), then its own input items (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. A message\'s content is listed as parts (a string given is one `input_text` part, `output_text` for the assistant), with its `status`. 
      * The input items of a stored response
      */
     async listResponseInputItemsRaw(requestParameters: ListResponseInputItemsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ResponseInputItemList>> {
@@ -507,7 +507,7 @@ export class ResponsesApi extends runtime.BaseAPI {
     }
 
     /**
-     * The items the response was created with (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. A message\'s content is listed as parts (a string given is one `input_text` part, `output_text` for the assistant), with its `status`. 
+     * The response\'s whole context, as OpenAI lists it: the input and output items of the responses it continues through `previous_response_id`, oldest first (after a deleted one: only those after it), then its own input items (its `instructions` are not an item), with ids, in the order of `order` (`desc`, newest first, by default, as OpenAI lists them), `limit` at a time after the item `after`. A message\'s content is listed as parts (a string given is one `input_text` part, `output_text` for the assistant), with its `status`. 
      * The input items of a stored response
      */
     async listResponseInputItems(requestParameters: ListResponseInputItemsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ResponseInputItemList> {

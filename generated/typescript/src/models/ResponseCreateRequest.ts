@@ -91,7 +91,7 @@ export interface ResponseCreateRequest {
      */
     instructions?: string | null;
     /**
-     * A stored response of the same end user whose conversation this one continues; another end user's, another account's or an unstored one is 404 `PREVIOUS_RESPONSE_NOT_FOUND`. Not with `conversation`.
+     * A stored response of the same end user whose conversation this one continues; another end user's, another account's, an unstored one, or one whose chain holds a deleted response (named in `details.deleted_response_id`) is 404 `PREVIOUS_RESPONSE_NOT_FOUND`. A chain holds at most 1,000 responses and 16 MiB of conversation: continuing past either is 400 `PREVIOUS_RESPONSE_CHAIN_TOO_LONG` (`details.field: previous_response_id`, `limit_responses` or `limit_bytes`). Not with `conversation`.
      */
     previousResponseId?: string | null;
     /**
