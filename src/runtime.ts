@@ -64,7 +64,7 @@ export interface Runtime {
  * first (its runs call the chat pipeline and write rows), memory before rag (whose embedder and index it uses), the
  * writers of rows before the database.
  */
-export const CLOSE_ORDER = [
+const CLOSE_ORDER = [
   'responses',
   'memory',
   'rag',

@@ -13,7 +13,7 @@
  * of a round has both sides under nearly the same machine; the report gives the median of the rounds' ratios
  * and a bootstrap 95 % interval of that median. An interval that holds 1 resolves no difference. Run a build
  * against itself to see the spread: on this machine such runs gave 0.962 (0.934–1.043) and 1.058 (0.993–1.115),
- * so the tool resolves about ±7 %, not 2 % (docs/benchmarks.md, issue 30's thirteenth step).
+ * so the tool resolves about ±7 %, not 2 %.
  *
  * The load is bench:chat's miss row: 32 connections, 1,000 accounts, PV-TURBO against the mock upstream,
  * `skip_cache`, every capability on; no local model is loaded. Server CPU per request comes from /proc

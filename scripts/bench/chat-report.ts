@@ -1,4 +1,4 @@
-/** bench:chat's printed report: the tables, the ratios against issue 30's targets, the per-request budget. */
+/** bench:chat's printed report: the tables, the ratios against its targets, the per-request budget. */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, table } from './lib.js';

@@ -3,7 +3,7 @@
  * direct-to-mock vs through pvai vs through Portkey's open-source gateway (a peer), cache hits, fixed-rate
  * added latency, streaming time-to-first-token and inter-chunk gap, and local-engine tokens/s through
  * pvai vs node-llama-cpp called directly.
- * Targets (issue 30): misses ≥ 0.6× the Koa + openapi-backend floor and ≥ 3× Portkey; p99 added at 1,000 req/s
+ * Targets: misses ≥ 0.6× the Koa + openapi-backend floor and ≥ 3× Portkey; p99 added at 1,000 req/s
  * ≤ the floor's + 2 ms; cache hits ≥ 0.85× the floor; local tokens/s ≥ 0.95× direct; streaming first token
  * added ≤ 2 ms; ≤ 25 KB allocated per miss.
  * The floor, the bare proxy and pvai run with bench/probe.mjs preloaded: each measured phase is a window in
@@ -82,7 +82,7 @@ try {
     keys.push(await createBenchAccount(server.url, `chat${i}@example.com`));
   }
   // Measured first, before the load phases. Measured after them, pvai's side came out 9-13 % slower in
-  // three runs: its heap then holds the garbage of ~100k requests. docs/benchmarks.md reports both.
+  // three runs: its heap then holds the garbage of ~100k requests, which is not what the ratio is about.
   const { direct, through } = await localTokensPerSecond(server.url, keys[0] ?? '', 400);
   const json = { 'Content-Type': 'application/json' };
   const pvHeaders = (i: number) => ({ ...json, Authorization: `Bearer ${keys[i % keys.length]}` });

@@ -1,6 +1,6 @@
 /**
  * bench:chat's throughput rows in alternating rounds. On this VM one build's throughput moves by ±10 % from one
- * minute to the next (docs/benchmarks.md, issue 30's thirteenth step), so a ratio read off one window of the floor
+ * minute to the next (measured with bench:ab, a build against itself), so a ratio read off one window of the floor
  * and one of pvai, a minute apart, swings by as much as the gap it is meant to show. Each round measures the rows
  * back to back, the order flipped every round; a ratio is the median of the rounds' paired ratios, and a row's
  * figures are its rounds' median req/s and latencies, and its windows' CPU, bytes and GC summed over the requests

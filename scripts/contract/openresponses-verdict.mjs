@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Reads the Open Responses compliance suite's own JSON summary (`--json`, on stdin or a file) and holds pvai to the
-// issue's bar: every case passes, except `image-input` on a text-only model, which must fail with pvai's 400
+// this bar: every case passes, except `image-input` on a text-only model, which must fail with pvai's 400
 // UNSUPPORTED_CONTENT naming the image part (`input[0].content[1]`) — the part a text model cannot read, refused
 // clearly instead of answered blind. Prints the suite's summary and a line per case; exits 1 otherwise.
 //

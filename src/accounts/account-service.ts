@@ -17,7 +17,7 @@ export interface CreatedKey {
  * clients read balances as 64-bit integers; far below 2^53 − 1, so a balance plus a grant stays exact in
  * JavaScript numbers and in both SQL dialects. A creation or grant that would pass it is refused.
  */
-export const MAX_CREDIT_BALANCE = 1_000_000_000_000;
+const MAX_CREDIT_BALANCE = 1_000_000_000_000;
 
 function overCeiling(field: 'credits' | 'amount', balance: number): AppError {
   return new AppError('INVALID_PARAMETER', `a credit balance is at most ${MAX_CREDIT_BALANCE}`, {
@@ -34,7 +34,7 @@ function overCeiling(field: 'credits' | 'amount', balance: number): AppError {
  * person (`Dev@example.com`, `dev@example.com`) is the failure that happens; lowering the domain only
  * would keep it. Every creation goes through here (admin API and CLI alike).
  */
-export function normalizeEmail(email: string): string {
+function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 

@@ -1,14 +1,14 @@
 import { hash, randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-export const KEY_PREFIX = 'pv_sk_';
+const KEY_PREFIX = 'pv_sk_';
 const KEY_RANDOM_CHARS = 40;
 /** How much of a key is kept in clear, to recognise it in listings. */
 const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 6;
 const KEY_PATTERN = /^pv_sk_[0-9A-Za-z]{32,128}$/;
 
 /** Uniform base62 by rejection sampling (248 = 4 × 62, so bytes ≥ 248 are skipped to avoid bias). */
-export function randomBase62(length: number): string {
+function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
     for (const byte of randomBytes(length * 2)) {

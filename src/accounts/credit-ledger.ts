@@ -132,7 +132,15 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
       }
       w.entry.balance -= w.delta;
       w.entry.pending -= w.delta;
-      w.reject(new AppError('SERVICE_UNAVAILABLE', 'The charge could not be stored; nothing was charged'));
+      w.reject(
+        new AppError(
+          'SERVICE_UNAVAILABLE',
+          'The charge could not be stored; nothing was charged',
+          null,
+          {},
+          { cause: err },
+        ),
+      );
     }
     if (this.#dirty.size > 0) this.#retry.schedule();
   }

@@ -3,13 +3,13 @@ import { CreditLedgerAccountStore, type CreditLedgerOptions } from './credit-led
 import { SqlAccountStore } from './sql-account-store.js';
 import type { AccountStore } from './types.js';
 
-export { AccountService, type CreatedKey } from './account-service.js';
+export { AccountService } from './account-service.js';
 export { adminOperations } from './admin-operations.js';
-export { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from './api-key.js';
+
 export { CreditLedgerAccountStore } from './credit-ledger.js';
 export { accountBody, keyBody } from './presenters.js';
 export { SqlAccountStore } from './sql-account-store.js';
-export type { Account, AccountStore, ApiKeyRecord, ChargeResult, CreditsPort, Principal } from './types.js';
+export type { AccountStore, ApiKeyRecord } from './types.js';
 
 /**
  * The account store for a process. On an embedded database the server owns (openDb's `owner`) credits

@@ -26,7 +26,7 @@ export interface PostgresResponseCache extends ResponseCache {
   sweepExpired(): Promise<number>;
 }
 
-export const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 
 // The CTE deletes the key's row if it has expired (lazy cleanup) in the same
 // round trip as the read. Both parts see the same snapshot, and the SELECT

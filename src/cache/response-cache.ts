@@ -43,6 +43,3 @@ export interface ResponseCache {
 
 /** How long an ordinary answer stays cached. */
 export const DEFAULT_CACHE_TTL_MS = 3_600_000;
-
-/** Answers grounded in live web results go stale fast, so they live shorter. */
-export const WEB_GROUNDED_CACHE_TTL_MS = 300_000;

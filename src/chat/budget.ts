@@ -4,7 +4,7 @@ import type { PromptBudget } from './context/index.js';
 import type { ChatCompletionRequest } from './request.js';
 
 /** A context window to assume when a target does not state one: what every model pvai ships with has. */
-export const DEFAULT_CONTEXT_TOKENS = 4096;
+const DEFAULT_CONTEXT_TOKENS = 4096;
 
 /**
  * The prompt budget of a request on a route: the smallest context window among its targets (a

@@ -1,6 +1,6 @@
 import type { PassThrough } from 'node:stream';
 import { type AppError, asAppError, errorBody } from '../errors/index.js';
-import { ClientDisconnectedError } from '../http/index.js';
+import { ClientDisconnectedError, sseWriter } from '../http/index.js';
 import type { AnswerPart } from './chat-service.js';
 import { ChunkEncoder, type ResponseMeta } from './wire.js';
 
@@ -11,10 +11,6 @@ export interface StreamOutcome {
   error?: AppError;
   /** The client left before the end: nothing failed, and there is nobody to tell. */
   clientClosed?: true;
-}
-
-function event(data: unknown): string {
-  return `data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
 }
 
 /**
@@ -35,17 +31,14 @@ export async function pipeAsSse(
   const encoder = new ChunkEncoder(meta, { includeUsage: options.includeUsage === true });
   const onFirstPart = options.onFirstPart ?? (() => undefined);
   let started = false;
-  const write = async (payload: string) => {
-    if (out.destroyed) throw new ClientDisconnectedError();
-    if (!out.write(payload)) await drainedOrClosed(out);
-  };
+  const write = sseWriter(out);
   try {
     let finished: StreamOutcome | undefined;
     // Read to the parts' end, not only to the finish: the answer is stored (response cache, memory) as they
     // end, before the stream's end is written.
     for await (const part of parts) {
       if (part.type === 'failed') {
-        await write(event(errorBody(part.error)));
+        await write(JSON.stringify(errorBody(part.error)));
         return { error: part.error };
       }
       const chunks = encoder.encode(part);
@@ -53,34 +46,18 @@ export async function pipeAsSse(
         started = true;
         onFirstPart();
       }
-      for (const chunk of chunks) await write(event(chunk));
+      for (const chunk of chunks) await write(JSON.stringify(chunk));
       if (part.type === 'finish') finished = { usage: part.usage };
     }
     if (!finished) return {};
-    await write(event('[DONE]'));
+    await write('[DONE]');
     return finished;
   } catch (err) {
     if (err instanceof ClientDisconnectedError) return { clientClosed: true };
     const error = asAppError(err);
-    if (!out.destroyed) await write(event(errorBody(error))).catch(() => undefined);
+    if (!out.destroyed) await write(JSON.stringify(errorBody(error))).catch(() => undefined);
     return { error };
   } finally {
     out.end();
   }
-}
-
-/**
- * A full buffer waits for 'drain'; a connection closed meanwhile (the client left, or the server closed
- * it at the end of a stop) emits 'close' instead, and the next write sees the stream destroyed.
- */
-function drainedOrClosed(out: PassThrough): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      out.off('drain', done);
-      out.off('close', done);
-      resolve();
-    };
-    out.on('drain', done);
-    out.on('close', done);
-  });
 }

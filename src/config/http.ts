@@ -36,7 +36,7 @@ import { z } from 'zod';
  *   request aborted. A reading client empties them within seconds; a minute is nginx's `send_timeout` for
  *   the same case, well past the stalls of a mobile link.
  */
-export const HTTP_DEFAULTS = {
+const HTTP_DEFAULTS = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   bodyIdleTimeoutMs: 5_000,

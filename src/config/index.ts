@@ -1,3 +1,3 @@
 export { ConfigError, loadConfig } from './load.js';
-export { DEFAULT_LOCAL_MAX_TOKENS, routeReadsImages, routeTemperature, type TargetConfig } from './routing.js';
+export { routeReadsImages, routeTemperature, type TargetConfig } from './routing.js';
 export type { Config, RawConfig } from './schema.js';

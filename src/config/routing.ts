@@ -54,7 +54,7 @@ const upstreamTarget = z
   })
   .strict();
 
-export const targetSchema = z.discriminatedUnion('provider', [localTarget, upstreamTarget]);
+const targetSchema = z.discriminatedUnion('provider', [localTarget, upstreamTarget]);
 export type TargetConfig = z.output<typeof targetSchema>;
 
 /** A route reads images when every target of it does: a fallback must take the same request. */
@@ -91,7 +91,7 @@ export const localEngineSchema = z
  * PV-CODEX room for a function and its explanation; PV-ADVANCED the longest analysis. All fit the
  * engine's 4096-token context with room for the prompt. docs/routing.md explains them.
  */
-export const DEFAULT_LOCAL_MAX_TOKENS: Readonly<Record<ModelId, number>> = {
+const DEFAULT_LOCAL_MAX_TOKENS: Readonly<Record<ModelId, number>> = {
   'PV-TURBO': 256,
   'PV-STANDARD': 512,
   'PV-CODEX': 1024,

@@ -47,7 +47,7 @@ export const webSchema = z
   .default({ fetchAllow: [], fetchAllowPorts: [] });
 
 /** `http(s)://host[:port]` without a path, or an IP address with an optional /prefix. */
-export function isAllowEntry(entry: string): boolean {
+function isAllowEntry(entry: string): boolean {
   if (/^https?:\/\//i.test(entry)) {
     try {
       const url = new URL(entry);

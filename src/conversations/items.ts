@@ -34,7 +34,7 @@ export function completed(stored: StoredItem): StoredItem {
 }
 
 /** The call ids of the conversation's function calls: what an added function_call_output may answer. */
-export function callIdsOf(items: readonly StoredItem[]): Set<string> {
+function callIdsOf(items: readonly StoredItem[]): Set<string> {
   return new Set(
     items.flatMap(({ item }) =>
       item.type === 'function_call' && typeof item.call_id === 'string' ? [item.call_id] : [],

@@ -2,7 +2,7 @@ import { formatNumber, type Html, html } from './html.js';
 
 /** Server-rendered SVG charts: no script, no library, readable without colour (a table follows each). */
 
-export interface Series {
+interface Series {
   name: string;
   values: readonly number[];
 }

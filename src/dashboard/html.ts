@@ -1,7 +1,7 @@
 /** HTML for the dashboard's pages: escaped by default, one layout, no script or style but the served assets. */
 
 /** Text or an attribute value, escaped for HTML. */
-export function escapeHtml(value: unknown): string {
+function escapeHtml(value: unknown): string {
   return String(value)
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')
@@ -34,7 +34,7 @@ function render(value: unknown): string {
   return escapeHtml(value);
 }
 
-export type Section = 'keys' | 'usage' | 'sla' | 'documents';
+type Section = 'keys' | 'usage' | 'sla' | 'documents';
 
 const NAV: ReadonlyArray<{ section: Section; label: string; path: string }> = [
   { section: 'keys', label: 'API keys', path: '/dashboard/keys' },

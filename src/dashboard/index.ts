@@ -5,12 +5,6 @@
  */
 export {
   DASHBOARD_PATH,
-  type DashboardDeps,
-  type DashboardDocuments,
-  type DashboardMemory,
-  DEFAULT_SESSION_TTL_MS,
-  dashboardRouter,
   dashboardRoutes,
 } from './routes.js';
-export { type Session, SessionStore } from './sessions.js';
-export type { DashboardUsers } from './user-data-routes.js';
+export { SessionStore } from './sessions.js';

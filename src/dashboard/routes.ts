@@ -30,12 +30,12 @@ import { CSRF_REFUSED, readForm, sameOrigin, seeOther, send } from './web.js';
 export const DASHBOARD_PATH = '/dashboard';
 const SESSION_COOKIE = 'pvai_session';
 const SIGN_IN_COOKIE = 'pvai_sign_in';
-export const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;
+const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;
 const USAGE_DAYS = 30;
 const DAY_MS = 86_400_000;
 
 /** The documents of an end user, as the dashboard lists and deletes them (RagService). */
-export interface DashboardDocuments {
+interface DashboardDocuments {
   list(tenant: Tenant): Promise<DashboardDocument[]>;
   delete(tenant: Tenant, id: string): Promise<void>;
 }
@@ -44,7 +44,7 @@ export interface DashboardDocuments {
  * The memory of an end user: the Documents page lists each user's memories with a Delete button, posting
  * to /dashboard/memory/:id/delete (scoped to the signed-in account, like every call here).
  */
-export interface DashboardMemory {
+interface DashboardMemory {
   list(tenant: Tenant): Promise<DashboardMemoryItem[]>;
   delete(tenant: Tenant, id: string): Promise<void>;
 }
@@ -88,7 +88,7 @@ interface Signed {
  * keys, usage, documents). Every page acts on the signed-in account only: ids in paths and forms are
  * checked against it, and another account's are answered as if they did not exist.
  */
-export function dashboardRouter(deps: DashboardDeps): Router {
+function dashboardRouter(deps: DashboardDeps): Router {
   const { throttle } = deps;
   const ttlMs = deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
   const router = new Router({ prefix: DASHBOARD_PATH });

@@ -16,7 +16,7 @@ export interface DashboardUsers {
 }
 
 /** What a page's handler gets of the signed-in account (routes.ts gives more). */
-export interface SignedIn {
+interface SignedIn {
   account: Account;
   page: PageSession;
 }

@@ -9,8 +9,15 @@ export class AppError extends Error {
   /** Extra response headers, e.g. Retry-After on 429. */
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, message: string, details: ErrorDetails = null, headers: Record<string, string> = {}) {
-    super(message);
+  /** `cause`: the failure this one reports, kept for the logs (never in the error body). */
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: ErrorDetails = null,
+    headers: Record<string, string> = {},
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
     this.name = 'AppError';
     this.code = code;
     this.details = details;
@@ -23,7 +30,7 @@ export class AppError extends Error {
 }
 
 /** OpenAI's error `type`, which its clients group errors by. */
-export type OpenAIErrorType =
+type OpenAIErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
   | 'insufficient_quota'

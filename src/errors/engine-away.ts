@@ -96,15 +96,16 @@ export function engineAwayOf(err: unknown, depth = 0): Engine | undefined {
 }
 
 /** Seconds a client is told to wait before retrying a request an absent engine refused. */
-export const ENGINE_RETRY_AFTER_S = 1;
+const ENGINE_RETRY_AFTER_S = 1;
 
 /** The answer to a request an absent engine could not serve: 503 with Retry-After, naming the engine. */
-export function engineAwayError(engine: Engine): AppError {
+export function engineAwayError(engine: Engine, cause?: unknown): AppError {
   return new AppError(
     'SERVICE_UNAVAILABLE',
     `The ${engine} could not be reached; retry in a moment`,
     { engine },
     { 'Retry-After': String(ENGINE_RETRY_AFTER_S) },
+    cause === undefined ? undefined : { cause },
   );
 }
 
@@ -116,6 +117,6 @@ export function engineAwayError(engine: Engine): AppError {
 export function asAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const engine = engineAwayOf(err);
-  if (engine) return engineAwayError(engine);
-  return new AppError('INTERNAL_ERROR', 'Internal error');
+  if (engine) return engineAwayError(engine, err);
+  return new AppError('INTERNAL_ERROR', 'Internal error', null, {}, { cause: err });
 }

@@ -1,9 +1,7 @@
-export { AppError, type ErrorBody, type ErrorDetails, errorBody } from './app-error.js';
-export { ERROR_STATUS, type ErrorCode, statusOf } from './codes.js';
+export { AppError, errorBody } from './app-error.js';
+export { ERROR_STATUS, statusOf } from './codes.js';
 export {
   asAppError,
-  ENGINE_RETRY_AFTER_S,
-  type Engine,
   EngineAwayError,
   engineAwayError,
   engineAwayOf,

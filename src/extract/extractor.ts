@@ -13,7 +13,7 @@ export interface ExtractionLimits {
   concurrency: number;
 }
 
-export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = { timeoutMs: 30_000, memoryMb: 512, concurrency: 2 };
+const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = { timeoutMs: 30_000, memoryMb: 512, concurrency: 2 };
 
 // The worker imports formats.ts (or .js once built) by URL; it inherits tsx from execArgv under tests.
 const FORMATS_MODULE = new URL(`./formats${extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
@@ -89,8 +89,20 @@ export class Extractor {
         finish(() =>
           reject(
             err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-              ? new AppError('PAYLOAD_TOO_LARGE', `Parsing the file needed more than ${memoryMb} MB`)
-              : new AppError('DOCUMENT_UNREADABLE', `The file cannot be read: ${err.message}`),
+              ? new AppError(
+                  'PAYLOAD_TOO_LARGE',
+                  `Parsing the file needed more than ${memoryMb} MB`,
+                  null,
+                  {},
+                  { cause: err },
+                )
+              : new AppError(
+                  'DOCUMENT_UNREADABLE',
+                  `The file cannot be read: ${err.message}`,
+                  null,
+                  {},
+                  { cause: err },
+                ),
           ),
         ),
       );

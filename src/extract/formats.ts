@@ -171,8 +171,15 @@ async function docx(data: Uint8Array): Promise<Extracted> {
   }
 }
 
-/** Tags whose text is never the document's: code, styles, navigation and page furniture. */
-const NOT_CONTENT = 'script, style, noscript, template, iframe, object, embed, svg, nav, header, footer, aside, form';
+/**
+ * Elements whose text is never a page's: code, styles, navigation, page furniture, form controls and the head (its
+ * title is read apart). One list for uploaded HTML (removed from the DOM below) and fetched pages (web/extract.ts).
+ */
+export const NOT_CONTENT_ELEMENTS: readonly string[] = [
+  ...['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'math'],
+  ...['nav', 'header', 'footer', 'aside', 'form', 'select', 'button', 'head', 'title'],
+];
+const NOT_CONTENT = NOT_CONTENT_ELEMENTS.join(', ');
 
 async function html(source: string): Promise<Extracted> {
   const { parseHTML } = await import('linkedom');

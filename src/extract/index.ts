@@ -3,5 +3,9 @@
  * memory. Documents (`rag/`) extract uploads with it and web grounding (`web/`) extracts fetched pages.
  */
 
-export { DEFAULT_EXTRACTION_LIMITS, type ExtractionLimits, Extractor } from './extractor.js';
-export { detectFormat, type Extracted, type FailureCode, type Format, looksLikeText } from './formats.js';
+export { Extractor } from './extractor.js';
+export {
+  detectFormat,
+  looksLikeText,
+  NOT_CONTENT_ELEMENTS,
+} from './formats.js';

@@ -108,10 +108,13 @@ export function parseJson(text: string, maxDepth: number): unknown {
   try {
     json = parseJsonText(text, { protoAction: 'error' });
   } catch (err) {
-    throw new AppError('INVALID_JSON', 'The body is not valid JSON', {
-      field: 'body',
-      reason: (err as Error).message,
-    });
+    throw new AppError(
+      'INVALID_JSON',
+      'The body is not valid JSON',
+      { field: 'body', reason: (err as Error).message },
+      {},
+      { cause: err },
+    );
   }
   // Only an escape can put U+0000 or a lone surrogate into parsed JSON: decoded UTF-8 holds neither, and
   // JSON refuses raw control characters. Text without such an escape skips the walk over every string,
@@ -180,12 +183,15 @@ function readText(req: IncomingMessage, coding: Coding, limits: BodyLimits): Pro
     const done = () => {
       try {
         finish(undefined, UTF8.decode(Buffer.concat(chunks, size)));
-      } catch {
+      } catch (err) {
         finish(
-          new AppError('INVALID_JSON', 'The body is not valid JSON', {
-            field: 'body',
-            reason: 'the body is not valid UTF-8',
-          }),
+          new AppError(
+            'INVALID_JSON',
+            'The body is not valid JSON',
+            { field: 'body', reason: 'the body is not valid UTF-8' },
+            {},
+            { cause: err },
+          ),
         );
       }
     };
@@ -209,11 +215,13 @@ function readText(req: IncomingMessage, coding: Coding, limits: BodyLimits): Pro
       // `on`, not `once`: a write after an error emits another, which must not go unhandled.
       decompressor.on('error', (err: Error) =>
         finish(
-          new AppError('INVALID_ENCODING', `The body is not valid ${coding} data`, {
-            field: 'body',
-            content_encoding: coding,
-            reason: err.message,
-          }),
+          new AppError(
+            'INVALID_ENCODING',
+            `The body is not valid ${coding} data`,
+            { field: 'body', content_encoding: coding, reason: err.message },
+            {},
+            { cause: err },
+          ),
         ),
       );
     }

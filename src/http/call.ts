@@ -34,7 +34,7 @@ export class ClientDisconnectedError extends Error {
  * Aborted when the client goes away before the response is complete, so the work stops with it; or
  * when the server stops waiting for work in flight (`stopping`, whose reason is the answer: a 503).
  */
-export function clientDisconnectSignal(ctx: AppContext, stopping?: WorkStop): AbortSignal {
+function clientDisconnectSignal(ctx: AppContext, stopping?: WorkStop): AbortSignal {
   const controller = new AbortController();
   let ticket: number | undefined;
   if (stopping?.stopped) controller.abort(stopping.reason);

@@ -30,7 +30,7 @@ export interface ConnectionCaps {
 }
 
 /** The soft limit assumed where `/proc/self/limits` cannot be read (not Linux): the usual default. */
-export const FALLBACK_FD_LIMIT = 1024;
+const FALLBACK_FD_LIMIT = 1024;
 /** Whatever the descriptors, this many connections are allowed (a service that takes none is no service). */
 const MIN_TOTAL = 16;
 /** Seconds a refused client is asked to wait; its own or others' connections close within seconds. */

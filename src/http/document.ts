@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 
 /** The repository root: the nearest folder above this file holding openapi/openapi.yaml (works from src/ and dist/). */
-export function projectRoot(): string {
+function projectRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     if (existsSync(join(dir, 'openapi', 'openapi.yaml'))) return dir;

@@ -6,7 +6,7 @@ import type { Principal } from '../kernel/index.js';
  * end user is optional (responses, conversations, compaction): one end user of the account like any other, in
  * its memory, documents, export and erase. Not derived from the key, so that rotating a key loses nothing.
  */
-export const DEFAULT_END_USER = 'default';
+const DEFAULT_END_USER = 'default';
 
 /** The end user a key is bound to refuses any other, whatever field names it. */
 function checkBound(principal: Principal, named: string, field: string): void {

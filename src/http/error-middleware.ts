@@ -14,26 +14,41 @@ interface HttpLikeError {
 }
 
 /** Any thrown value as an AppError: the body parser's, Koa's and our own; an absent engine 503, unknown ones 500. */
-export function toAppError(err: unknown, bodyLimit: number): AppError {
+function toAppError(err: unknown, bodyLimit: number): AppError {
   if (err instanceof AppError) return err;
   const e = (err ?? {}) as HttpLikeError;
   const status = e.status ?? e.statusCode;
   if (e.type === 'entity.parse.failed' || err instanceof SyntaxError) {
-    return new AppError('INVALID_JSON', 'The body is not valid JSON', {
-      field: 'body',
-      reason: e.message ?? 'parse error',
-    });
+    return new AppError(
+      'INVALID_JSON',
+      'The body is not valid JSON',
+      { field: 'body', reason: e.message ?? 'parse error' },
+      {},
+      { cause: err },
+    );
   }
   if (status === 413 || e.type === 'entity.too.large') {
     // The parser's own limit: routes may have their own (x-body-limit-bytes in the contract).
     const limit = typeof e.limit === 'number' ? e.limit : bodyLimit;
-    return new AppError('PAYLOAD_TOO_LARGE', `The body is over the ${limit}-byte limit`, { limit_bytes: limit });
+    return new AppError(
+      'PAYLOAD_TOO_LARGE',
+      `The body is over the ${limit}-byte limit`,
+      { limit_bytes: limit },
+      {},
+      { cause: err },
+    );
   }
   if (status === 415 || e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
-    return new AppError('UNSUPPORTED_MEDIA_TYPE', e.message ?? 'Unsupported media type');
+    return new AppError('UNSUPPORTED_MEDIA_TYPE', e.message ?? 'Unsupported media type', null, {}, { cause: err });
   }
   if (status === 400 && e.expose) {
-    return new AppError('INVALID_PARAMETER', e.message ?? 'Bad request', { field: 'body', reason: e.message ?? '' });
+    return new AppError(
+      'INVALID_PARAMETER',
+      e.message ?? 'Bad request',
+      { field: 'body', reason: e.message ?? '' },
+      {},
+      { cause: err },
+    );
   }
   return asAppError(err);
 }

@@ -30,10 +30,13 @@ export function readMultipart(ctx: AppContext, limit: number): Promise<Upload> {
       });
     } catch (err) {
       reject(
-        new AppError('INVALID_PARAMETER', `Malformed multipart body: ${(err as Error).message}`, {
-          field: 'body',
-          reason: (err as Error).message,
-        }),
+        new AppError(
+          'INVALID_PARAMETER',
+          `Malformed multipart body: ${(err as Error).message}`,
+          { field: 'body', reason: (err as Error).message },
+          {},
+          { cause: err },
+        ),
       );
       return;
     }
@@ -82,10 +85,13 @@ export function readMultipart(ctx: AppContext, limit: number): Promise<Upload> {
     );
     parser.on('error', (err: Error) =>
       fail(
-        new AppError('INVALID_PARAMETER', `Malformed multipart body: ${err.message}`, {
-          field: 'body',
-          reason: err.message,
-        }),
+        new AppError(
+          'INVALID_PARAMETER',
+          `Malformed multipart body: ${err.message}`,
+          { field: 'body', reason: err.message },
+          {},
+          { cause: err },
+        ),
       ),
     );
     parser.on('close', () => {

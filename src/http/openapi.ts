@@ -20,7 +20,6 @@ import type { AnyReply, OperationId, OperationRequest, Operations } from './oper
 import type { HttpPorts } from './ports.js';
 import { cutWhenStalled } from './stream-deadline.js';
 import type { AppContext } from './types.js';
-import { validationError } from './validation-error.js';
 
 /**
  * openapi-backend over the contract with the server's ajv settings; the tests validate responses with it too.
@@ -194,11 +193,6 @@ export function methodNotAllowed(api: OpenAPIBackend) {
 /** The operation, noted for the usage row and the logs (runs whether or not routing found one). */
 export function noteOperation(c: OpenApiContext, ctx: AppContext): void {
   ctx.state.operationId = c.operation?.operationId;
-}
-
-/** The request does not match the document: 400 naming the field (validation-error.ts). */
-export function validationFail(c: OpenApiContext): never {
-  throw validationError(c.validation.errors ?? []);
 }
 
 /** Every operation's handler, as openapi-backend calls it by operationId. */

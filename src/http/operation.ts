@@ -47,7 +47,7 @@ type ErrorBody = Schema<'Error'>;
 type Responses<K extends OperationId> = Op<K>['responses'];
 
 /** A streamed answer: the HTTP layer pipes `stream` and records usage when `finished` settles. */
-export interface StreamReply<S> {
+interface StreamReply<S> {
   status: S;
   type: 'text/event-stream';
   headers?: Record<string, string>;
@@ -59,7 +59,7 @@ export interface StreamReply<S> {
  * A JSON body written while it is read (json-stream.ts): the document's shape, where a list may be an
  * AsyncIterable of its items. For bodies too large to build in memory (an end user's export).
  */
-export interface JsonStreamReply<S, B> {
+interface JsonStreamReply<S, B> {
   status: S;
   streamed: Streamed<B>;
   headers?: Record<string, string>;

@@ -11,7 +11,6 @@ import {
   notFound,
   notImplemented,
   operationHandlers,
-  validationFail,
 } from './openapi.js';
 import type { Operations } from './operation.js';
 import type { ExtraRoutes, HttpPorts } from './ports.js';
@@ -19,6 +18,7 @@ import { referenceAssets } from './reference-assets.js';
 import { requestContext, usageRecorder } from './request-context.js';
 import { oneCredential, postSecurityHandler, securityHandlers, unauthorizedHandler } from './security.js';
 import type { RequestState } from './types.js';
+import { validationFail } from './validation-error.js';
 
 /**
  * The way of one request through the service, every stage in the order it runs and the file that holds
@@ -40,19 +40,21 @@ interface StageInfo {
   readonly name: string;
   /** The file (under src/) that holds it. */
   readonly file: string;
+  /** What of `file` the stage runs: the functions its mount, hooks or security call, or what server.ts applies. */
+  readonly symbols: readonly string[];
 }
 
-export interface ServerStage extends StageInfo {
+interface ServerStage extends StageInfo {
   readonly runs: 'server';
 }
 
-export interface KoaStage extends StageInfo {
+interface KoaStage extends StageInfo {
   readonly runs: 'koa';
   mount(ports: HttpPorts, api: OpenAPIBackend): Koa.Middleware<RequestState> | readonly Koa.Middleware<RequestState>[];
 }
 
 /** openapi-backend's hooks the pipeline uses, in the order handleRequest calls them. */
-export type ContractHook =
+type ContractHook =
   | 'postRoutingHandler'
   | 'notFound'
   | 'methodNotAllowed'
@@ -67,7 +69,7 @@ export interface ContractDeps {
   operations: Operations;
 }
 
-export interface ContractStage extends StageInfo {
+interface ContractStage extends StageInfo {
   readonly runs: 'contract';
   /** Handlers by hook name, or by operationId (the operations themselves). */
   hooks?(deps: ContractDeps): Partial<Record<ContractHook, Handler>> | Record<string, Handler>;
@@ -86,83 +88,128 @@ function extraRoutes(routes: readonly ExtraRoutes[]): Koa.Middleware[] {
 export const REQUEST_PIPELINE: readonly Stage[] = [
   // Before Koa: a connection over the caps is answered 503 before its request is read; deadlines, headers
   // too large, HTTP that does not parse and CONNECT are answered with the error body on the socket.
-  { runs: 'server', name: 'connection caps', file: 'http/connection-limits.ts' },
-  { runs: 'server', name: 'header, request and keep-alive deadlines', file: 'http/timeouts.ts' },
+  { runs: 'server', name: 'connection caps', file: 'http/connection-limits.ts', symbols: ['ConnectionLimits'] },
+  {
+    runs: 'server',
+    name: 'header, request and keep-alive deadlines',
+    file: 'http/timeouts.ts',
+    symbols: ['applyServerTimeouts'],
+  },
   // A WebSocket upgrade (HttpPorts.upgrades) leaves here: handshake, one credential, the key (401), then its
   // socket's messages, each admitted, validated, answered and recorded as a request (http/socket-session.ts).
-  { runs: 'server', name: 'WebSocket upgrades (HttpPorts.upgrades)', file: 'http/upgrade.ts' },
+  {
+    runs: 'server',
+    name: 'WebSocket upgrades (HttpPorts.upgrades)',
+    file: 'http/upgrade.ts',
+    symbols: ['upgradeRequests'],
+  },
 
-  { runs: 'koa', name: 'request id, timing, logger', file: 'http/request-context.ts', mount: requestContext },
-  { runs: 'koa', name: 'usage row (authenticated requests)', file: 'http/request-context.ts', mount: usageRecorder },
+  {
+    runs: 'koa',
+    name: 'request id, timing, logger',
+    file: 'http/request-context.ts',
+    symbols: ['requestContext'],
+    mount: requestContext,
+  },
+  {
+    runs: 'koa',
+    name: 'usage row (authenticated requests)',
+    file: 'http/request-context.ts',
+    symbols: ['usageRecorder'],
+    mount: usageRecorder,
+  },
   {
     runs: 'koa',
     name: 'errors to the error body',
     file: 'http/error-middleware.ts',
+    symbols: ['errorMiddleware'],
     mount: (ports) => errorMiddleware(ports.bodyLimitBytes),
   },
   {
     runs: 'koa',
     name: 'routes outside the contract (HttpPorts.extraRoutes)',
-    file: 'http/ports.ts',
+    file: 'http/pipeline.ts',
+    symbols: ['extraRoutes'],
     mount: (ports) => extraRoutes(ports.extraRoutes ?? []),
   },
   {
     runs: 'koa',
     name: 'CORS and OPTIONS',
     file: 'http/cors.ts',
+    symbols: ['corsAndOptions'],
     mount: (ports, api) =>
       corsAndOptions(ports.corsOrigins, (path) => (api.router as IndexedOpenAPIRouter).allowedMethods(path)),
   },
-  { runs: 'koa', name: "the reference page's assets", file: 'http/reference-assets.ts', mount: referenceAssets },
-  { runs: 'koa', name: 'URL text', file: 'http/intake.ts', mount: () => refuseUrlText },
+  {
+    runs: 'koa',
+    name: "the reference page's assets",
+    file: 'http/reference-assets.ts',
+    symbols: ['referenceAssets'],
+    mount: referenceAssets,
+  },
+  { runs: 'koa', name: 'URL text', file: 'http/intake.ts', symbols: ['refuseUrlText'], mount: () => refuseUrlText },
   {
     runs: 'koa',
     name: "body: the route's reader and limit, coding, pause, JSON depth and text",
     file: 'http/intake.ts',
+    symbols: ['routeBodies'],
     mount: (ports, api) => routeBodies(api, ports),
   },
   {
     runs: 'koa',
     name: 'the contract (openapi-backend)',
     file: 'http/openapi.ts',
+    symbols: ['contractRequests'],
     mount: (_, api) => contractRequests(api),
   },
 
   {
     runs: 'contract',
     name: 'routing: the operation, or 404 / 405',
-    file: 'http/indexed-router.ts',
+    file: 'http/openapi.ts',
+    symbols: ['noteOperation', 'notFound', 'methodNotAllowed'],
     hooks: ({ api }) => ({ postRoutingHandler: noteOperation, notFound, methodNotAllowed: methodNotAllowed(api) }),
   },
   {
     runs: 'contract',
     name: 'one credential per request',
     file: 'http/security.ts',
+    symbols: ['oneCredential'],
     hooks: () => ({ postRoutingHandler: oneCredential }),
   },
   {
     runs: 'contract',
     name: 'authentication (HttpPorts.authenticate)',
     file: 'http/security.ts',
+    symbols: ['securityHandlers'],
     security: ({ ports }) => securityHandlers(ports),
   },
   {
     runs: 'contract',
     name: 'rate limit (HttpPorts.admit): its headers, or its refusal',
     file: 'http/security.ts',
+    symbols: ['postSecurityHandler'],
     hooks: ({ ports }) => ({ postSecurityHandler: postSecurityHandler(ports) }),
   },
   {
     runs: 'contract',
     name: 'refused credentials: 401, or the refusal of HttpPorts.authenticationFailed',
     file: 'http/security.ts',
+    symbols: ['unauthorizedHandler'],
     hooks: ({ ports }) => ({ unauthorizedHandler: unauthorizedHandler(ports) }),
   },
-  { runs: 'contract', name: 'validation', file: 'http/validation-error.ts', hooks: () => ({ validationFail }) },
+  {
+    runs: 'contract',
+    name: 'validation',
+    file: 'http/validation-error.ts',
+    symbols: ['validationFail'],
+    hooks: () => ({ validationFail }),
+  },
   {
     runs: 'contract',
     name: 'the handler, and its reply written',
     file: 'http/openapi.ts',
+    symbols: ['operationHandlers', 'notImplemented'],
     hooks: ({ ports, operations }) => ({ ...operationHandlers(operations, ports), notImplemented }),
   },
 ];

@@ -32,7 +32,7 @@ export interface RequestRecord {
  * The rate limiter's answer for one request: the headers every response carries, and a refusal (429 with
  * its Retry-After). Both are made by the product (src/limits/); the HTTP layer writes them as given.
  */
-export interface Admission {
+interface Admission {
   headers: Record<string, string>;
   refusal?: AppError;
 }

@@ -116,8 +116,9 @@ export function unauthorizedHandler(ports: HttpPorts) {
     // A key whose lookup could not be made is not a wrong key: 503, so that clients retry instead of giving up
     // on a valid key (the SDKs never retry a 401), and no failed attempt is counted against the address.
     for (const result of Object.values(c.security ?? {})) {
-      const engine = engineAwayOf((result as { error?: unknown } | undefined)?.error);
-      if (engine) throw engineAwayError(engine);
+      const error = (result as { error?: unknown } | undefined)?.error;
+      const engine = engineAwayOf(error);
+      if (engine) throw engineAwayError(engine, error);
     }
     const refusal = await keyRefusal(ports, ctx.ip);
     if (refusal.code === 'UNAUTHORIZED' && usesAdminToken(c)) {

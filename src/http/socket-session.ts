@@ -24,7 +24,7 @@ const MAX_WAITING = 16;
 /** What the socket may buffer before `send` waits for it to drain (Node's own high-water mark for sockets). */
 const HIGH_WATER_BYTES = 64 * 1024;
 
-export type SessionPorts = Pick<
+type SessionPorts = Pick<
   HttpPorts,
   'admit' | 'recordRequest' | 'clock' | 'maxJsonDepth' | 'stopping' | 'streamWriteTimeoutMs'
 >;

@@ -75,18 +75,25 @@ const REASONS: Record<number, string> = {
 export function clientErrorOf(err: Error & { code?: string }, timeouts: ServerTimeouts): AppError {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new AppError('REQUEST_TIMEOUT', 'The request did not arrive in time', {
-        headers_timeout_ms: timeouts.headersTimeoutMs,
-        request_timeout_ms: timeouts.requestTimeoutMs,
-      });
+      return new AppError(
+        'REQUEST_TIMEOUT',
+        'The request did not arrive in time',
+        { headers_timeout_ms: timeouts.headersTimeoutMs, request_timeout_ms: timeouts.requestTimeoutMs },
+        {},
+        { cause: err },
+      );
     case 'HPE_HEADER_OVERFLOW':
-      return new AppError('HEADERS_TOO_LARGE', 'The request line and headers are too large');
+      return new AppError('HEADERS_TOO_LARGE', 'The request line and headers are too large', null, {}, { cause: err });
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return new AppError('PAYLOAD_TOO_LARGE', 'The chunk extensions are too large');
+      return new AppError('PAYLOAD_TOO_LARGE', 'The chunk extensions are too large', null, {}, { cause: err });
     default:
-      return new AppError('MALFORMED_REQUEST', 'The request is not valid HTTP/1.1', {
-        reason: err.code ?? 'parse error',
-      });
+      return new AppError(
+        'MALFORMED_REQUEST',
+        'The request is not valid HTTP/1.1',
+        { reason: err.code ?? 'parse error' },
+        {},
+        { cause: err },
+      );
   }
 }
 

@@ -10,7 +10,7 @@ import type { Principal } from '../kernel/index.js';
  */
 
 /** The body as the handler sees it: the text, and the parsed JSON (`undefined` for no body). */
-export interface ReadBody {
+interface ReadBody {
   text: string;
   json: unknown;
 }

@@ -1,9 +1,10 @@
 import type { ErrorObject } from 'ajv';
+import type { Context as OpenApiContext } from 'openapi-backend';
 import { AppError } from '../errors/index.js';
 import { IDENTIFIER_PATTERN, IDENTIFIER_REASON, invalidText } from './text.js';
 
 /** `/requestBody/messages/0/role` → `messages[0].role`; `/query/user_id` → `user_id`. */
-export function fieldOf(error: ErrorObject): string {
+function fieldOf(error: ErrorObject): string {
   const segments = error.instancePath.split('/').filter(Boolean).slice(1);
   const params = error.params as { missingProperty?: string; additionalProperty?: string; tag?: string };
   const extra =
@@ -77,4 +78,9 @@ export function validationError(errors: readonly ErrorObject[]): AppError {
   const code =
     field === 'model' && error.instancePath.startsWith('/requestBody') ? 'INVALID_MODEL' : 'INVALID_PARAMETER';
   return new AppError(code, `${field} ${reason}`, { field, reason });
+}
+
+/** openapi-backend's hook when the request does not match the document: the 400 naming the field. */
+export function validationFail(c: OpenApiContext): never {
+  throw validationError(c.validation.errors ?? []);
 }

@@ -5,7 +5,7 @@
 export { untilAborted } from './abort.js';
 export { type AttributeFilter, matchesFilter, readAttributeFilter } from './attribute-filter.js';
 export { addressBucket } from './client-address.js';
-export { EMBEDDING_MODEL_ID, type EmbeddingModelId, isModelId, MODEL_IDS, type ModelId } from './models.js';
+export { EMBEDDING_MODEL_ID, isModelId, MODEL_IDS, type ModelId } from './models.js';
 export type { Account, ApiKeyRecord, Principal } from './principal.js';
 export { randomHex128 } from './random-hex.js';
 export { secretsEqual } from './secrets.js';

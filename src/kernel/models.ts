@@ -12,4 +12,3 @@ export function isModelId(value: string): value is ModelId {
  * one of MODEL_IDS only.
  */
 export const EMBEDDING_MODEL_ID = 'PV-EMBED';
-export type EmbeddingModelId = typeof EMBEDDING_MODEL_ID;

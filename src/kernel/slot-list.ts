@@ -11,8 +11,8 @@
  * the successor through it and keeps it, and with it every item added since: every request's whole object
  * graph survived its scavenges and was promoted, until the next full collection started it over. In
  * bench:chat's setup that was ~3 MB promoted a scavenge instead of ~0.2, 4.7-8.0 µs of GC a cache miss
- * instead of 2.3-2.6, and 126-130 µs of CPU instead of 101-115 (docs/benchmarks.md, issue 30's twelfth
- * step). A slot set back to `undefined` leaves nothing behind.
+ * instead of 2.3-2.6, and 126-130 µs of CPU instead of 101-115. A slot set back to `undefined` leaves nothing
+ * behind.
  */
 export class SlotList<T> {
   readonly #slots: (T | undefined)[] = [];

@@ -9,19 +9,16 @@ import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import type { RateLimitStore } from './types.js';
 import { MINUTE_MS } from './windows.js';
 
-export { type AdmissionAnswer, ApiAdmission, type ApiAdmissionDeps } from './admission.js';
-export type { AttemptCount, AttemptCounter } from './attempt-counter.js';
+export { ApiAdmission } from './admission.js';
+export type { AttemptCounter } from './attempt-counter.js';
 export { AuthFailureLimiter } from './auth-failure-limiter.js';
-export { decide, RateLimiter } from './rate-limiter.js';
-export type { Refusal } from './refusal.js';
+export { RateLimiter } from './rate-limiter.js';
+
 export {
-  DEFAULT_SIGN_IN_LIMITS,
-  SIGN_IN_WINDOW_MS,
-  type SignInLimits,
   SignInThrottle,
   storedSignInThrottle,
 } from './sign-in-throttle.js';
-export type { Limits, RateLimitDecision, RateLimitStore, WindowName, WindowState } from './types.js';
+export type { RateLimitDecision, RateLimitStore, WindowName, WindowState } from './types.js';
 export { utcMonthStart } from './windows.js';
 export { InProcessAttemptCounter, SqlAttemptCounter };
 

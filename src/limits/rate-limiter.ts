@@ -40,12 +40,7 @@ export class RateLimiter {
   }
 }
 
-export function decide(
-  counts: AdmissionCounts,
-  limits: Limits,
-  now: number,
-  counted = counts.admitted,
-): RateLimitDecision {
+function decide(counts: AdmissionCounts, limits: Limits, now: number, counted = counts.admitted): RateLimitDecision {
   const used = counted ? 1 : 0;
   // The sliding minute frees a slot when its oldest request turns 60 s old; with this request
   // counted and nothing older, that is this request.

@@ -6,7 +6,7 @@ import type { AttemptCounter } from './attempt-counter.js';
 import { type Refusal, signInRefusal } from './refusal.js';
 
 /** The window sign-in attempts are counted in. */
-export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+const SIGN_IN_WINDOW_MS = 15 * 60_000;
 
 export interface SignInLimits {
   /** Attempts per email from one client address (an IPv6 address by its /64) in a window. */
@@ -19,7 +19,7 @@ export interface SignInLimits {
  * 5 guesses per email and address, and 20 per address, in 15 minutes: a person who mistypes gets several
  * tries; a guesser gets 480 an address a day spread over emails, 20 a day at one email.
  */
-export const DEFAULT_SIGN_IN_LIMITS: SignInLimits = { perPair: 5, perAddress: 20 };
+const DEFAULT_SIGN_IN_LIMITS: SignInLimits = { perPair: 5, perAddress: 20 };
 
 /**
  * The dashboard's sign-in throttling, one that cannot lock an account's owner out. Attempts are counted per (email, client

@@ -8,7 +8,7 @@ import type { Principal } from '../kernel/index.js';
 import type { MemoryService } from './memory-service.js';
 
 /** Memories offered to one chat request at most (the prompt budget may take fewer). */
-export const MEMORY_K = 8;
+const MEMORY_K = 8;
 
 /**
  * A question about the user as a whole ("what do you know about me?") shares no word or meaning with

@@ -26,7 +26,7 @@ export interface ExtractionOptions {
   retryMs: number;
 }
 
-export const DEFAULT_EXTRACTION: Readonly<ExtractionOptions> = Object.freeze({
+const DEFAULT_EXTRACTION: Readonly<ExtractionOptions> = Object.freeze({
   leaseMs: 15_000,
   timeoutMs: 10_000,
   lanes: 2,

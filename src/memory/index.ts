@@ -1,20 +1,20 @@
 /** Persistent memory per end user: facts stored, extracted from conversations, and offered to the chat. */
-export { MEMORY_K, memoryContextSource } from './context-source.js';
-export { HASH_DIMS, lexicalFeatures, type SparseFeatures } from './extraction/features.js';
-export { FACT_KINDS, type FactKind, STATEMENT_CLASSES } from './extraction/kinds.js';
+export { memoryContextSource } from './context-source.js';
+export { HASH_DIMS, lexicalFeatures } from './extraction/features.js';
+export { STATEMENT_CLASSES } from './extraction/kinds.js';
 export { StatementExtractor } from './extraction/statement-extractor.js';
-export { type StoredHead, softmax } from './extraction/statement-model.js';
-export { mayState, statementsOf } from './extraction/statements.js';
+export { softmax } from './extraction/statement-model.js';
+export { statementsOf } from './extraction/statements.js';
 export { thirdPerson } from './extraction/third-person.js';
-export { type ExtractionQueue, SqlExtractionQueue } from './extraction-queue.js';
-export { DEFAULT_EXTRACTION, type ExtractionOptions } from './extraction-worker.js';
+export { SqlExtractionQueue } from './extraction-queue.js';
+
 export { extractorFor } from './extractor-for.js';
-export { EXTRACTION_RESPONSE_FORMAT, LlmExtractor } from './llm-extractor.js';
+
 export { SqlMemoryExport } from './memory-export.js';
 export { memoryKindOf } from './memory-index.js';
-export { MemoryService, type MemoryServiceDeps, MIN_SIMILARITY } from './memory-service.js';
-export { memoryBody, memoryOperations } from './operations.js';
-export { type Decision, reconcile } from './reconcile.js';
+export { MemoryService } from './memory-service.js';
+export { memoryOperations } from './operations.js';
+
 export { SqlMemoryStore } from './sql-memory-store.js';
-export type { CandidateFact, Extraction, FactExtractor, MemoryRecord, MemoryStore } from './types.js';
+export type { Extraction, FactExtractor } from './types.js';
 export { memoryUserData } from './user-data.js';

@@ -27,7 +27,7 @@ const FORGET_SCHEMA = {
 } as const;
 
 /** What the model must answer: OpenAI `response_format` json_schema (the local engine turns it into a grammar). */
-export const EXTRACTION_RESPONSE_FORMAT = {
+const EXTRACTION_RESPONSE_FORMAT = {
   type: 'json_schema',
   json_schema: {
     name: 'memory_extraction',

@@ -18,7 +18,7 @@ import type {
 } from './types.js';
 
 /** Cosine below which a memory is not offered to the chat by meaning (MiniLM, measured: a question and an unrelated fact ~0.05–0.2, a related one 0.4–0.5). */
-export const MIN_SIMILARITY = 0.25;
+const MIN_SIMILARITY = 0.25;
 /** How often an erase looks again for the user's extraction a worker is running (it waits until it ended). */
 const ERASE_POLL_MS = 25;
 

@@ -39,7 +39,7 @@ export type ConnectionScope = 'per_address' | 'total';
 const CONNECTION_SCOPES: readonly ConnectionScope[] = ['per_address', 'total'];
 
 /** A queue's state at scrape time. */
-export interface QueueState {
+interface QueueState {
   /** Work running now. */
   active: number;
   /** Work waiting for a slot. */

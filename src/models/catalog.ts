@@ -87,7 +87,7 @@ export function modelResource(model: ModelInfo, available: boolean, limits: Rout
  * ~145 tokens/s (1.75 s) after its prompt (1,000 prompt tokens: 4 s). So a query or a batch of short texts costs
  * what the cheapest chat answer does, and the largest request (2,048 texts of 509 tokens) 105 credits.
  */
-export const EMBEDDING_TOKENS_PER_CREDIT = 10_000;
+const EMBEDDING_TOKENS_PER_CREDIT = 10_000;
 
 /** What an embeddings request of `tokens` input tokens costs. */
 export function embeddingCredits(tokens: number): number {

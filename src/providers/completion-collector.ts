@@ -21,7 +21,7 @@ export function newToolCallId(): string {
  * Rebuilds whole tool calls from `tool-call-delta` parts. Fragments are keyed by `index`
  * (upstreams send id/name once, then argument pieces that must be concatenated in order).
  */
-export class ToolCallAccumulator {
+class ToolCallAccumulator {
   private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
 
   add(part: Extract<StreamPart, { type: 'tool-call-delta' }>): void {

@@ -6,8 +6,8 @@ import type { ChatMessage, ContentPart } from './types.js';
  * The image's size is unknown without fetching it, and vision models count differently (LLaVA-1.5 576 tokens,
  * Qwen2-VL by size), so this is a fair middle for a budget, never a charge: credits are per request.
  */
-export const IMAGE_TOKENS_LOW_DETAIL = 85;
-export const IMAGE_TOKENS = 765;
+const IMAGE_TOKENS_LOW_DETAIL = 85;
+const IMAGE_TOKENS = 765;
 
 /** The text of a message's content: a string as is, the text parts of a list joined in order (an image has none). */
 export function contentText(content: ChatMessage['content']): string {

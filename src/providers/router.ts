@@ -50,7 +50,7 @@ export const DEFAULT_MAX_TOKENS = 2000;
  * A failed attempt as the tenant reads it (`details.attempts`): an upstream's is named by the PV model and says
  * what happened in the provider's public words, never the upstream's address, model name or own message.
  */
-export interface AttemptRecord {
+interface AttemptRecord {
   provider: Target['provider'];
   model: string;
   kind: ProviderError['kind'];
@@ -64,7 +64,7 @@ export interface FailedAttempt extends AttemptRecord {
 }
 
 /** What the router logs with (pino's Logger has it). */
-export interface AttemptLog {
+interface AttemptLog {
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
 }
@@ -222,15 +222,16 @@ export function productError(
   message = error.publicMessage,
   details?: Record<string, unknown>,
 ): AppError {
+  const cause = { cause: error };
   switch (error.kind) {
     case 'bad-request':
-      return new AppError('INVALID_PARAMETER', message, details);
+      return new AppError('INVALID_PARAMETER', message, details, {}, cause);
     case 'timeout':
-      return new AppError('UPSTREAM_TIMEOUT', message, details);
+      return new AppError('UPSTREAM_TIMEOUT', message, details, {}, cause);
     case 'busy':
-      return new AppError('SERVER_BUSY', message, details, { 'Retry-After': '1' });
+      return new AppError('SERVER_BUSY', message, details, { 'Retry-After': '1' }, cause);
     default:
-      return new AppError('UPSTREAM_ERROR', message, details);
+      return new AppError('UPSTREAM_ERROR', message, details, {}, cause);
   }
 }
 

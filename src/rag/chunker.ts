@@ -8,7 +8,7 @@ import type { Chunk } from '../retrieval/index.js';
  * at least one chunk.
  */
 export const CHUNK_CHARS = 720;
-export const OVERLAP_CHARS = 120;
+const OVERLAP_CHARS = 120;
 
 /** Where a page starts in the extracted text (PDF); pages[i] is page i+1's first character. */
 export type PageStarts = readonly number[];

@@ -5,10 +5,10 @@
 
 export { chunkText } from './chunker.js';
 export { ragContextSource } from './context-source.js';
-export { DEFAULT_INGESTION, type IngestionOptions } from './ingestion-worker.js';
-export { documentBody, matchBody, ragOperations } from './operations.js';
-export { type NewDocument, RagService, type RagServiceDeps } from './rag-service.js';
+export { DEFAULT_INGESTION } from './ingestion-worker.js';
+export { documentBody, ragOperations } from './operations.js';
+export { RagService } from './rag-service.js';
 export { SqlDocumentStore } from './sql-document-store.js';
-export type { ChunkMatch, DocumentRecord, DocumentStore } from './types.js';
+export type { DocumentRecord } from './types.js';
 export { fileToDocument } from './upload.js';
 export { ragUserData } from './user-data.js';

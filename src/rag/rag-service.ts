@@ -14,7 +14,7 @@ const FILTER_DEPTH = 5;
 const MAX_FILTERED_DEPTH = 500;
 
 /** How long an upload waits for its own document to become ready before answering `processing`. */
-export const READY_WAIT_MS = 1500;
+const READY_WAIT_MS = 1500;
 /** Documents per page of a user's export (their metadata; the texts are read one by one). */
 const EXPORT_PAGE = 100;
 

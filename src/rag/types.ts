@@ -1,6 +1,6 @@
 import type { Chunk, Tenant } from '../retrieval/index.js';
 
-export type DocumentStatus = 'processing' | 'ready' | 'failed';
+type DocumentStatus = 'processing' | 'ready' | 'failed';
 
 export interface DocumentRecord extends Tenant {
   id: string;

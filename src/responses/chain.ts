@@ -29,7 +29,7 @@ export function chainItems(chain: ResponseChain): StoredItem[] {
   return chain.responses.flatMap((r, i) => (i === last ? r.input : [...r.input, ...r.output]));
 }
 
-export function previousNotFound(id: string): AppError {
+function previousNotFound(id: string): AppError {
   return new AppError('PREVIOUS_RESPONSE_NOT_FOUND', `Previous response ${id} not found`, {
     field: 'previous_response_id',
   });

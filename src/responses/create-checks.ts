@@ -29,7 +29,13 @@ function checkResults(
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const field = `tools[${tools.findIndex((t) => t.type === 'file_search')}].max_num_results`;
-    throw new AppError(err.code, err.message.replace('rag_k', 'max_num_results'), { ...err.details, field });
+    throw new AppError(
+      err.code,
+      err.message.replace('rag_k', 'max_num_results'),
+      { ...err.details, field },
+      {},
+      { cause: err },
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import type { PassThrough } from 'node:stream';
-import { ClientDisconnectedError } from '../http/index.js';
+import { sseWriter } from '../http/index.js';
 import type { OutputItem, ResponseBody } from './types.js';
 
 /** One event of a response: its `type`, its `sequence_number`, and its own fields. */
@@ -101,28 +101,8 @@ export class ResponseEvents {
   }
 }
 
-/**
- * Events as a Server-Sent-Events body: `event: <type>` and `data: <json>`. A full buffer waits for 'drain'; a
- * body whose client left throws ClientDisconnectedError.
- */
+/** Events as a Server-Sent-Events body: `event: <type>` and `data: <json>`, through http/'s one SSE writer. */
 export function sseSink(out: PassThrough): EventSink {
-  return {
-    async write(event) {
-      if (out.destroyed) throw new ClientDisconnectedError();
-      if (!out.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await drainedOrClosed(out);
-    },
-  };
-}
-
-/** A full buffer waits for 'drain'; a connection closed meanwhile emits 'close' instead. */
-function drainedOrClosed(out: PassThrough): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      out.off('drain', done);
-      out.off('close', done);
-      resolve();
-    };
-    out.on('drain', done);
-    out.on('close', done);
-  });
+  const write = sseWriter(out);
+  return { write: (event) => write(JSON.stringify(event), event.type) };
 }

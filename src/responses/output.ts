@@ -7,7 +7,7 @@ import type { BuiltInTools } from './request.js';
 import type { Annotation, OutputItem } from './types.js';
 
 /** Where the sandbox runs code, as OpenAI names a container: pvai has one kind, made anew for each run. */
-export const SANDBOX_CONTAINER = 'cntr_pvai_sandbox';
+const SANDBOX_CONTAINER = 'cntr_pvai_sandbox';
 
 /** `[1]`, `[2, 3]`: the numbered sources an answer cites (the prompt asks for them so). */
 const MARKER = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
@@ -20,7 +20,7 @@ const MARKER = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
  * went to is cited at the end of the text (`file_citation` `index`, `url_citation` `start_index` = `end_index` =
  * its length, where a footnote goes): the sources it was given, for the reader to check.
  */
-export function annotationsOf(text: string, citations: readonly Citation[]): Annotation[] {
+function annotationsOf(text: string, citations: readonly Citation[]): Annotation[] {
   const byIndex = new Map(citations.map((c) => [c.index, c]));
   const out: Annotation[] = [];
   for (const match of text.matchAll(MARKER)) {

@@ -6,11 +6,11 @@ import { CODE_TOOL, CODE_TOOL_NAME } from './code-interpreter.js';
 import type { ResponseCreateBody } from './types.js';
 
 /** `file_search`'s `max_num_results` when the request names none: the chat's default `rag_k`. */
-export const DEFAULT_FILE_SEARCH_RESULTS = 5;
+const DEFAULT_FILE_SEARCH_RESULTS = 5;
 /** Pages a `web_search` reads by `search_context_size` (the web step's limit caps them). */
 const PAGES_BY_CONTEXT_SIZE = { low: 2, medium: 3, high: 5 } as const;
 /** Built-in tool calls (code runs) at most before the answer, when `max_tool_calls` says nothing. */
-export const DEFAULT_MAX_TOOL_CALLS = 4;
+const DEFAULT_MAX_TOOL_CALLS = 4;
 
 export interface BuiltInTools {
   fileSearch?: { k: number };

@@ -4,27 +4,19 @@
  * into vectors (`embedders/`), and rank fusion. It knows chunks and tenants, never documents or memories.
  */
 
-export { createEmbedder, DEFAULT_EMBEDDING_MODEL_FILE, defaultEmbeddingModelPath } from './embedders/create.js';
-export { LocalEmbedder, normalise } from './embedders/local-embedder.js';
-export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './embedders/openai-embedder.js';
+export { createEmbedder, defaultEmbeddingModelPath } from './embedders/create.js';
+export { LocalEmbedder } from './embedders/local-embedder.js';
 export { fusedRelevance, reciprocalRankFusion } from './fusion.js';
 export { chunkIndexFor, vectorIndexCheck } from './index-for.js';
-export {
-  DEFAULT_QDRANT_COLLECTION,
-  QdrantChunkIndex,
-  type QdrantChunkIndexOptions,
-} from './qdrant/qdrant-chunk-index.js';
-export { modelMismatch, SqlChunkIndex } from './sql/sql-chunk-index.js';
+export { QdrantChunkIndex } from './qdrant/qdrant-chunk-index.js';
+export { SqlChunkIndex } from './sql/sql-chunk-index.js';
 /** The SQL index's in-memory int8 vector set and its exact rerank, which `scripts/bench/vector-index.ts` measures alone. */
 export { rerank, VectorSet } from './sql/vector-set.js';
 export type {
   Chunk,
   ChunkHit,
   ChunkIndex,
-  ChunkQuery,
-  DocumentChunks,
   Embedder,
-  EmbeddingTokenizer,
   SearchMode,
   Tenant,
 } from './types.js';

@@ -5,7 +5,7 @@ import { AppError } from '../errors/index.js';
 import type { RootEntry } from './bwrap-args.js';
 import type { SandboxConfig } from './types.js';
 
-export const INSTALL_HINT =
+const INSTALL_HINT =
   'run scripts/setup as root, or install it with: sudo apt-get install bubblewrap python3 python3-seccomp';
 
 /** What the host offers the sandbox, checked once before the first sandbox is started. */

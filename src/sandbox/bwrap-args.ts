@@ -22,7 +22,7 @@ export interface SandboxLaunchSpec {
 }
 
 /** The sandbox's private work dir: cwd, HOME, and the target of /tmp. */
-export const WORK_DIR = '/work';
+const WORK_DIR = '/work';
 
 /**
  * The bwrap command line for one sandbox. The only host tree visible inside is /usr (read-only);

@@ -6,15 +6,12 @@
 import { SandboxRunner } from './runner.js';
 import type { CodeRunner, SandboxConfig } from './types.js';
 
-export { countingExecutions, type ExecutionCount } from './counted.js';
+export { countingExecutions } from './counted.js';
 export {
   type CodeRunner,
   DEFAULT_SANDBOX_CONFIG,
   type ExecutionOutcome,
-  type ExecutionRequest,
   type SandboxConfig,
-  type SandboxHealth,
-  type SandboxQueueState,
 } from './types.js';
 
 /** Creates the runner and starts warming its pool. Throws only for invalid config; host problems surface on use. */

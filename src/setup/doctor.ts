@@ -13,7 +13,7 @@ export interface DoctorCheck {
   fix?: string;
 }
 
-export interface DoctorReport {
+interface DoctorReport {
   ok: boolean;
   checks: Record<string, DoctorCheck>;
 }
@@ -129,7 +129,7 @@ export async function checkWebSearch(config: Config, env: NodeJS.ProcessEnv = pr
 }
 
 /** Checks every piece pvai uses, each with the command that fixes it. */
-export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<DoctorReport> {
+async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<DoctorReport> {
   const checks: Record<string, DoctorCheck> = {};
   const major = Number(process.versions.node.split('.')[0]);
   checks.node =

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { getSharedLlama } from '../providers/index.js';
 
 /** Written by `convert-minilm.py --reference`: token ids and embeddings from a numpy forward pass. */
-export interface ReferenceEmbeddings {
+interface ReferenceEmbeddings {
   sentences: Array<{ text: string; tokens: number[]; embedding: number[] }>;
 }
 

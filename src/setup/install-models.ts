@@ -35,7 +35,7 @@ export interface InstallModelsOptions {
 const sidecar = (path: string) => `${path}.sha256`;
 
 /** Whether the model at `path` is the one the set-up installs (checked by SHA-256, ~0.3 s per 100 MB). */
-export async function verifyInstalled(model: DefaultModel, path: string): Promise<{ ok: boolean; detail: string }> {
+async function verifyInstalled(model: DefaultModel, path: string): Promise<{ ok: boolean; detail: string }> {
   if (!existsSync(path)) return { ok: false, detail: `missing: ${path}` };
   const sha256 = await sha256File(path);
   if (sha256 === model.sha256) return { ok: true, detail: `${path} (sha256 ok)` };

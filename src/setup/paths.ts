@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
  * pvai's own directory: the nearest one above this module whose package.json is pvai's. It is the
  * same from `src/setup` (tsx) and from `dist/src/setup` (the build), where the set-up's tools live.
  */
-export function projectRoot(from: string = import.meta.dirname): string {
+function projectRoot(from: string = import.meta.dirname): string {
   for (let dir = from; ; dir = dirname(dir)) {
     const manifest = join(dir, 'package.json');
     if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'pvai') {

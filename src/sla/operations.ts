@@ -6,7 +6,7 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
 const ms = (p: Percentiles) => ({ p50: p.p50, p95: p.p95, p99: p.p99 });
 
 /** The report as the contract's SlaReport. */
-export function slaBody(report: SlaReport) {
+function slaBody(report: SlaReport) {
   return {
     object: 'sla' as const,
     window: report.window,

@@ -41,7 +41,7 @@ export interface SlaRecorderOptions {
 }
 
 /** Whether a request counts against availability: a 5xx, or a stream ended by a 5xx failure. */
-export function isError(o: Pick<SlaObservation, 'status' | 'failedStatus'>): boolean {
+function isError(o: Pick<SlaObservation, 'status' | 'failedStatus'>): boolean {
   return o.status >= 500 || (o.failedStatus ?? 0) >= 500;
 }
 

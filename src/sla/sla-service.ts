@@ -8,7 +8,7 @@ import { RESOLUTION_MS, type Resolution, type SlaBucket, type SlaObservation, ty
 export type SlaWindow = '1h' | '24h' | '7d' | '30d';
 
 /** Which buckets answer a window: the finest resolution still kept for all of it, and how many. */
-export const WINDOWS: Readonly<Record<SlaWindow, { resolution: Resolution; buckets: number }>> = {
+const WINDOWS: Readonly<Record<SlaWindow, { resolution: Resolution; buckets: number }>> = {
   '1h': { resolution: 'minute', buckets: 60 },
   '24h': { resolution: 'hour', buckets: 24 },
   '7d': { resolution: 'day', buckets: 7 },
@@ -20,7 +20,7 @@ export const WINDOWS: Readonly<Record<SlaWindow, { resolution: Resolution; bucke
  * window needs 25 h; the rest is slack for a late prune), days 90 days (the 30 d window, and three months
  * of history for the dashboard).
  */
-export const RETENTION_MS: Readonly<Record<Resolution, number>> = {
+const RETENTION_MS: Readonly<Record<Resolution, number>> = {
   minute: 6 * 3_600_000,
   hour: 3 * 86_400_000,
   day: 90 * 86_400_000,
@@ -41,7 +41,7 @@ export interface Percentiles {
   p99: number;
 }
 
-export interface SlaModelReport {
+interface SlaModelReport {
   model: ModelId;
   requests: number;
   errors: number;

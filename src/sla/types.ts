@@ -25,7 +25,7 @@ export const RESOLUTION_MS: Readonly<Record<Resolution, number>> = {
 };
 
 /** Sums over requests: what a bucket row holds, and what adding rows gives. */
-export interface SlaCounts {
+interface SlaCounts {
   requests: number;
   /** Requests answered 5xx, or streams ended by a 5xx failure: the ones availability counts against. */
   errors: number;

@@ -25,7 +25,7 @@ export interface BackgroundLaneOptions {
  * buckets, the usage rows and the admissions of 1,000 busy accounts closed together, and for ~200 ms every turn
  * ran a chunk of each: a request needs several turns (its body, the upstream call, the answer), so it
  * waited behind a chunk in each, and at 1,000 req/s the slowest 1 % of requests took 10-40 ms more, once a
- * second (measured: the server's CPU profile against per-request latencies, `docs/benchmarks.md`).
+ * second (measured: the server's CPU profile laid against per-request latencies).
  *
  * A writer that is behind (its next batch came before this one was written) or that someone waits on (a
  * read that must see the rows, close) asks with `hurry` (or calls `hurry()` for the writers already waiting):

@@ -27,7 +27,7 @@ export type Db =
     })
   | (DbCommon & { readonly dialect: 'postgres'; readonly pool: pg.Pool });
 
-export type Dialect = Db['dialect'];
+type Dialect = Db['dialect'];
 export type SqliteDb = Extract<Db, { dialect: 'sqlite' }>;
 export type PostgresDb = Extract<Db, { dialect: 'postgres' }>;
 

@@ -3,13 +3,12 @@
  * shape of a store's statements per dialect, write-behind timing, the end-of-turn group commit of an
  * embedded database, the event loop's lane for write-behind chunks, the pump of a stored job queue's worker.
  */
-export { BackgroundLane, type BackgroundLaneOptions, backgroundLane } from './background-lane.js';
-export { MIGRATIONS, openDb, type StorageOptions, sqlitePath } from './data-source.js';
+export { BackgroundLane, backgroundLane } from './background-lane.js';
+export { openDb, sqlitePath } from './data-source.js';
 export {
   byIdsFirst,
   checkDatabase,
   type Db,
-  type Dialect,
   type DialectStatements,
   fixedChunks,
   type PostgresDb,
@@ -24,13 +23,11 @@ export { JobPump } from './job-pump.js';
 export { RESPONSE_CACHE_POSTGRES_DDL } from './migrations/1763700000000-initial-schema.js';
 export { MultiRow } from './multi-row.js';
 export {
-  type PendingBatch,
   RetryingWriter,
-  type RetryingWriterOptions,
   type WriteBehindState,
 } from './retrying-writer.js';
-export { type StagedStream, StagingLog, type StagingLogOptions, stagingLogOf } from './staging-log.js';
-export { type SqliteTransaction, type Transaction, transaction } from './transaction.js';
+export { type StagedStream, StagingLog, stagingLogOf } from './staging-log.js';
+export { type Transaction, transaction } from './transaction.js';
 export { type TurnCommit, type TurnWriter, turnCommitOf } from './turn-commit.js';
 export { WriteBatches } from './write-batches.js';
 export { WriteBehindTimer } from './write-behind.js';

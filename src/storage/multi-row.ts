@@ -9,7 +9,7 @@ import { fixedChunks } from './db.js';
  * Why rows per statement rather than a statement per row: each `run()` of better-sqlite3 costs ~1-2 µs
  * of binding and stepping beside its rows' own b-tree work, and its result object, made in native code,
  * outlives the scavenges of a busy server (measured at 1,000 req/s: the SLA buckets' 3,000 single-row
- * upserts a second were a third of what a scavenge promoted; docs/benchmarks.md, issue 30's fifth step).
+ * upserts a second were a third of what a scavenge promoted).
  */
 export class MultiRow {
   readonly #statements = new Map<number, BetterSqlite3.Statement>();

@@ -59,8 +59,8 @@ export class TurnCommit {
    * BEGIN, every writer's part, COMMIT; ROLLBACK when any of it threw. `exec` rather than better-sqlite3's
    * `transaction()`, whose BEGIN and COMMIT are prepared statements run with `run()`: at 1,000 req/s a turn
    * carries about one request, so those were two result objects a request, made in native code, that
-   * outlived their scavenge (docs/benchmarks.md, issue 30's fifth step). The cost is the same (~11 µs a
-   * turn either way, measured). A turn runs from `setImmediate`, never inside another transaction.
+   * outlived their scavenge (seen in a heap profile that keeps only what no scavenge collected). The cost is the
+   * same (~11 µs a turn either way, measured). A turn runs from `setImmediate`, never inside another transaction.
    */
   #write(writers: readonly TurnWriter[]): void {
     const sqlite = this.#sqlite;

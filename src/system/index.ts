@@ -1,3 +1,3 @@
-export { type ClosingPart, closeInOrder } from './close-in-order.js';
+export { closeInOrder } from './close-in-order.js';
 export { Lifecycle } from './lifecycle.js';
-export { type DependencyCheck, type SystemDeps, systemOperations } from './operations.js';
+export { systemOperations } from './operations.js';

@@ -1,7 +1,7 @@
 import { loadContract, type Operations } from '../http/index.js';
 
 /** A check of one dependency for /z1/health/ready and `pvai doctor`. */
-export interface DependencyCheck {
+interface DependencyCheck {
   ok: boolean;
   detail: string;
 }

@@ -1,2 +1,2 @@
-export { type TierFeature, TierPolicy } from './policy.js';
+export { TierPolicy } from './policy.js';
 export { DEFAULT_TIER_RULES, type TierRules } from './rules.js';

@@ -8,10 +8,7 @@ export { paged } from './paged.js';
 export type {
   Erased,
   SectionItem,
-  SectionName,
-  UserData,
   UserDataSection,
-  UserDataSections,
   UserExport,
 } from './types.js';
 export { UserDataService } from './user-data-service.js';

@@ -38,9 +38,6 @@ export interface UserDataSection<N extends SectionName> {
   erase(tenant: Tenant): Promise<number>;
 }
 
-/** Any one section. */
-export type UserData = { [N in SectionName]: UserDataSection<N> }[SectionName];
-
 /**
  * One registration per section of the contract's export, by name, in the order the export writes them and the
  * erase runs them (compose.ts): a section the contract has and no capability registers is a compile error.

@@ -1,4 +1,4 @@
-import type { Extractor } from '../extract/index.js';
+import { type Extractor, NOT_CONTENT_ELEMENTS } from '../extract/index.js';
 import type { FetchedPage } from './fetcher.js';
 
 export interface PageText {
@@ -15,12 +15,7 @@ export interface PageText {
  */
 const READABILITY_MAX_CHARS = 48 * 1024;
 
-/** Elements whose text is never the page's: code, styles, navigation and page furniture (as in rag/extract). */
-const NOT_CONTENT = new Set(
-  'script style noscript template iframe object embed svg math nav header footer aside form select button head title'.split(
-    ' ',
-  ),
-);
+const NOT_CONTENT = new Set(NOT_CONTENT_ELEMENTS);
 /** Elements that break text into lines (the rest are inline). */
 const BLOCK = new Set(
   'p div br li ul ol h1 h2 h3 h4 h5 h6 tr td th table thead tbody section article main blockquote pre dd dt dl figure figcaption hr details summary caption'.split(

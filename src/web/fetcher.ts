@@ -14,7 +14,7 @@ export interface FetchLimits {
   maxRedirects: number;
 }
 
-export const DEFAULT_FETCH_LIMITS: FetchLimits = {
+const DEFAULT_FETCH_LIMITS: FetchLimits = {
   totalMs: 3000,
   pageMs: 2000,
   maxBytes: 2 * 1024 * 1024,
@@ -22,7 +22,7 @@ export const DEFAULT_FETCH_LIMITS: FetchLimits = {
   maxRedirects: 3,
 };
 
-export type PageKind = 'html' | 'text' | 'pdf';
+type PageKind = 'html' | 'text' | 'pdf';
 
 export type FetchedPage =
   | { ok: true; url: string; finalUrl: string; kind: PageKind; charset?: string; body: Buffer; truncated: boolean }

@@ -9,7 +9,7 @@ import { type Candidate, passages, rank } from './rank.js';
 import { SearchError, type SearchProvider } from './search/types.js';
 
 /** Web-grounded answers are cached 5 minutes: the web moves, and a question about today stays about today. */
-export const WEB_CACHE_TTL_MS = 5 * 60 * 1000;
+const WEB_CACHE_TTL_MS = 5 * 60 * 1000;
 
 export interface WebLimits {
   /** Search results read per question. */
@@ -24,7 +24,7 @@ export interface WebLimits {
   passageChars: number;
 }
 
-export const DEFAULT_WEB_LIMITS: WebLimits = {
+const DEFAULT_WEB_LIMITS: WebLimits = {
   pages: 5,
   totalMs: 3000,
   maxPassages: 5,
@@ -46,7 +46,7 @@ export interface WebGroundingDeps {
   limits?: Partial<WebLimits>;
 }
 
-export interface PageOutcome {
+interface PageOutcome {
   url: string;
   /** Read and used as text, or replaced by the search snippet (with why). */
   read: boolean;
@@ -111,10 +111,13 @@ export class WebGrounding {
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if (err instanceof SearchError) {
-        throw new AppError(err.timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_ERROR', `Web search failed: ${err.message}`, {
-          provider: provider.name,
-          ...(err.status !== undefined ? { status: err.status } : {}),
-        });
+        throw new AppError(
+          err.timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_ERROR',
+          `Web search failed: ${err.message}`,
+          { provider: provider.name, ...(err.status !== undefined ? { status: err.status } : {}) },
+          {},
+          { cause: err },
+        );
       }
       throw err;
     }

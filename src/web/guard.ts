@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { untilAborted } from '../kernel/index.js';
 import { Allowlist, effectivePort, nonPublicReason } from './address-policy.js';
 
-export interface ResolvedAddress {
+interface ResolvedAddress {
   address: string;
   family: 4 | 6;
 }
@@ -11,7 +11,7 @@ export interface ResolvedAddress {
 /** Every address a host name resolves to (tests inject a stub). */
 export type Resolver = (hostname: string, signal?: AbortSignal) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: Resolver = async (hostname) => {
+const systemResolver: Resolver = async (hostname) => {
   const answers = await lookup(hostname, { all: true, verbatim: true });
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };

@@ -56,7 +56,7 @@ export function passages(text: string, limit = MAX_PER_PAGE): string[] {
 const PASSAGE_WORDS: Analysis = { stem: false };
 
 /** BM25 (text/bm25.ts) of each candidate for the query, over the candidates themselves as corpus. */
-export function bm25(query: string, candidates: readonly string[]): number[] {
+function bm25(query: string, candidates: readonly string[]): number[] {
   const q = queryTerms(query, PASSAGE_WORDS);
   const wanted = new Set(q);
   const docs = candidates.map((c) => analyze(c, PASSAGE_WORDS));

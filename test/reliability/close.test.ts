@@ -28,7 +28,7 @@ function watchCloses(runtime: Runtime, fail: Record<string, Error>): string[] {
   watch('router', runtime.router, 'close');
   watch('cache', runtime.cache, 'close');
   watch('sandbox', runtime.sandbox, 'close');
-  watch('usage', runtime.usage, 'flush');
+  watch('usage', runtime.usage, 'close');
   watch('sla', runtime.sla, 'close');
   watch('limiter', runtime.limiter, 'close');
   watch('accounts', runtime.accounts, 'close');

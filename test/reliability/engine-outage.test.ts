@@ -26,7 +26,7 @@ function replicaDatabase(url: string): TestDatabase {
 
 /**
  * PostgreSQL stopped for 6 s under 20 clients with valid keys, two replicas in front of it, as an operator's
- * restart of the database does (the issue's probe saw 2,478 × 401 and 356 × 500 here). A valid key is never told
+ * restart of the database does (a probe of it once saw 2,478 × 401 and 356 × 500 here). A valid key is never told
  * it is invalid, nothing escapes as a 500: a request the database could not serve is a 503 with Retry-After, and
  * readiness names the database. What was answered stays exact: the credits taken are the credits the answers
  * said they charged, and the usage rows and SLA buckets written behind the answers are all there afterwards.

@@ -1,6 +1,6 @@
 /**
  * Measures a chain of `previous_response_id` turns over HTTP: the bytes of the requests sent vs the bytes the
- * responses and their items take in the database (issue 53: stored grew with the square of the chain's length).
+ * responses and their items take in the database (what is stored must grow with the chain's length, not its square).
  *   node --import tsx test/responses/chain-measure.ts            (TURNS=200 PAD=0 BACKEND=sqlite|postgres)
  */
 import { startResponses } from './support.js';

@@ -52,7 +52,7 @@ describe('sandbox: concurrency, queueing and availability', { skip: sandboxHostS
   });
 
   it("one account flooding the sandbox does not delay another account's execution", async () => {
-    // The numbers: four slots; six sleeps of one account had delayed another's print(1) by 7 s.
+    // Four slots and six sleeps of one account: without a fair share, another account's print(1) waited 7 s.
     const sandbox = createSandbox({ poolSize: 2, maxConcurrent: 4 });
     try {
       const flood = Array.from({ length: 6 }, () =>

@@ -1,4 +1,4 @@
-export { type SupportedSentence, supportedSentences } from './attribution.js';
-export { type AssembledContext, assembleContext, estimateTokens, type PromptBudget } from './prompt.js';
-export { ContextRegistry, type GatheredContext } from './registry.js';
+export { supportedSentences } from './attribution.js';
+export { assembleContext, estimateTokens, type PromptBudget } from './prompt.js';
+export { ContextRegistry } from './registry.js';
 export type { Citation, ContextContribution, ContextSource, SourcePassage } from './source.js';

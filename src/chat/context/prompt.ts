@@ -14,7 +14,7 @@ export function estimateTokens(text: string): number {
 const PER_MESSAGE_OVERHEAD = 4;
 
 /** A conversation's tokens: its text as `estimateTokens` counts it, an image as `imageTokens` estimates it. */
-export function estimateMessagesTokens(messages: readonly ChatMessage[]): number {
+function estimateMessagesTokens(messages: readonly ChatMessage[]): number {
   let total = 0;
   for (const message of messages) {
     const calls = 'tool_calls' in message && message.tool_calls ? JSON.stringify(message.tool_calls) : '';

@@ -21,6 +21,22 @@ const NAME_PATTERNS = [
   new RegExp(String.raw`^${NAME}\s+(?:here|speaking|writing)\b`, 'iu'),
 ];
 
+/**
+ * Kinds of one value the user states of themselves in words that leave no doubt: their own name ("My
+ * name's Sean", not "My sister's name is Ana") and where they stand in love ("I'm engaged"). The model
+ * reads such a statement now as one kind, now as another ("I'm engaged" as family); a memory of the wrong
+ * kind is never superseded by the fact that corrects it ("We got married in August", relationship).
+ */
+const OWN_NAME = /^(?:(?:my|our)\s+)?(?:name is|name's|names|call me|i go by|i'm called|im called)\s/i;
+const OWN_RELATIONSHIP =
+  /^(?:i'm|im|i am|i've been|ive been|we're|we are|we got|we've been|i got|just got)\s+(?:now\s+|just\s+|recently\s+|happily\s+)?(?:single|engaged|married|divorced|widowed|separated|in a relationship|dating)\b/i;
+
+function kindOf(statement: Statement, judged: StatementClass): StatementClass {
+  if (OWN_NAME.test(statement.text)) return 'name';
+  if (OWN_RELATIONSHIP.test(statement.text)) return 'relationship';
+  return judged;
+}
+
 /** The stored sentence for a statement of a kind: names as "The user's name is …", everything else as said. */
 function contentOf(kind: StatementClass, statement: Statement, said: string): string {
   if (kind === 'name') {
@@ -78,10 +94,11 @@ export class StatementExtractor implements FactExtractor {
       found.statements.forEach((statement, i) => {
         const verdict = this.#model.judge(lexicalFeatures(statement.raw), vectors[i]);
         if (!verdict.fact && !statement.remember) return;
-        const content = contentOf(verdict.kind, statement, said[i] as string);
+        const kind = verdict.kind === 'none' ? 'none' : kindOf(statement, verdict.kind);
+        const content = contentOf(kind, statement, said[i] as string);
         facts.push({
           content,
-          slot: verdict.kind === 'none' ? null : verdict.kind,
+          slot: kind === 'none' ? null : kind,
           ...(statement.correction ? { correction: { replaces: statement.replaces } } : {}),
           ...(statement.changed ? { changed: true } : {}),
           // The vector is the stored text's only when the text is the one embedded.

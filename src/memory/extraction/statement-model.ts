@@ -2,7 +2,7 @@ import { HASH_DIMS, type SparseFeatures } from './features.js';
 import { STATEMENT_CLASSES, type StatementClass } from './kinds.js';
 
 /** A layer as stored: int8 weights by output row (base64) with each row's scale, and the biases. */
-export interface StoredLayer {
+interface StoredLayer {
   inputs: number;
   outputs: number;
   bias: readonly number[];

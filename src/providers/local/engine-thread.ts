@@ -122,7 +122,7 @@ export class EngineCall {
  * process is loaded and generates there. Why: on the main thread, node-llama-cpp's per-token garbage
  * (~28.5 KB a token) lived in the server's heap, and in a server that had built its contract validators it
  * survived the scavenges (6.8 MB a scavenge); a token then cost 95–115 µs of the event loop against 70–76
- * in a process of its own, and the model waits for those µs between tokens (docs/benchmarks.md, issue 30).
+ * in a process of its own (measured with bench:chat's local rows), and the model waits for those µs between tokens.
  * Here that garbage lives and dies in the thread's own heap, and the event loop pays a message a streamed
  * token (an answer that is not streamed comes back in one).
  *

@@ -36,7 +36,7 @@ export interface LocalEngineSettings {
   chatWrapper?: 'auto' | SpecializedChatWrapperTypeName;
 }
 
-export const LOCAL_ENGINE_DEFAULTS = { threads: 1, sequences: 2, maxQueue: 16, maxContextSize: 4096 } as const;
+const LOCAL_ENGINE_DEFAULTS = { threads: 1, sequences: 2, maxQueue: 16, maxContextSize: 4096 } as const;
 
 /** Token-level and text-level forms of a chat wrapper's stop triggers. */
 export interface StopTriggers {

@@ -51,7 +51,7 @@ export interface OpenAICompatibleSettings {
   id?: string;
 }
 
-export const OPENAI_COMPATIBLE_DEFAULTS = {
+const OPENAI_COMPATIBLE_DEFAULTS = {
   timeoutMs: 60_000,
   maxRetries: 2,
   retryBaseDelayMs: 200,

@@ -45,7 +45,7 @@ function argumentsText(value: unknown): string {
   return value === undefined || value === null ? '' : JSON.stringify(value);
 }
 
-export function mapFinishReason(raw: unknown): FinishReason | undefined {
+function mapFinishReason(raw: unknown): FinishReason | undefined {
   switch (raw) {
     case 'stop':
     case 'length':
@@ -62,7 +62,7 @@ export function mapFinishReason(raw: unknown): FinishReason | undefined {
   }
 }
 
-export function parseUsage(raw: unknown): Usage | undefined {
+function parseUsage(raw: unknown): Usage | undefined {
   const usage = asRecord(raw);
   if (!usage) return undefined;
   const prompt = usage.prompt_tokens;

@@ -109,7 +109,7 @@ export class StoredEventSink implements EventSink {
 }
 
 /** How often a follower looks for events another replica stored (one on this replica is woken at once). */
-export const FOLLOW_POLL_MS = 200;
+const FOLLOW_POLL_MS = 200;
 
 /**
  * A background response's stored events after `after`, then the live ones as they are stored, until its

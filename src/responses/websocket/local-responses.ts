@@ -4,7 +4,7 @@ import type { LocalResponses, StoredResponse } from '../types.js';
  * How many `store: false` responses a socket keeps for `previous_response_id`. An agent continues the last one
  * (sometimes forks an earlier one); each holds its whole conversation, so the socket's memory stays bounded.
  */
-export const LOCAL_RESPONSES = 16;
+const LOCAL_RESPONSES = 16;
 
 /**
  * A socket's `store: false` responses, the last LOCAL_RESPONSES of them, in memory only: gone with the socket

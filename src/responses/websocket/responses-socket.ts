@@ -13,7 +13,7 @@ export interface ResponsesSocketDeps {
 }
 
 /** The path of WebSocket mode: the same as POST /z1/responses (Open Responses, OpenAI's `ResponsesWS`). */
-export const RESPONSES_SOCKET_PATH = '/z1/responses';
+const RESPONSES_SOCKET_PATH = '/z1/responses';
 
 /**
  * WebSocket mode of the Responses API (the contract's `x-websocket` on /z1/responses): each `response.create`

@@ -6,7 +6,7 @@ import type { Embedder } from '../types.js';
 import { LocalEmbedder } from './local-embedder.js';
 import { OpenAIEmbedder } from './openai-embedder.js';
 
-export const DEFAULT_EMBEDDING_MODEL_FILE = 'all-MiniLM-L6-v2.Q8_0.gguf';
+const DEFAULT_EMBEDDING_MODEL_FILE = 'all-MiniLM-L6-v2.Q8_0.gguf';
 
 export function defaultEmbeddingModelPath(dataDir: string): string {
   return join(resolve(dataDir), 'models', 'embedding', DEFAULT_EMBEDDING_MODEL_FILE);

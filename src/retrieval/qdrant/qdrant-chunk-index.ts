@@ -20,6 +20,7 @@
  * another model is refused instead of mixing vector spaces.
  */
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import { fusionCandidates, RRF_K } from '../fusion.js';
 import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, DocumentChunks, Tenant } from '../types.js';
 import { chunkSparse, querySparse } from './qdrant-sparse.js';
 import {
@@ -34,15 +35,11 @@ import {
   tenantFilter,
 } from './qdrant-support.js';
 
-export const DEFAULT_QDRANT_COLLECTION = 'pvai_chunks';
+const DEFAULT_QDRANT_COLLECTION = 'pvai_chunks';
 /** Points per upsert (~60 kB of JSON with sparse vectors; a schema-1 server tokenises each text). */
 const BATCH = 256;
 /** The collection layout new collections get: see `prepare`. */
 const SCHEMA = 2;
-/** Candidates each side of a hybrid query contributes to the fusion. */
-const CANDIDATES = 50;
-/** The RRF constant the SQL adapter uses too (Cormack et al.); Qdrant's own default is 2. */
-const RRF_K = 60;
 
 export interface QdrantChunkIndexOptions {
   url: string;
@@ -269,13 +266,14 @@ export class QdrantChunkIndex implements ChunkIndex {
     const common = { filter, limit: k, with_payload: ['chunk_id'], with_vector: false };
     const result = await this.#call('search', () => {
       if (lexical && dense) {
-        const limit = Math.max(k, CANDIDATES);
+        const limit = fusionCandidates(k);
         return this.#client.query(this.collection, {
           ...common,
           prefetch: [
             { query: lexical, using: LEXICAL, filter, limit },
             { query: dense, using: DENSE, filter, limit },
           ],
+          // retrieval's K, not Qdrant's own default (2).
           query: { rrf: { k: RRF_K } } as never,
         });
       }

@@ -28,7 +28,7 @@ export interface SparseVector {
  * weight, as with Qdrant's own hashed BM25; at 10^5 distinct terms a given term collides with another
  * with probability ~2 · 10^-5.
  */
-export function termIndex(term: string): number {
+function termIndex(term: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < term.length; i++) {
     hash ^= term.charCodeAt(i);

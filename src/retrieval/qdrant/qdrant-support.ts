@@ -9,7 +9,7 @@ export const DENSE = 'dense';
 /** The named sparse vector: BM25 term weights, IDF applied by Qdrant at query time. */
 export const LEXICAL = 'bm25';
 /** Qdrant's built-in BM25 "model" (schema-1 collections): it tokenises, stems and weighs text server-side. */
-export const BM25_MODEL = 'qdrant/bm25';
+const BM25_MODEL = 'qdrant/bm25';
 /**
  * Qdrant's server-side BM25 options, for collections of schema 1 only (schema 2 is sent pvai's own sparse
  * vectors, qdrant-sparse.ts). The same at upsert and at query time (the sparse vectors are computed with

@@ -10,13 +10,13 @@ export interface IndexRow {
   embedding: Uint8Array | null;
 }
 
-export interface VectorRow {
+interface VectorRow {
   chunk_id: string;
   embedding: Uint8Array;
 }
 
 /** A document's chunks with their analysed terms, as the index writes them. */
-export interface AnalysedDocument {
+interface AnalysedDocument {
   documentId: string;
   chunks: ReadonlyArray<{ id: string; terms: readonly string[] }>;
 }
@@ -55,7 +55,7 @@ export function indexRowsFor(db: Db): IndexRows {
   return db.dialect === 'sqlite' ? sqliteRows(db) : postgresRows(db);
 }
 
-export function toBytes(vector: Float32Array): Buffer {
+function toBytes(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 }
 

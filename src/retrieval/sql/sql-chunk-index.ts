@@ -1,6 +1,6 @@
 import type { Db } from '../../storage/index.js';
 import { analyze, queryTerms } from '../../text/index.js';
-import { reciprocalRankFusion } from '../fusion.js';
+import { fusionCandidates, reciprocalRankFusion } from '../fusion.js';
 import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, DocumentChunks, Tenant } from '../types.js';
 import { type IndexRow, type IndexRows, indexRowsFor } from './index-rows.js';
 import { PlannerStatistics } from './planner-statistics.js';
@@ -8,8 +8,6 @@ import { TenantCache } from './tenant-cache.js';
 import { TenantSets } from './tenant-sets.js';
 import { rerank } from './vector-set.js';
 
-/** Candidates taken from each ranking before a hybrid search fuses them. */
-const CANDIDATES = 50;
 /**
  * Chunks kept in memory across tenants (least recently searched go first): ~0.4 KB of int8 vector and
  * ~0.5 KB of postings and ids each (measured at 100k Cranfield chunks), so ~270 MB at most.
@@ -24,7 +22,7 @@ function fromBytes(bytes: Uint8Array): Float32Array {
 }
 
 /** The refusal of an index built with another embedding model, saying what to do. */
-export function modelMismatch(
+function modelMismatch(
   recorded: { id: string; dimension: number },
   configured: { id: string; dimension: number },
 ): Error {
@@ -163,7 +161,7 @@ export class SqlChunkIndex implements ChunkIndex {
     const sets = await this.#load(tenant);
     if (mode === 'lexical') return lexical(sets, query.text, k);
     if (mode === 'dense') return vector ? this.#dense(tenant, sets, vector, k) : [];
-    const want = Math.max(k, CANDIDATES);
+    const want = fusionCandidates(k);
     const dense = vector ? await this.#dense(tenant, sets, vector, want) : [];
     return reciprocalRankFusion([lexical(sets, query.text, want), dense]).slice(0, k);
   }

@@ -42,10 +42,10 @@ export function searxngProvider(baseUrl: string): SearchProvider {
   };
 }
 
-export const BRAVE_ENDPOINT = 'https://api.search.brave.com/res/v1/web/search';
+const BRAVE_ENDPOINT = 'https://api.search.brave.com/res/v1/web/search';
 
 /** Brave Search API: GET ?q=…&count=…, key in X-Subscription-Token; hits in web.results. */
-export function braveProvider(apiKey: string, endpoint = BRAVE_ENDPOINT): SearchProvider {
+function braveProvider(apiKey: string, endpoint = BRAVE_ENDPOINT): SearchProvider {
   return {
     name: 'brave',
     async search(query, count, signal) {
@@ -67,10 +67,10 @@ export function braveProvider(apiKey: string, endpoint = BRAVE_ENDPOINT): Search
   };
 }
 
-export const TAVILY_ENDPOINT = 'https://api.tavily.com/search';
+const TAVILY_ENDPOINT = 'https://api.tavily.com/search';
 
 /** Tavily: POST {query, max_results}, key as a Bearer token; hits in results. */
-export function tavilyProvider(apiKey: string, endpoint = TAVILY_ENDPOINT): SearchProvider {
+function tavilyProvider(apiKey: string, endpoint = TAVILY_ENDPOINT): SearchProvider {
   return {
     name: 'tavily',
     async search(query, count, signal) {
