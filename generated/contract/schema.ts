@@ -2784,12 +2784,12 @@ export interface components {
         /**
          * @description The capability is not available on this server now (`SERVICE_UNAVAILABLE`, `SANDBOX_UNAVAILABLE`), it is at
          *     capacity (`SERVER_BUSY`), or an engine the request needs (the database, the vector index) could not be
-         *     asked: `SERVICE_UNAVAILABLE` with `details.engine` and `Retry-After` (seconds). A key is never refused as
-         *     invalid because its lookup could not be made.
+         *     asked: `SERVICE_UNAVAILABLE` with `details.engine` and a `Retry-After` header (seconds; also on
+         *     `SERVER_BUSY` and `TOO_MANY_CONNECTIONS`). A key is never refused as invalid because its lookup could not be
+         *     made.
          */
         ServiceUnavailable: {
             headers: {
-                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {

@@ -98,9 +98,12 @@ def _():
         second.usage.input_tokens > first.usage.input_tokens,
         f"second prompt {second.usage.input_tokens} tokens, first {first.usage.input_tokens}: no history carried",
     )
+    # Its whole context, newest first: its own function_call_output, then the first's call and question.
     items = list(client.responses.input_items.list(second.id))
     expect(
-        len(items) == 1 and items[0].type == "function_call_output" and items[0].call_id == call.call_id,
+        [item.type for item in items] == ["function_call_output", "function_call", "message"]
+        and items[0].call_id == call.call_id
+        and items[1].call_id == call.call_id,
         f"second's input items {items}",
     )
     expect(items[0].id, "the function_call_output item has no id")
