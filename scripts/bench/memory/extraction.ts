@@ -40,6 +40,8 @@ export interface ExtractionResult {
   /** The worker's whole path (claim, extract, reconcile, delete), over the process's CPU time; not run for a slow model. */
   turnsPerCpuSecond: number | undefined;
   misses: string[];
+  /** Every memory the cases left, as stored (the agreement check reads them). */
+  stored: string[];
 }
 
 const percentile = (values: number[], p: number) =>
@@ -152,6 +154,7 @@ export async function runExtraction(
       correctionRate: of('correction').filter((s) => s.score.corrected).length / Math.max(1, of('correction').length),
       ...timing,
       misses,
+      stored: scores.flatMap((s) => s.memories.map((m) => m.content)),
     };
   } finally {
     await server.close();

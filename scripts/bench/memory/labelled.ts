@@ -13,6 +13,8 @@ export interface LabelledTurn {
   facts: Array<{ kind: string; expect: string[] }>;
   before?: string[];
   old?: string[];
+  /** everyday.jsonl: `dev` is looked at while the extractor is worked on, the held-out parts never are. */
+  part?: 'dev' | 'held-out' | 'held-out-2';
 }
 
 export type TurnKind = 'fact' | 'none' | 'correction';
@@ -22,8 +24,8 @@ export function kindOf(turn: LabelledTurn): TurnKind {
   return turn.facts.length > 0 ? 'fact' : 'none';
 }
 
-export function labelledTurns(): LabelledTurn[] {
-  return readFileSync(join(import.meta.dirname, 'turns.jsonl'), 'utf8')
+export function labelledTurns(file = 'turns.jsonl'): LabelledTurn[] {
+  return readFileSync(join(import.meta.dirname, file), 'utf8')
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as LabelledTurn);

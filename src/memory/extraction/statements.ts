@@ -1,3 +1,5 @@
+import { forThisConversation, oneOffInstruction, statesNothingOfTheUser } from './requests.js';
+
 /**
  * A user's turn cut into the statements that may tell something lasting about them: sentences, split again
  * where a new clause starts ("I'm Ines, I live in Porto and I teach maths"), with questions, hypotheticals
@@ -41,12 +43,15 @@ const REQUEST =
   /^(?:please\s+)?(?:tell|say|write|give|explain|show|make|translate|summari[sz]e|list|create|generate|help|find|fix|draft|compose|describe|compare|suggest|recommend|calculate|convert|rewrite|rephrase|check|review|proofread|edit|shorten|expand|continue|repeat|define|outline|brainstorm|design|build|implement|debug|solve|let's|lets|go on|try again)\b/i;
 /** Nothing but a greeting, thanks or a yes. */
 const SMALL_TALK =
-  /^(?:thanks|thank you|thx|ty|cheers|great|cool|nice|perfect|awesome|ok|okay|yes|no|yep|nope|sure|hello|hi|hey|good (?:morning|afternoon|evening|night)|bye|lol|haha)\b[\s!.,]*(?:(?:so much|a lot|again|mate|man)\b[\s!.,]*)*$/i;
+  /^(?:thanks|thank you|thx|ty|cheers|great|cool|nice|perfect|awesome|ok|okay|yes|no|yep|nope|sure|hello|hi|hey|good (?:morning|afternoon|evening|night)|bye|lol|haha|please|pls|plz)\b[\s!.,]*(?:(?:so much|a lot|again|mate|man)\b[\s!.,]*)*$/i;
 const HYPOTHETICAL =
-  /^(?:if|suppose|supposing|imagine|assuming|what if|let's say|say|in case|hypothetically|when i retire)\b/i;
+  /^(?:if|suppose|supposing|imagine|assume|assuming|what if|let's say|lets say|say|in case|hypothetically|when i retire|pretend|let's pretend|role-?play|role play|act as|in (?:this|the|my|our) (?:story|game|scenario|roleplay|role-play|exercise|example|novel|script)|for (?:this|the) (?:exercise|example|sake of argument|story|game))\b/i;
 const QUESTION_START =
   /^(?:can|could|would|will|what|what's|how|why|where|when|which|who|whom|whose|do|does|did|is|are|was|were|should|shall|may|might|any|anything|have you|has)\b/i;
 
+/** A question after a comma, behind the word that joins it ("…, so which colours should I use?"). */
+const QUESTION_AFTER =
+  /^(?:so\s+|and\s+|but\s+)?(?:what|what's|how|why|where|which|who|can|could|would|should|do|does|is|are|any)\b/i;
 /** A question typed without its question mark ("is Zürich or Geneva prettier", "whats thank you in korean"). */
 const BARE_QUESTION =
   /^(?:is|are|was|were|what|what's|whats|how|how's|hows|why|where|where's|wheres|which|who|who's|whos|can (?:you|u)|could (?:you|u)|would (?:you|u)|do (?:you|u)|does|did (?:you|u)|should i|any (?:tips|ideas|idea|suggestions|recommendations))\b/i;
@@ -57,7 +62,7 @@ const FILLER =
 const CORRECTING =
   /^(?:actually|correction|update|scratch that|no wait|wait|sorry|oops|my bad|i misspoke|i meant to say|i meant|small correction|quick correction|to correct myself|not quite)\b[\s,:;!.-]*/i;
 const REMEMBER =
-  /^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:remember|note|keep in mind|bear in mind|don't forget|do not forget|never forget|make a note|take note|save|store)(?:\s+(?:that|this))?\b[\s,:]*/i;
+  /^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:(?:remember|keep in mind|bear in mind|don't forget|do not forget|never forget|make a note|take note)(?:\s+(?:that|this))?\b|(?:note|save|store)(?:\s+(?:that|this)\b|\s*:))[\s,:]*/i;
 const FORGET =
   /^(?:please\s+)?(?:forget|delete|erase|remove|drop)\s+(?:about\s+|that\s+|the fact that\s+|what i (?:said|told you) about\s+)?(.+)$/i;
 /** After a statement and meaningless for it ("got 2 cats lol"). */
@@ -90,7 +95,7 @@ const SENTENCES = /(?<=[.!?…])\s+|\n+|\s*;\s*|\s+[—–]\s+|\s+-\s+|:\s+(?=(?
  * name ("Bruno, our golden retriever, needs long walks"): that is an apposition.
  */
 const CLAUSE_BREAK =
-  /(?<!^[\p{L}'-]+),\s*(?:and\s+|but\s+|so\s+|also\s+|plus\s+)?(?=(?:my|our)\b)|,\s*(?:and\s+|but\s+|so\s+|also\s+|plus\s+)?(?=(?:i|i'm|im|i've|ive|i'd|we|we're|can|could|would|will|do|does|please|any|should|btw|also)\b)|\s+(?:and|but|so|plus|while)\s+(?=(?:i|i'm|im|i've|ive|i'd|my|we|we're|our)\b)/iu;
+  /(?<!^[\p{L}'-]+),\s*(?:and\s+|but\s+|so\s+|also\s+|plus\s+)?(?=(?:my|our)\b)|,\s*(?:and\s+|but\s+|so\s+|also\s+|plus\s+)?(?=(?:i|i'm|im|i've|ive|i'd|we|we're|can|could|would|will|do|does|please|any|should|btw|also)\b)|\s+(?:and|but|so|plus|while)\s+(?=(?:i|i'm|im|i've|ive|i'd|my|we|we're|our)\b)|,?\s+(?=so\s+(?:please|suggest|recommend|avoid|give|tell|show|write|explain|help|find|make|list|keep|use|skip|send|pick|no|don't)\s)|,\s*(?=(?:suggest|recommend|avoid|give|tell|show|explain|find|write)\s)/iu;
 /** Abbreviations whose full stop ends no sentence ("10 p.m. to 6 a.m.", "Dr. Okafor", "e.g. Python"). */
 const ABBREVIATION =
   /\b(?:[a-zA-Z]\.)+[a-zA-Z]\.(?=\s+[\p{Ll}\p{N}])|\b(?:[Dd]r|[Mm]rs?|[Mm]s|[Ss]t|[Pp]rof|[JjSs]r|vs)\.|\b(?:etc|approx|no)\.(?=\s+[\p{Ll}\p{N}])/gu;
@@ -115,6 +120,8 @@ function mergeCompoundSubjects(sentence: string, clauses: string[]): string[] {
     if (
       previous &&
       /^(?:my|our)(?:\s+[\p{L}'-]+){1,3}$/iu.test(previous.trim()) &&
+      // "my name is Dana and I live in Porto" is two clauses: a subject has no verb of its own.
+      !/\s(?:is|are|was|were|has|have|had|does|do)\b/i.test(previous) &&
       /^i\b/i.test(clause.trim()) &&
       sentence.includes(`${previous.trim()} and ${clause.trim()}`)
     ) {
@@ -127,7 +134,7 @@ function mergeCompoundSubjects(sentence: string, clauses: string[]): string[] {
 /** Printable ASCII but the backtick: nothing normalise() would replace but runs of spaces. */
 const PLAIN_ASCII = /^[\x20-\x5f\x61-\x7e]*$/;
 
-export function normalise(text: string): string {
+function normalise(text: string): string {
   // Most turns are plain ASCII: four Unicode-aware replaces over them changed nothing (~2 µs a turn).
   if (PLAIN_ASCII.test(text) && !text.includes('  ')) return text.trim();
   return text
@@ -218,10 +225,12 @@ function corrections(text: string): { text: string; replaces: string[]; named: b
  * answer, or small talk. People state facts without "I" ("data engineer at Spotify", "3 older sisters
  * lol"), so a first-person filter would lose them; what is left out here costs the model nothing.
  */
-function isCandidate(text: string, rememberedOrCorrecting: boolean): boolean {
-  if (rememberedOrCorrecting) return true;
+function isCandidate(text: string, remembered: boolean, correcting: boolean): boolean {
+  if (remembered) return true;
+  if (statesNothingOfTheUser(text)) return false;
+  if (correcting) return true;
   if (HYPOTHETICAL.test(text)) return false;
-  if (ABOUT_ANSWERS.test(text)) return true;
+  if (ABOUT_ANSWERS.test(text)) return !oneOffInstruction(text);
   if (REQUEST.test(text) || SMALL_TALK.test(text)) return false;
   return /\p{L}/u.test(text) && text.length >= 3;
 }
@@ -248,16 +257,21 @@ export function statementsOf(turn: string): TurnStatements {
     const split = MAY_BREAK_CLAUSE.test(sentence) ? sentence.split(CLAUSE_BREAK) : [sentence];
     let clauses = mergeCompoundSubjects(sentence, withoutBlanks(split));
     const last = clauses.at(-1) ?? '';
-    if (asks && clauses.length === 1 && last.includes(', ')) {
-      // "im vegan, dinner ideas?": the question is the part after the last comma.
-      const cut = last.lastIndexOf(', ');
-      clauses = [last.slice(0, cut), last.slice(cut + 2)];
+    const cut = asks ? last.lastIndexOf(', ') : -1;
+    if (cut > 0 && (clauses.length === 1 || QUESTION_AFTER.test(last.slice(cut + 2)))) {
+      // "im vegan, dinner ideas?", "… and I use Excel a lot, so which colours should I use?": the question
+      // is the part after the last comma.
+      clauses = [...clauses.slice(0, -1), last.slice(0, cut), last.slice(cut + 2)];
     }
     // "sold it, I've got a Kia now", "quit bartending, I'm a tester now": a correction in one clause of a
     // sentence makes its other statements corrections too.
     const correcting = CORRECTION_WORDS.test(sentence);
+    // "Roleplay: you are a doctor and I am a patient", "Imagine I'm a pirate and …": nothing in the sentence is the user's.
+    const framed = HYPOTHETICAL.test(stripFront((clauses[0] ?? '').trim()).text);
     for (let i = 0; i < clauses.length; i++) {
       const raw = (clauses[i] as string).trim().replace(/^[,\s]+/, '');
+      // "…, so no wine pairings please": what the user asks because of the fact, not a fact.
+      if (i > 0 && /^so\s/i.test(raw)) continue;
       const stripped = stripFront(raw);
       const alone = frontAlone(stripped.text);
       if (alone) {
@@ -275,12 +289,13 @@ export function statementsOf(turn: string): TurnStatements {
         forget.push(forgetting[1].replace(/[.!?]+$/, '').trim());
         continue;
       }
+      if (forThisConversation(raw, text)) continue;
       // A question states nothing ("Is my code correct?"), except what it asks to remember; in a
       // sentence that ends with one, the clauses before the question are statements ("I'm vegetarian,
       // can you suggest a dinner?").
       const question = (asks && (i === clauses.length - 1 || QUESTION_START.test(text))) || BARE_QUESTION.test(text);
       if (question && !remember && !(ABOUT_ANSWERS.test(text) && LASTING.test(text))) continue;
-      if (!isCandidate(text, remember || correction)) continue;
+      if (framed || !isCandidate(text, remember, correction)) continue;
       const cut = corrections(text);
       if (cut.text.length < 2 || cut.text.length > 300) continue;
       const corrects = correction || cut.named || correcting;

@@ -33,6 +33,8 @@ const AGREED: Record<string, string> = {
   "aren't": "isn't",
   "'m": 'is',
   go: 'goes',
+  wanna: 'wants to',
+  gotta: 'has to',
 };
 /** Subject pronouns and what they become; `true`: the verb after them is agreed. */
 const SUBJECTS: Record<string, [string, boolean]> = {
@@ -60,6 +62,16 @@ const OBJECTS: Record<string, string> = {
   ourselves: 'themselves',
 };
 
+/**
+ * Verbs that, after "and" in a clause whose subject is the user, are a second verb of that subject ("and work
+ * as a designer", "and have two kids"); any other word there is left as it is ("and English", "and a cat").
+ */
+const SECOND_VERBS = new Set(
+  'live work have do speak study teach play run own use love like hate eat drink go need want take write make drive ride rent prefer know keep wear follow avoid support cook bake knit swim travel enjoy hope plan try raise manage volunteer commute sleep wake get spend save earn miss care struggle suffer'.split(
+    ' ',
+  ),
+);
+
 /** Ending in -ed without being past forms. */
 const PRESENT_IN_ED = new Set(
   'need feed bleed breed speed proceed succeed exceed embed shed wed shred seed weed'.split(' '),
@@ -86,19 +98,36 @@ function split(word: string): [string, string] {
   return [m?.[1] ?? word, m?.[2] ?? ''];
 }
 
+/**
+ * "my wife and I live", "Ana and I live": a subject of two, whose verb stays plural. Only when what comes
+ * before "and" is a short phrase with no verb in it: in "my name is Dana and I live in Porto" the "I" is
+ * the subject of a clause of its own.
+ */
+function subjectOfTwo(before: readonly string[]): boolean {
+  if (before.at(-1)?.toLowerCase() !== 'and') return false;
+  const phrase = before.slice(0, -1);
+  return phrase.length >= 1 && phrase.length <= 4 && !phrase.some((w) => PHRASE_VERB.test(w));
+}
+const PHRASE_VERB =
+  /^(?:is|are|was|were|am|be|been|has|have|had|do|does|did|will|would|can|could|should|[\p{L}']*(?:n't)|the user(?: [a-z]+)?)$/iu;
+
 function swapPronouns(text: string): { text: string; hasSubject: boolean } {
   const words = text.split(' ');
   const out: string[] = [];
   let agreeNext = false;
+  /** The clause's subject is the user alone and its verb was agreed: a second verb after "and" is agreed too. */
+  let singular = false;
   let hasSubject = false;
   for (const word of words) {
     const [core, tail] = split(word);
     const lower = core.toLowerCase();
     const subject = SUBJECTS[lower];
     if (subject) {
+      const ofTwo = subjectOfTwo(out);
       out.push(subject[0] + tail);
-      // "my wife and I live": a subject of two, whose verb stays plural.
-      agreeNext = subject[1] && out.at(-2)?.toLowerCase() !== 'and';
+      agreeNext = subject[1] && !ofTwo;
+      // "I'm …", "I've …" are present and agreed; "I'd", "I'll" are not ("would like … and love" stays).
+      singular = !ofTwo && !subject[1] && /^(?:i'm|im|we're|i've|ive|we've)$/.test(lower);
       hasSubject = true;
       continue;
     }
@@ -107,11 +136,24 @@ function swapPronouns(text: string): { text: string; hasSubject: boolean } {
       agreeNext = false;
       continue;
     }
-    if (agreeNext && ADVERBS.has(lower)) {
+    if (agreeNext && (ADVERBS.has(lower) || lower === 'and' || lower === 'or')) {
+      // "I also speak"; "I and my wife live" (the verb after a subject of two stays plural).
+      if (lower === 'and' || lower === 'or') agreeNext = false;
       out.push(word);
       continue;
     }
-    out.push(agreeNext ? agree(core) + tail : word);
+    if (singular && !agreeNext && (out.at(-1) === 'and' || out.at(-1) === 'but') && SECOND_VERBS.has(lower)) {
+      // "I live in Lisbon and work as a designer": the second verb has the same subject.
+      out.push(agree(core) + tail);
+      continue;
+    }
+    if (agreeNext) {
+      const agreed = agree(core);
+      // Only a verb in the present was agreed ("likes"): "I can swim and cook" keeps "cook".
+      singular = agreed !== core;
+      out.push(agreed + tail);
+    } else out.push(word);
+    if (/[.;!?]$/.test(tail)) singular = false;
     agreeNext = false;
   }
   return { text: out.join(' '), hasSubject };
