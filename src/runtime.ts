@@ -13,7 +13,7 @@ import type { CodeRunner } from './sandbox/index.js';
 import type { SlaService } from './sla/index.js';
 import type { Db } from './storage/index.js';
 import { closeInOrder, type Lifecycle } from './system/index.js';
-import type { UsageStore } from './usage/index.js';
+import type { BufferedUsageStore } from './usage/index.js';
 import type { WebGrounding } from './web/index.js';
 
 /** What compose() builds and what it may be given: the types a server, the CLI and the tests hold of a runtime. */
@@ -37,7 +37,7 @@ export interface Runtime {
   /** The store behind `accounts` (tests count its look-ups). */
   accountStore: AccountStore;
   limiter: RateLimiter;
-  usage: UsageStore;
+  usage: BufferedUsageStore;
   /** SLA buckets and reports (the dashboard's SLA page reads `sla.report`). */
   sla: SlaService;
   /** The Prometheus registry behind GET /metrics. */
