@@ -8,6 +8,13 @@ import { codeOperations } from './code/index.js';
 import { type Config, routeReadsImages, routeTemperature } from './config/index.js';
 import { conversationsCapability } from './conversations/index.js';
 import { DASHBOARD_PATH, dashboardRoutes, SessionStore } from './dashboard/index.js';
+import {
+  DocumentService,
+  documentOperations,
+  documentsContextSource,
+  documentsUserData,
+  SqlDocumentStore,
+} from './documents/index.js';
 import { EmbeddingService, embeddingOperations } from './embeddings/index.js';
 import { type HttpPorts, loadContract, type Operations } from './http/index.js';
 import { EMBEDDING_MODEL_ID, MODEL_IDS } from './kernel/index.js';
@@ -33,7 +40,6 @@ import { Metrics, metricsOperations } from './metrics/index.js';
 import { creditsPerRequest, embeddingCredits, modelOperations } from './models/index.js';
 import { pendingWrites } from './pending-writes.js';
 import { createProviderFactories, createRouter, routeTargets } from './providers/index.js';
-import { RagService, ragContextSource, ragOperations, ragUserData, SqlDocumentStore } from './rag/index.js';
 import { responsesCapability, SqlResponseStore } from './responses/index.js';
 import { chunkIndexFor, createEmbedder, SqlChunkIndex, vectorIndexCheck } from './retrieval/index.js';
 import { closeOpen, type OpenParts, type Runtime, type ServiceOptions } from './runtime.js';
@@ -94,7 +100,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
   });
   const router = createRouter(routeTargets(config.routing, process.env), factories, { log: logger });
   opened.router = () => router.close();
-  // One embedding model for documents, memories and web passage ranking (RagService closes it), and one
+  // One embedding model for documents, memories and web passage ranking (DocumentService closes it), and one
   // index for documents and memories (memories as their own kind).
   const embedder = createEmbedder(config, logger);
   // Qdrant when QDRANT_URL is set, else the embedded default: retrieval in the service's own database.
@@ -105,7 +111,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
         onError: (err) => logger.warn({ err }, 'refreshing the document index statistics failed'),
       }),
   );
-  const rag = new RagService({
+  const documents = new DocumentService({
     store: new SqlDocumentStore(db),
     index,
     embedder,
@@ -124,10 +130,10 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     clock,
     logger,
   });
-  opened.rag = () => rag.close();
+  opened.documents = () => documents.close();
   opened.memory = () => memory.close();
   // First, with only the database open: an index built with another embedding model stops the start here.
-  await rag.start();
+  await documents.start();
   await memory.start();
   const accountStore = createAccountStore(db, {
     onError: (err) => logger.error({ err }, 'writing credit charges failed'),
@@ -160,7 +166,11 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     router,
     cache,
     credits: accounts.credits,
-    context: new ContextRegistry([memoryContextSource(memory), ragContextSource(rag), webContextSource(web)]),
+    context: new ContextRegistry([
+      memoryContextSource(memory),
+      documentsContextSource(documents),
+      webContextSource(web),
+    ]),
     warn: (err, message) => logger.warn({ err }, message),
     clock,
     cacheTtlMs: config.cache.ttlSeconds * 1000,
@@ -197,7 +207,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     sources: {
       sandbox: () => sandboxRunner.queueState(),
       localEngine: () => factories.localQueueState(),
-      ingestion: async () => ({ processing: await rag.processingCount() }),
+      ingestion: async () => ({ processing: await documents.processingCount() }),
       writeBehind: () => ({ usage: usage.writeState(), sla: sla.writeState(), refunds: accounts.refundState() }),
     },
   });
@@ -237,7 +247,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
   const users = new UserDataService(
     {
       memories: memoryUserData(memory, new SqlMemoryExport(db, memoryStore)),
-      documents: ragUserData(rag),
+      documents: documentsUserData(documents),
       responses: responses.userData,
       conversations: conversations.userData,
       usage: usageUserData(usage, usageStore),
@@ -283,7 +293,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
     ...embeddingOperations({ embeddings }),
     ...codeOperations({ sandbox, tiers }),
     ...adminOperations(accounts),
-    ...ragOperations(rag, tiers),
+    ...documentOperations(documents, tiers),
     ...memoryOperations(memory, tiers),
     ...userOperations(users),
     ...slaOperations({ sla, tiers }),
@@ -328,7 +338,7 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
           accounts,
           usage: { flush: () => usage.flush(), days: (id, start, end) => usageRollup.days(id, start, end) },
           rateLimits: (account) => admission.windows(account),
-          documents: rag,
+          documents: documents,
           memory,
           users,
           sla: {
@@ -366,17 +376,17 @@ async function assemble({ config, options, clock, logger, db, opened }: Assembly
 }
 
 /**
- * The documents capability alone on the service's storage, for `pvai docs`: a worker like the server's (it takes
+ * The documents capability alone on the service's storage, for `pvai documents`: a worker like the server's (it takes
  * this command's jobs and any other unleased ones), on the server's index (Qdrant when QDRANT_URL is set), so
  * what is added here is found there. Only `add` embeds; `list` and `rm` need not load the model.
  */
 export async function withDocuments<T>(
   config: Config,
   options: { embed: boolean; logger: Logger },
-  fn: (documents: RagService) => Promise<T>,
+  fn: (documents: DocumentService) => Promise<T>,
 ): Promise<T> {
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-  const rag = new RagService({
+  const documents = new DocumentService({
     store: new SqlDocumentStore(db),
     index: chunkIndexFor(config, () => new SqlChunkIndex(db)),
     embedder: options.embed ? createEmbedder(config, options.logger) : undefined,
@@ -386,15 +396,15 @@ export async function withDocuments<T>(
     readyWaitMs: 0,
   });
   try {
-    await rag.start();
-    return await fn(rag);
+    await documents.start();
+    return await fn(documents);
   } finally {
     await closeInOrder([
-      { name: 'rag', close: () => rag.close() },
+      { name: 'documents', close: () => documents.close() },
       { name: 'db', close: () => db.close() },
     ]);
   }
 }
 
-/** What `pvai docs` handles of the documents capability: its service, its records and how the API shows them. */
-export { type DocumentRecord, documentBody, fileToDocument, type RagService } from './rag/index.js';
+/** What `pvai documents` handles of the documents capability: its service, its records and how the API shows them. */
+export { type DocumentRecord, type DocumentService, documentBody, fileToDocument } from './documents/index.js';

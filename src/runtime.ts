@@ -61,13 +61,13 @@ export interface Runtime {
 
 /**
  * The order the runtime's parts close in, at a stop and after a failed start alike: the background responses' worker
- * first (its runs call the chat pipeline and write rows), memory before rag (whose embedder and index it uses), the
+ * first (its runs call the chat pipeline and write rows), memory before documents (whose embedder and index it uses), the
  * writers of rows before the database.
  */
 const CLOSE_ORDER = [
   'responses',
   'memory',
-  'rag',
+  'documents',
   'router',
   'cache',
   'sandbox',

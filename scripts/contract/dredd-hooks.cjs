@@ -187,7 +187,7 @@ hooks.beforeEach((t) => {
 
   const contentType = Object.entries(headers).find(([h]) => h.toLowerCase() === 'content-type')?.[1] ?? '';
   if (String(contentType).startsWith('multipart/form-data')) {
-    // Dredd has no file to send; uploads are covered by test/rag/formats.test.ts and by schemathesis.
+    // Dredd has no file to send; uploads are covered by test/documents/formats.test.ts and by schemathesis.
     return skip(t, 'multipart/form-data: dredd cannot build a file upload');
   }
   if (isAdmin) headers.Authorization = `Bearer ${PVAI_ADMIN_TOKEN}`;

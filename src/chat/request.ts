@@ -26,7 +26,7 @@ export type ChatCompletionRequest = Omit<
   messages: ChatMessage[];
   /**
    * Set by the Responses API's `file_search` (not part of the chat contract): documents whose metadata pass
-   * the filter, chunks of at least this relevance (0–1, `rag/`'s normalised fused score).
+   * the filter, chunks of at least this relevance (0–1, `documents/`'s normalised fused score).
    */
   rag_filter?: AttributeFilter;
   rag_min_score?: number;

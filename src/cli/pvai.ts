@@ -8,7 +8,7 @@ import { TIERS } from '../kernel/index.js';
 import { FINAL_ANSWERS_MS, startServer } from '../server.js';
 import { HF_SYNTAX, installDefaultModels, pullModel, runDoctor } from '../setup/index.js';
 import { withStorage } from './context.js';
-import { registerDocsCommands } from './docs.js';
+import { registerDocumentsCommands } from './documents.js';
 import { steadyHeapGrowth } from './heap-growth.js';
 
 /** What a stop may take beyond its grace and final answers (writing what is pending, closing storage). */
@@ -237,7 +237,7 @@ program
     process.exitCode = await runDoctor(Boolean(o.json));
   });
 
-registerDocsCommands(program);
+registerDocumentsCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof AppError) {

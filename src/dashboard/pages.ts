@@ -155,7 +155,7 @@ ${charts}`,
   });
 }
 
-/** What the Documents page shows of one document (RagService's records have these fields and more). */
+/** What the Documents page shows of one document (DocumentService's records have these fields and more). */
 export interface DashboardDocument {
   id: string;
   title: string;

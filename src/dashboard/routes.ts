@@ -34,7 +34,7 @@ const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;
 const USAGE_DAYS = 30;
 const DAY_MS = 86_400_000;
 
-/** The documents of an end user, as the dashboard lists and deletes them (RagService). */
+/** The documents of an end user, as the dashboard lists and deletes them (DocumentService). */
 interface DashboardDocuments {
   list(tenant: Tenant): Promise<DashboardDocument[]>;
   delete(tenant: Tenant, id: string): Promise<void>;
@@ -301,7 +301,7 @@ function dashboardRouter(deps: DashboardDeps): Router {
     }),
   );
 
-  // Documents per end user (the account's own: every RagService call is scoped to the account).
+  // Documents per end user (the account's own: every DocumentService call is scoped to the account).
   router.get(
     '/documents',
     page(async (ctx, signed) => {

@@ -1,6 +1,6 @@
 /**
  * Text out of a file's bytes (plain text, Markdown, HTML, PDF, DOCX), parsed in worker threads under limits of time and
- * memory. Documents (`rag/`) extract uploads with it and web grounding (`web/`) extracts fetched pages.
+ * memory. Documents (`documents/`) extract uploads with it and web grounding (`web/`) extracts fetched pages.
  */
 
 export { Extractor } from './extractor.js';

@@ -1,5 +1,5 @@
 /**
- * The retrieval engine that documents (`rag/`), memory and web grounding share: the `ChunkIndex` port and its two
+ * The retrieval engine that documents (`documents/`), memory and web grounding share: the `ChunkIndex` port and its two
  * adapters (`sql/` over the service's own database, the embedded default; `qdrant/`), the embedders that turn text
  * into vectors (`embedders/`), and rank fusion. It knows chunks and tenants, never documents or memories.
  */

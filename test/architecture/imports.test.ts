@@ -8,9 +8,9 @@ import { describe, it } from 'node:test';
  * 1. src/http/ imports no capability: only the shared folders below (and generated/ contract types).
  * 2. A folder reaches into another folder only through its index.ts.
  * 3. The shared folders import no capability.
- * 4. Documents (`rag/`) are a capability the composition root wires: only `compose.ts` imports it (the CLI's
- *    `pvai docs` gets it from there, assembled as the server assembles it); memory, web and the rest share the
- *    retrieval engine (`retrieval/`), never rag/.
+ * 4. Documents (`documents/`) are a capability the composition root wires: only `compose.ts` imports it (the CLI's
+ *    `pvai documents` gets it from there, assembled as the server assembles it); memory, web and the rest share the
+ *    retrieval engine (`retrieval/`), never documents/.
  * 5. No import circle between files (type-only imports count too).
  * 6. scripts/ (benches, contract and client checks) reach the product through a capability's index.ts, or a
  *    file at the root of src/ (server.ts, compose.ts), like any folder of src/.
@@ -90,7 +90,7 @@ function sharedImportsAbove(e: Edge): boolean {
   return !SHARED_MAY_IMPORT[from]?.includes(to);
 }
 
-/** Rule 4: rag/ is imported by the composition root alone. */
+/** Rule 4: documents/ is imported by the composition root alone. */
 function importsDocumentsCapability(e: Edge): boolean {
   const [from, to] = [folderOf(e.from), folderOf(e.to)];
   return to === 'rag' && from !== 'rag' && e.from !== 'compose.ts';
@@ -166,7 +166,7 @@ describe('import rules (docs/architecture.md)', () => {
     assert.deepEqual(edges.filter(sharedImportsAbove), []);
   });
 
-  it('rag/ is imported only by the composition root (compose.ts); memory and web use retrieval/', () => {
+  it('documents/ is imported only by the composition root (compose.ts); memory and web use retrieval/', () => {
     assert.deepEqual(edges.filter(importsDocumentsCapability), []);
     assert.ok(
       edges.some((e) => e.from === join('memory', 'memory-service.ts') && e.to === join('retrieval', 'index.ts')),
@@ -205,7 +205,7 @@ describe('import rules (docs/architecture.md)', () => {
       [['a.ts', 'b.ts', 'c.ts']],
     );
     assert.deepEqual(circles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts')]), []);
-    assert.ok(scriptReachesPastIndex(edge('../scripts/bench/x.ts', join('rag', 'rag-service.ts'))));
+    assert.ok(scriptReachesPastIndex(edge('../scripts/bench/x.ts', join('rag', 'document-service.ts'))));
     assert.ok(!scriptReachesPastIndex(edge('../scripts/bench/x.ts', join('rag', 'index.ts'))));
     assert.ok(!scriptReachesPastIndex(edge('../scripts/bench/x.ts', 'server.ts')));
     assert.ok(usersImportsCapability(edge(join('users', 'x.ts'), join('memory', 'index.ts'))));

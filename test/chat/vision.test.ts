@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type OpenAI from 'openai';
 import { backends } from '../support/databases.js';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { collect, openaiClient, type PvParams } from '../support/openai-client.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 type Params = PvParams<OpenAI.ChatCompletionCreateParamsNonStreaming>;

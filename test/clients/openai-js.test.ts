@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { backends } from '../support/databases.js';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**

@@ -4,8 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { findChromium, screenshotPath } from '../support/browser.js';
 import { accountWithPassword } from '../support/dashboard.js';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
 import { chatBody, startTestServer, type TestServer } from '../support/server.js';
 
 /**

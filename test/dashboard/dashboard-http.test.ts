@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningServer } from '../../src/server.js';
 import { accountWithPassword, DashboardClient, revocableKeyIds, shownKey } from '../support/dashboard.js';
 import { backends, postgresOnly } from '../support/databases.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 import { manualClock, startReplica, startTestServer, type TestServer } from '../support/server.js';
 
 /**

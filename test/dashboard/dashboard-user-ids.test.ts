@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { findChromium, screenshotPath } from '../support/browser.js';
 import { accountWithPassword } from '../support/dashboard.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**

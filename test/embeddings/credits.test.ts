@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../support/databases.js';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
 import { setUpSkip } from '../support/models.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { type EmbeddingListBody, type ErrorBody, Reference } from './support.js';
 

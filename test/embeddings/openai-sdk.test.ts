@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { backends } from '../support/databases.js';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 import { setUpSkip } from '../support/models.js';
 import { openaiClient } from '../support/openai-client.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { type EmbeddingListBody, fromFloats, norm } from './support.js';
 

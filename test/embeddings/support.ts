@@ -1,6 +1,6 @@
 import type { LlamaEmbeddingContext, LlamaModel, Token } from 'node-llama-cpp';
 import { getSharedLlama } from '../../src/providers/index.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 
 export interface EmbeddingItem {
   object: string;

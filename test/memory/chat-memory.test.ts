@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
 import { type MockUpstream, startMockUpstream, systemPrompt } from '../support/mock-openai-upstream.js';
 import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 interface MemoryBody {

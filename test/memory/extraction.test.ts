@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 interface MemoryBody {

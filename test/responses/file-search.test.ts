@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { type DocumentBody, EMBEDDING_MODEL, filler } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
 import { type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
-import { type DocumentBody, EMBEDDING_MODEL, filler } from '../support/rag.js';
 import {
   type Annotation,
   chatRequests,

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backends } from '../support/databases.js';
+import { EMBEDDING_MODEL } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
-import { EMBEDDING_MODEL } from '../support/rag.js';
 import { chatRequests, type ResponsesHarness, startResponses, streamResponse, systemText } from './support.js';
 
 interface MemoryBody {

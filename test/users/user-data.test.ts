@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { type DocumentBody, EMBEDDING_MODEL, filler } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
 import { type MockUpstream, startMockUpstream, systemPrompt } from '../support/mock-openai-upstream.js';
 import { type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
-import { type DocumentBody, EMBEDDING_MODEL, filler } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const DOC_FACT = 'The harbour gate code of the Zephyr workshop is 7431-walrus.';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { RawConfig } from '../../src/config/index.js';
+import type { CitationBody } from '../support/documents.js';
 import { type MockUpstream, startMockUpstream, systemPrompt } from '../support/mock-openai-upstream.js';
-import type { CitationBody } from '../support/rag.js';
 import { manualClock, startTestServer, type TestServer } from '../support/server.js';
 import { articlePage, type LocalServer, listen } from './pages.js';
 

@@ -1,6 +1,6 @@
 /** The benchmark's corpus: Cranfield chunked by pvai's chunker, with cached vectors for chunks and queries. */
 import { join } from 'node:path';
-import { chunkText } from '../../../src/rag/index.js';
+import { chunkText } from '../../../src/documents/index.js';
 import type { Chunk } from '../../../src/retrieval/index.js';
 import { LocalEmbedder } from '../../../src/retrieval/index.js';
 import { ROOT } from '../lib.js';

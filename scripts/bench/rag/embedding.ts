@@ -1,5 +1,5 @@
 /**
- * Embedding throughput: pvai's LocalEmbedder (what RagService's worker calls, in batches of 16) against
+ * Embedding throughput: pvai's LocalEmbedder (what DocumentService's worker calls, in batches of 16) against
  * node-llama-cpp's LlamaEmbeddingContext driven directly on the same chunks, same model, same threads.
  * Alternating rounds (the order flips each round) so both see the same machine; tokens are the model's
  * own count of each chunk (capped at its context, as both sides cut there).
@@ -24,7 +24,7 @@ export async function measureEmbedding(texts: readonly string[], rounds: number)
   const model = await llama.loadModel({ modelPath: MODEL_PATH });
   const context = await model.createEmbeddingContext({ threads: THREADS });
   const pvai = new LocalEmbedder({ modelPath: MODEL_PATH, threads: THREADS });
-  await pvai.dimension(); // loaded before timing, as RagService.start() does
+  await pvai.dimension(); // loaded before timing, as DocumentService.start() does
   try {
     const tokens = texts.reduce((sum, t) => sum + Math.min(model.tokenize(t).length, model.trainContextSize), 0);
     // warm both

@@ -9,7 +9,7 @@
  * (a collector pause or a busy neighbour is a large part of 0.3 s).
  */
 import { performance } from 'node:perf_hooks';
-import { chunkText, DEFAULT_INGESTION } from '../../../src/rag/index.js';
+import { chunkText, DEFAULT_INGESTION } from '../../../src/documents/index.js';
 import type { ChunkIndex, Tenant } from '../../../src/retrieval/index.js';
 import type { Corpus } from './corpus.js';
 

@@ -4,7 +4,7 @@
  * a word planted near the end of the file, which must come back among the 3 hits. (Not necessarily first:
  * the hybrid search fuses its lexical first place with the dense first place of a chunk embedded already,
  * an RRF tie that Qdrant breaks either way.) The upload answers after
- * at most RagService's ready wait (1.5 s, its `readyWaitMs` option) of waiting for its own document; embedding 1 MB goes on in the background,
+ * at most DocumentService's ready wait (1.5 s, its `readyWaitMs` option) of waiting for its own document; embedding 1 MB goes on in the background,
  * so the answer is `processing` and the search can only have found the word lexically.
  */
 import { performance } from 'node:perf_hooks';

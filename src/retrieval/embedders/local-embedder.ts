@@ -34,7 +34,7 @@ export function normalise(values: readonly number[]): Float32Array {
 /**
  * node-llama-cpp with a GGUF embedding model (all-MiniLM-L6-v2 by default). Loaded on first use, so a
  * server that never ingests pays nothing. The id is the model file's name: vectors from another model
- * are refused at start (see RagService), never mixed.
+ * are refused at start (see DocumentService), never mixed.
  */
 export class LocalEmbedder implements Embedder {
   readonly id: string;

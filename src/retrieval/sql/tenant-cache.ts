@@ -4,7 +4,7 @@ import type { Tenant } from '../types.js';
  * Tenants' indexes kept in memory (TenantSets: terms and vectors), each with the database generation it reflects
  * (rag_index_tenants, bumped by every write of the tenant's index in the write's transaction). A set
  * is used only at the generation it was loaded or kept up to date at; a write by this process moves it
- * on in place when it was exactly one generation behind, any other change (another process, `pvai docs`,
+ * on in place when it was exactly one generation behind, any other change (another process, `pvai documents`,
  * a replica) makes the next search load it again. Least recently used sets go past `capacity` chunks
  * or `maxSets` sets (each vector set has its own WebAssembly memory, 64 KiB at least).
  */

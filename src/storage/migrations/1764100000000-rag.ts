@@ -71,7 +71,7 @@ export class Rag1764100000000 implements MigrationInterface {
       'CREATE UNIQUE INDEX rag_index_chunks_id ON rag_index_chunks (account_id, user_id, chunk_id)',
       'CREATE INDEX rag_index_chunks_document ON rag_index_chunks (account_id, user_id, document_id)',
       // Bumped with every write of a tenant's vectors: a process holding them in memory (the embedded
-      // vector index) reloads when another process (`pvai docs`) changed them.
+      // vector index) reloads when another process (`pvai documents`) changed them.
       `CREATE TABLE rag_index_tenants (
         account_id TEXT NOT NULL,
         user_id TEXT NOT NULL,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { LocalEmbedder } from '../../../src/retrieval/index.js';
-import { EMBEDDING_MODEL } from '../../support/rag.js';
+import { EMBEDDING_MODEL } from '../../support/documents.js';
 
 describe('LocalEmbedder', () => {
   const embedder = new LocalEmbedder({ modelPath: EMBEDDING_MODEL });

@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { startServer } from '../../../src/server.js';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
+import { type DocumentBody, filler, type MatchBody } from '../../support/documents.js';
 import { type MockUpstream, startMockUpstream } from '../../support/mock-openai-upstream.js';
-import { type DocumentBody, filler, type MatchBody } from '../../support/rag.js';
 import { ADMIN_TOKEN, testServerConfig } from '../../support/server.js';
 
 /** Embeddings from an OpenAI-compatible /embeddings endpoint (the mock upstream), over real HTTP. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { RagService } from '../../../src/rag/rag-service.js';
-import { SqlDocumentStore } from '../../../src/rag/sql-document-store.js';
+import { DocumentService } from '../../../src/documents/document-service.js';
+import { SqlDocumentStore } from '../../../src/documents/sql-document-store.js';
 import type { Chunk, Embedder, Tenant } from '../../../src/retrieval/index.js';
 import { SqlChunkIndex } from '../../../src/retrieval/sql/sql-chunk-index.js';
 import { type Db, openDb } from '../../../src/storage/index.js';
@@ -155,7 +155,7 @@ describe('the embedded backend (SQLite) and the embedding model', () => {
     const database = await createTestDatabase('sqlite');
     const logger = pino({ level: 'silent' });
     const service = async (db: Db, embedder: Embedder) =>
-      new RagService({
+      new DocumentService({
         store: new SqlDocumentStore(db),
         index: new SqlChunkIndex(db),
         embedder,

@@ -5,8 +5,8 @@ import {
   lastUserText,
 } from '../chat/index.js';
 import type { Principal } from '../kernel/index.js';
+import type { DocumentService } from './document-service.js';
 import { matchBody } from './operations.js';
-import type { RagService } from './rag-service.js';
 
 /** The contract's default rag_k. */
 const DEFAULT_RAG_K = 5;
@@ -18,7 +18,7 @@ const DEFAULT_RAG_K = 5;
  * document. The version is the user's document version: any upload, indexing step or deletion changes
  * the cache key, so a cached answer never cites a deleted document.
  */
-export function ragContextSource(rag: RagService): ContextSource {
+export function documentsContextSource(documents: DocumentService): ContextSource {
   const tenant = (principal: Principal, request: ChatCompletionRequest) => ({
     accountId: principal.account.id,
     userId: request.user_id,
@@ -26,14 +26,20 @@ export function ragContextSource(rag: RagService): ContextSource {
   return {
     name: 'documents',
     applies: (request) => request.use_rag === true,
-    version: async (principal, request) => String(await rag.version(tenant(principal, request))),
+    version: async (principal, request) => String(await documents.version(tenant(principal, request))),
     async contribute(principal, request, signal): Promise<ContextContribution> {
       const query = lastUserText(request);
       if (!query.trim()) return { passages: [] };
-      const matches = await rag.search(tenant(principal, request), query, request.rag_k ?? DEFAULT_RAG_K, signal, {
-        filter: request.rag_filter,
-        minRelevance: request.rag_min_score,
-      });
+      const matches = await documents.search(
+        tenant(principal, request),
+        query,
+        request.rag_k ?? DEFAULT_RAG_K,
+        signal,
+        {
+          filter: request.rag_filter,
+          minRelevance: request.rag_min_score,
+        },
+      );
       return {
         // The citation is the search operation's match, field for field (`matchBody`), marked as a document's.
         passages: matches.map((m) => ({ text: m.text, citation: { source: 'document', ...matchBody(m) } })),

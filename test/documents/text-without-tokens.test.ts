@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../support/databases.js';
+import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
-import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 interface MemoryBody {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertConformsToContract } from '../support/contract.js';
+import type { DocumentBody, MatchBody } from '../support/documents.js';
 import { docxFixture, encryptedPdfFixture, pdfFixture, zipBomb } from '../support/fixtures.js';
-import type { DocumentBody, MatchBody } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /** Uploads over real HTTP as multipart/form-data; no embedding model here (lexical is enough). */

@@ -27,7 +27,7 @@ export interface NewDocument {
   pages?: PageStarts;
 }
 
-export interface RagServiceDeps {
+export interface DocumentServiceDeps {
   /** Documents, chunk text, jobs: the source of truth. */
   store: DocumentStore;
   /** What makes chunks findable (SqlChunkIndex, or Qdrant); answers with chunk ids the store resolves. */
@@ -49,12 +49,12 @@ export interface RagServiceDeps {
  * restart). The store holds the documents and chunk text; the index makes the chunks findable (hybrid:
  * the lexical and dense rankings fused).
  */
-export class RagService {
-  readonly #deps: RagServiceDeps;
+export class DocumentService {
+  readonly #deps: DocumentServiceDeps;
   readonly #waiters = new Map<string, Array<() => void>>();
   readonly #worker: IngestionWorker;
 
-  constructor(deps: RagServiceDeps) {
+  constructor(deps: DocumentServiceDeps) {
     this.#deps = deps;
     this.#worker = new IngestionWorker({ ...deps, settled: (id) => this.#settled(id), options: deps.ingestion });
   }

@@ -1,7 +1,7 @@
 import { Extractor } from '../extract/index.js';
 import { type Call, endUserOf, type Operations, requirePrincipal, type Schema } from '../http/index.js';
 import type { TierPolicy } from '../tiers/index.js';
-import type { RagService } from './rag-service.js';
+import type { DocumentService } from './document-service.js';
 import type { ChunkMatch, DocumentRecord } from './types.js';
 import { fromUpload } from './upload.js';
 
@@ -44,8 +44,8 @@ export function matchBody(m: ChunkMatch): Schema<'DocumentChunkMatch'> {
  * /z1/rag: every operation is scoped by the key's account and the request's user_id; another
  * tenant's document id is 404, exactly as a missing one.
  */
-export function ragOperations(
-  rag: RagService,
+export function documentOperations(
+  documents: DocumentService,
   tiers: Pick<TierPolicy, 'checkRagK'>,
   extractor = new Extractor(),
 ): Operations<DocumentOperationId> {
@@ -59,10 +59,10 @@ export function ragOperations(
     createDocument: async ({ body }, call) => {
       if (call.upload) {
         const { userId, document } = await fromUpload(call.upload, extractor);
-        const doc = await rag.create(tenantOf(call, userId), document);
+        const doc = await documents.create(tenantOf(call, userId), document);
         return { status: 201, body: documentBody(doc) };
       }
-      const doc = await rag.create(tenantOf(call, body.user_id), {
+      const doc = await documents.create(tenantOf(call, body.user_id), {
         title: body.title,
         text: body.content,
         metadata: body.metadata,
@@ -72,20 +72,20 @@ export function ragOperations(
       return { status: 201, body: documentBody(doc) };
     },
     listDocuments: async ({ query }, call) => {
-      const docs = await rag.list(tenantOf(call, query.user_id));
+      const docs = await documents.list(tenantOf(call, query.user_id));
       return { status: 200, body: { object: 'list', data: docs.map(documentBody) } };
     },
     getDocument: async ({ params, query }, call) => {
-      const doc = await rag.get(tenantOf(call, query.user_id), params.document_id);
+      const doc = await documents.get(tenantOf(call, query.user_id), params.document_id);
       return { status: 200, body: documentBody(doc) };
     },
     deleteDocument: async ({ params, query }, call) => {
-      await rag.delete(tenantOf(call, query.user_id), params.document_id);
+      await documents.delete(tenantOf(call, query.user_id), params.document_id);
       return { status: 200, body: { id: params.document_id, object: 'document.deleted', deleted: true } };
     },
     searchDocuments: async ({ body }, call) => {
       tiers.checkRagK(requirePrincipal(call).account, body.k, 'k');
-      const matches = await rag.search(tenantOf(call, body.user_id), body.query, body.k ?? 5);
+      const matches = await documents.search(tenantOf(call, body.user_id), body.query, body.k ?? 5);
       return { status: 200, body: { object: 'list', data: matches.map(matchBody) } };
     },
   };

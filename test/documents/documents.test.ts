@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
-import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const FACT = 'The secret launch code of project Zephyr is 7431-walrus.';

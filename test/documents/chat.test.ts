@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { type CitationBody, type DocumentBody, EMBEDDING_MODEL, filler } from '../support/documents.js';
 import { type MockUpstream, startMockUpstream, systemPrompt } from '../support/mock-openai-upstream.js';
 import { type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
-import { type CitationBody, type DocumentBody, EMBEDDING_MODEL, filler } from '../support/rag.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const FACT = 'The secret launch code of project Zephyr is 7431-walrus.';

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/documents.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { pvai, type ServerProcess, startServerProcess } from '../support/processes.js';
 import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
-import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/rag.js';
 import { TEST_MODEL } from '../support/server.js';
 
 async function call<T>(server: ServerProcess, apiKey: string, method: string, path: string, body?: unknown) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CHUNK_CHARS, chunkText } from '../../src/rag/chunker.js';
+import { CHUNK_CHARS, chunkText } from '../../src/documents/chunker.js';
 
 describe('chunkText', () => {
   const text = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} says something about topic ${i % 7}.`).join(

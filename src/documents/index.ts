@@ -4,11 +4,11 @@
  */
 
 export { chunkText } from './chunker.js';
-export { ragContextSource } from './context-source.js';
+export { documentsContextSource } from './context-source.js';
+export { DocumentService } from './document-service.js';
 export { DEFAULT_INGESTION } from './ingestion-worker.js';
-export { documentBody, ragOperations } from './operations.js';
-export { RagService } from './rag-service.js';
+export { documentBody, documentOperations } from './operations.js';
 export { SqlDocumentStore } from './sql-document-store.js';
 export type { DocumentRecord } from './types.js';
 export { fileToDocument } from './upload.js';
-export { ragUserData } from './user-data.js';
+export { documentsUserData } from './user-data.js';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { DocumentRecord } from '../../src/rag/index.js';
-import { RagService } from '../../src/rag/rag-service.js';
-import { SqlDocumentStore } from '../../src/rag/sql-document-store.js';
+import { DocumentService } from '../../src/documents/document-service.js';
+import type { DocumentRecord } from '../../src/documents/index.js';
+import { SqlDocumentStore } from '../../src/documents/sql-document-store.js';
 import type { ChunkIndex, Tenant } from '../../src/retrieval/index.js';
 import { QdrantChunkIndex } from '../../src/retrieval/qdrant/qdrant-chunk-index.js';
 import { SqlChunkIndex } from '../../src/retrieval/sql/sql-chunk-index.js';
@@ -86,7 +86,7 @@ async function withStore(backend: Backend, run: (db: Db, store: SqlDocumentStore
 }
 
 /** Waits, at most 20 s, until no document is processing. */
-async function drained(rag: RagService): Promise<void> {
+async function drained(rag: DocumentService): Promise<void> {
   const deadline = Date.now() + 20_000;
   while ((await rag.processingCount()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 }
@@ -114,7 +114,7 @@ for (const backend of backends()) {
         await store.insert(record(A, 'doc_large', large.length, now + 41), large, []);
 
         const { index, writes, events } = recording(new SqlChunkIndex(db));
-        const rag = new RagService({
+        const rag = new DocumentService({
           store,
           index,
           embedder: fakeEmbedder('backlog-model', 16),
@@ -199,7 +199,7 @@ for (const backend of backends()) {
             },
           ]);
           writes.length = 0;
-          const rag = new RagService({
+          const rag = new DocumentService({
             store,
             index,
             clock: Date.now,
@@ -238,13 +238,19 @@ for (const backend of backends()) {
           const text = `Field note ${i}: the word is marmot${i}.`;
           await store.insert(record(A, `doc_m${i}`, text.length, now + i), text, []);
         }
-        let rag: RagService | undefined;
+        let rag: DocumentService | undefined;
         // The user deletes doc_m2 while the worker writes the claim that holds it: after the job read it,
         // before its chunks reach the index and the store.
         const { index, writes } = recording(new SqlChunkIndex(db), async (documents) => {
           if (documents.includes('doc_m2')) await rag?.delete(A, 'doc_m2');
         });
-        rag = new RagService({ store, index, clock: Date.now, logger: pino({ level: 'silent' }), soleWorker: true });
+        rag = new DocumentService({
+          store,
+          index,
+          clock: Date.now,
+          logger: pino({ level: 'silent' }),
+          soleWorker: true,
+        });
         await rag.start();
         try {
           await drained(rag);

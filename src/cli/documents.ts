@@ -2,13 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { type DocumentRecord, documentBody, fileToDocument, type RagService, withDocuments } from '../compose.js';
+import { type DocumentRecord, type DocumentService, documentBody, fileToDocument, withDocuments } from '../compose.js';
 import { loadConfig } from '../config/index.js';
 import { Extractor } from '../extract/index.js';
 import { formatProgressBar } from '../providers/index.js';
 
 /** The service's document capability on the same storage (PVAI_DATA_DIR or DATABASE_URL). */
-function withRag<T>(fn: (rag: RagService) => Promise<T>, options: { embed: boolean }): Promise<T> {
+function withDocumentService<T>(
+  fn: (documents: DocumentService) => Promise<T>,
+  options: { embed: boolean },
+): Promise<T> {
   const config = loadConfig();
   const logger = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
   return withDocuments(config, { embed: options.embed, logger }, fn);
@@ -19,9 +22,12 @@ function line(doc: DocumentRecord): string {
   return `${doc.id}  ${doc.title}  ${doc.chunkCount} chunks  ${status}`;
 }
 
-/** `pvai docs add|list|rm`: a user's documents from the command line, with the server's ingestion. */
-export function registerDocsCommands(program: Command): void {
-  const docs = program.command('docs').description("manage an end user's documents (RAG)");
+/** `pvai documents add|list|rm`: a user's documents from the command line, with the server's ingestion. */
+export function registerDocumentsCommands(program: Command): void {
+  const docs = program
+    .command('documents')
+    .alias('docs')
+    .description("manage an end user's documents (RAG); `docs` is its short form");
   docs
     .command('add')
     .description('upload files (txt, md, html, pdf, docx) and index them, with progress')
@@ -31,18 +37,18 @@ export function registerDocsCommands(program: Command): void {
     .option('--json')
     .action(async (files: string[], o: { account: string; user: string; json?: boolean }) => {
       const tenant = { accountId: o.account, userId: o.user };
-      await withRag(
-        async (rag) => {
+      await withDocumentService(
+        async (documents) => {
           const extractor = new Extractor();
           const added: DocumentRecord[] = [];
           for (const file of files) {
             const document = await fileToDocument(await readFile(file), basename(file), '', extractor);
-            added.push(await rag.create(tenant, document));
+            added.push(await documents.create(tenant, document));
           }
           const out = process.stderr;
           let docsNow = added;
           for (;;) {
-            docsNow = await Promise.all(added.map((d) => rag.get(tenant, d.id)));
+            docsNow = await Promise.all(added.map((d) => documents.get(tenant, d.id)));
             const total = docsNow.reduce((n, d) => n + Math.max(1, d.chunkCount) * 2, 0);
             const done = docsNow.reduce(
               (n, d) =>
@@ -67,9 +73,9 @@ export function registerDocsCommands(program: Command): void {
     .requiredOption('--user <user_id>')
     .option('--json')
     .action(async (o: { account: string; user: string; json?: boolean }) => {
-      await withRag(
-        async (rag) => {
-          const list = await rag.list({ accountId: o.account, userId: o.user });
+      await withDocumentService(
+        async (documents) => {
+          const list = await documents.list({ accountId: o.account, userId: o.user });
           console.log(o.json ? JSON.stringify({ data: list.map(documentBody) }) : list.map(line).join('\n'));
         },
         { embed: false },
@@ -81,10 +87,10 @@ export function registerDocsCommands(program: Command): void {
     .requiredOption('--user <user_id>')
     .argument('<document_ids...>')
     .action(async (ids: string[], o: { account: string; user: string }) => {
-      await withRag(
-        async (rag) => {
+      await withDocumentService(
+        async (documents) => {
           for (const id of ids) {
-            await rag.delete({ accountId: o.account, userId: o.user }, id);
+            await documents.delete({ accountId: o.account, userId: o.user }, id);
             console.log(`deleted ${id}`);
           }
         },

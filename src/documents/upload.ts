@@ -3,7 +3,7 @@ import { AppError } from '../errors/index.js';
 import type { Extractor } from '../extract/index.js';
 import { detectFormat, looksLikeText } from '../extract/index.js';
 import { identifierProblem, invalidText, jsonTextProblem, type Upload } from '../http/index.js';
-import type { NewDocument } from './rag-service.js';
+import type { NewDocument } from './document-service.js';
 
 /** The contract's DocumentUpload text fields (it allows no others). */
 const FORM_FIELDS = new Set(['user_id', 'title', 'metadata']);

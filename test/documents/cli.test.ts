@@ -6,8 +6,8 @@ import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { docxFixture } from '../support/fixtures.js';
 import { pvai } from '../support/processes.js';
 
-/** `pvai docs add|list|rm` on an embedded data dir (no embedding model there: lexical only). */
-describe('pvai docs', () => {
+/** `pvai documents add|list|rm` on an embedded data dir (no embedding model there: lexical only). */
+describe('pvai documents', () => {
   let database: TestDatabase;
   let env: Record<string, string>;
   let accountId: string;
