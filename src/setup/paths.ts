@@ -31,6 +31,6 @@ export function toolPaths(root: string = projectRoot()): ToolPaths {
     root,
     venv: join(root, '.tools', 'venv-models'),
     downloads: join(root, '.tools', 'downloads'),
-    converter: join(root, 'scripts', 'models', 'convert-minilm.py'),
+    converter: join(root, 'src', 'setup', 'convert-minilm.py'),
   };
 }

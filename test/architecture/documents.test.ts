@@ -46,7 +46,7 @@ const NOT_REPOSITORY_PATHS: Array<[RegExp, string]> = [
 ];
 
 /** Where a bare file name (`compose.ts`) may be found. */
-const SEARCHED = ['src', 'scripts', 'test', 'docs', 'openapi', '.ci'];
+const SEARCHED = ['src', 'scripts', 'bench', 'test', 'docs', 'openapi', '.ci'];
 
 function files(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -74,7 +74,9 @@ export function namedPaths(markdown: string): string[] {
   const quoted = backticked(markdown)
     .map((name) => name.trim().replace(/[.,:;]$/, ''))
     .filter((name) => !/\s/.test(name) && PATH_LIKE.test(name));
-  const anywhere = [...markdown.matchAll(/(?<![\w./@-])(?:src|scripts|test|docs|openapi|generated|\.ci)\/[\w./-]*/g)]
+  const anywhere = [
+    ...markdown.matchAll(/(?<![\w./@-])(?:src|scripts|bench|test|docs|openapi|generated|\.ci)\/[\w./-]*/g),
+  ]
     .map((match) => match[0].replace(/\.+$/, ''))
     .filter((name) => !quoted.includes(name));
   return [...quoted, ...anywhere].filter((name) => !NOT_REPOSITORY_PATHS.some(([pattern]) => pattern.test(name)));

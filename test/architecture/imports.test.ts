@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
  *    `pvai documents` gets it from there, assembled as the server assembles it); memory, web and the rest share the
  *    retrieval engine (`retrieval/`), never documents/.
  * 5. No import circle between files (type-only imports count too).
- * 6. scripts/ (benches, contract and client checks) reach the product through a capability's index.ts, or a
+ * 6. scripts/ (entry points) and bench/ (the benchmarks) reach the product through a capability's index.ts, or a
  *    file at the root of src/ (server.ts, compose.ts), like any folder of src/.
  * 7. users/ (an end user's export and erase) knows no capability: the capabilities register their sections with
  *    it (compose.ts) and import its port, never the reverse. It imports shared folders and retrieval's Tenant.
@@ -146,7 +146,7 @@ function scriptReachesPastIndex(e: Edge): boolean {
   if (to === 'outside' || to === '') return false;
   return e.to !== join(to, 'index.ts');
 }
-const scriptEdges = sourceFiles(resolve(SRC, '../scripts')).flatMap(importsOf);
+const scriptEdges = ['../scripts', '../bench'].flatMap((dir) => sourceFiles(resolve(SRC, dir))).flatMap(importsOf);
 
 describe('import rules (docs/architecture.md)', () => {
   it('reads the graph: the imports of every file under src/', () => {
@@ -173,7 +173,7 @@ describe('import rules (docs/architecture.md)', () => {
     );
   });
 
-  it('scripts import src/ only through index.ts files (or a file at its root)', () => {
+  it('scripts and benches import src/ only through index.ts files (or a file at its root)', () => {
     assert.ok(scriptEdges.some((e) => e.to === join('retrieval', 'index.ts')));
     assert.deepEqual(scriptEdges.filter(scriptReachesPastIndex), []);
   });
@@ -205,9 +205,9 @@ describe('import rules (docs/architecture.md)', () => {
       [['a.ts', 'b.ts', 'c.ts']],
     );
     assert.deepEqual(circles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts')]), []);
-    assert.ok(scriptReachesPastIndex(edge('../scripts/bench/x.ts', join('rag', 'document-service.ts'))));
-    assert.ok(!scriptReachesPastIndex(edge('../scripts/bench/x.ts', join('rag', 'index.ts'))));
-    assert.ok(!scriptReachesPastIndex(edge('../scripts/bench/x.ts', 'server.ts')));
+    assert.ok(scriptReachesPastIndex(edge('../bench/x.ts', join('rag', 'document-service.ts'))));
+    assert.ok(!scriptReachesPastIndex(edge('../bench/x.ts', join('rag', 'index.ts'))));
+    assert.ok(!scriptReachesPastIndex(edge('../bench/x.ts', 'server.ts')));
     assert.ok(usersImportsCapability(edge(join('users', 'x.ts'), join('memory', 'index.ts'))));
     assert.ok(!usersImportsCapability(edge(join('users', 'x.ts'), join('http', 'index.ts'))));
     assert.ok(!usersImportsCapability(edge(join('memory', 'x.ts'), join('users', 'index.ts'))));

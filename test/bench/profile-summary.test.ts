@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { diffProfiles, folderOf, frameKey, SOCKET_WRITE_FRAME } from '../../scripts/bench/profile-summary.js';
+import { diffProfiles, folderOf, frameKey, SOCKET_WRITE_FRAME } from '../../bench/profile-summary.js';
 
 /** A CPU profile whose samples are `micros` spent in each native function named, one sample each. */
 function profileOf(dir: string, name: string, micros: Record<string, number>): string {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { gainOf } from '../../scripts/bench/rag/cranfield.js';
-import { documentsOf, evaluate, ndcgAt, recallAt } from '../../scripts/bench/rag/metrics.js';
+import { gainOf } from '../../bench/rag/cranfield.js';
+import { documentsOf, evaluate, ndcgAt, recallAt } from '../../bench/rag/metrics.js';
 
 const close = (actual: number, expected: number) =>
   assert.ok(Math.abs(actual - expected) < 1e-9, `${actual} is not ${expected}`);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ProbeReport } from '../../scripts/bench/probe.js';
-import { type Measured, medianRatio, mergeRounds } from '../../scripts/bench/throughput-rounds.js';
+import type { ProbeReport } from '../../bench/probe.js';
+import { type Measured, medianRatio, mergeRounds } from '../../bench/throughput-rounds.js';
 
 function window(rps: number, requests: number, cpuMicros: number, loopDelayP99Ms = 2): Measured {
   const report: ProbeReport = {

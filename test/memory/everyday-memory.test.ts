@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { agreementErrors } from '../../scripts/bench/memory/agreement.js';
+import { agreementErrors } from '../../bench/memory/agreement.js';
 import { EMBEDDING_MODEL } from '../support/documents.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { startTestServer, type TestServer } from '../support/server.js';
