@@ -1,75 +1,20 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { isErrorBody, type RawExchange, rawExchange, requestHead } from '../support/raw-http.js';
-import { ADMIN_TOKEN, chatBody, startTestServer, type TestServer } from '../support/server.js';
+import { isErrorBody, rawExchange, requestHead } from '../support/raw-http.js';
+import { ADMIN_TOKEN, chatBody } from '../support/server.js';
+import { hostileServer, LIMIT } from './hostile-server.js';
 
 /**
  * What a hostile client can send in a body, sent as one would: compressed garbage, zip bombs, lying and
- * truncated lengths, bytes that are not UTF-8, JSON nested thousands of levels deep in every free-form
- * field the contract has. Every answer is a 4xx with the error body, given before anything is
+ * truncated lengths, bytes that are not UTF-8, HTTP the app never sees (JSON nested thousands of levels deep
+ * is in hostile-nesting.test.ts). Every answer is a 4xx with the error body, given before anything is
  * authenticated or stored, and the server keeps answering.
  */
-const LIMIT = 64 * 1024;
-const MAX_DEPTH = 64;
-
-/** `{"a":{"a":…{}…}}`: `levels` objects inside one another (6 bytes a level: deep nesting for few bytes). */
-function nestedObject(levels: number): string {
-  return `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
-}
-
-/** A JSON Schema whose `properties` nest `levels` schemas deep: what a tool's parameters look like. */
-function nestedSchema(levels: number): string {
-  return `${'{"type":"object","properties":{"a":'.repeat(levels)}{"type":"string"}${'}}'.repeat(levels)}`;
-}
-
-/** A JSON body (text) with `inner` (JSON text) spliced in where `"@"` stands. */
-function splice(template: Record<string, unknown>, inner: string): string {
-  return JSON.stringify(template).replace('"@"', inner);
-}
-
 describe('hostile request bodies', () => {
-  let server: TestServer;
-  let apiKey: string;
-
-  before(async () => {
-    server = await startTestServer('sqlite', {
-      config: {
-        bodyLimitBytes: LIMIT,
-        http: { bodyIdleTimeoutMs: 400, requestTimeoutMs: 5000, headersTimeoutMs: 2000 },
-        tiers: { enterprise: { rpm: 10_000, rpd: 10_000, monthly: 100_000 } },
-      },
-    });
-    ({ apiKey } = await server.createAccount('enterprise', 1000));
-  });
-  after(() => server.close());
-
-  /** One POST over a raw socket; `body` is sent as given, after `headers`. */
-  function post(path: string, headers: string[], body: Buffer | string, extra: { timeoutMs?: number } = {}) {
-    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    return rawExchange(
-      server.url,
-      [
-        requestHead('POST', path, ['Content-Type: application/json', `Content-Length: ${bytes.length}`, ...headers]),
-        bytes,
-      ],
-      { responses: 1, timeoutMs: extra.timeoutMs ?? 5000 },
-    );
-  }
-
-  function only(exchange: RawExchange) {
-    assert.equal(exchange.responses.length, 1, `one response, got ${JSON.stringify(exchange)}`);
-    const [response] = exchange.responses;
-    assert.ok(response);
-    assert.ok(isErrorBody(response.body), `the error body, got ${response.body}`);
-    return { ...response, json: JSON.parse(response.body) as { code: string; details: Record<string, unknown> } };
-  }
-
-  async function assertHealthy() {
-    const health = await server.request('GET', '/z1/health');
-    assert.equal(health.status, 200);
-  }
+  const hostile = hostileServer();
+  const { post, only, assertHealthy } = hostile;
 
   describe('compressed bodies', () => {
     for (const coding of ['gzip', 'deflate', 'br', 'x-gzip', 'GZIP']) {
@@ -134,7 +79,7 @@ describe('hostile request bodies', () => {
   describe('lying and truncated bodies', () => {
     it('answers a Content-Length over the limit with 413 at once, without reading the body', async () => {
       const exchange = await rawExchange(
-        server.url,
+        hostile.server.url,
         [
           requestHead('POST', '/z1/chat/completions', [
             'Content-Type: application/json',
@@ -156,7 +101,7 @@ describe('hostile request bodies', () => {
           ? Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')])
           : body;
         const exchange = await rawExchange(
-          server.url,
+          hostile.server.url,
           [requestHead('POST', '/z1/chat/completions', ['Content-Type: application/json', ...headers]), payload],
           { responses: 1, timeoutMs: 5000 },
         );
@@ -167,7 +112,7 @@ describe('hostile request bodies', () => {
 
     it('answers a Content-Length longer than the body with 408 once the body stops arriving', async () => {
       const exchange = await rawExchange(
-        server.url,
+        hostile.server.url,
         [
           requestHead('POST', '/z1/chat/completions', ['Content-Type: application/json', 'Content-Length: 1000']),
           '{"model":',
@@ -183,7 +128,7 @@ describe('hostile request bodies', () => {
     });
 
     it('answers a body cut short by the client closing its side with 400 MALFORMED_REQUEST', async () => {
-      const exchange = await rawExchange(server.url, [
+      const exchange = await rawExchange(hostile.server.url, [
         requestHead('POST', '/z1/chat/completions', ['Content-Type: application/json', 'Content-Length: 1000']),
         '{"model":',
         { end: true },
@@ -194,7 +139,7 @@ describe('hostile request bodies', () => {
     });
 
     it('answers a Content-Length shorter than the body: the body as cut is not JSON, the rest not HTTP', async () => {
-      const exchange = await rawExchange(server.url, [
+      const exchange = await rawExchange(hostile.server.url, [
         requestHead('POST', '/z1/chat/completions', ['Content-Type: application/json', 'Content-Length: 5']),
         JSON.stringify(chatBody()),
       ]);
@@ -206,7 +151,7 @@ describe('hostile request bodies', () => {
     });
 
     it('answers a chunked body with a bad chunk size with 400 MALFORMED_REQUEST', async () => {
-      const exchange = await rawExchange(server.url, [
+      const exchange = await rawExchange(hostile.server.url, [
         requestHead('POST', '/z1/chat/completions', ['Content-Type: application/json', 'Transfer-Encoding: chunked']),
         'zz\r\n{}\r\n0\r\n\r\n',
       ]);
@@ -214,7 +159,7 @@ describe('hostile request bodies', () => {
     });
 
     it('answers Content-Length beside Transfer-Encoding (request smuggling) with 400 MALFORMED_REQUEST', async () => {
-      const exchange = await rawExchange(server.url, [
+      const exchange = await rawExchange(hostile.server.url, [
         requestHead('POST', '/z1/chat/completions', [
           'Content-Type: application/json',
           'Content-Length: 4',
@@ -271,7 +216,7 @@ describe('hostile request bodies', () => {
     ];
     for (const [name, bytes, status, code] of cases) {
       it(`answers ${name} with ${status} ${code} and the error body, then closes`, async () => {
-        const exchange = await rawExchange(server.url, [bytes]);
+        const exchange = await rawExchange(hostile.server.url, [bytes]);
         const res = only(exchange);
         assert.equal(res.status, status);
         assert.equal(res.json.code, code);
@@ -281,138 +226,7 @@ describe('hostile request bodies', () => {
     }
   });
 
-  describe('deep nesting in every free-form field', () => {
-    const deep = 6000;
-    const cases: Array<{
-      name: string;
-      method: 'POST' | 'PATCH';
-      path: string;
-      body: (inner: string) => string;
-      field: string;
-    }> = [
-      {
-        name: 'chat tools[].function.parameters',
-        method: 'POST',
-        path: '/z1/chat/completions',
-        body: (inner) =>
-          splice(chatBody({ tools: [{ type: 'function', function: { name: 'f', parameters: '@' } }] }), inner),
-        field: 'tools[0].function.parameters',
-      },
-      {
-        name: 'chat tools[].function.parameters, with skip_cache',
-        method: 'POST',
-        path: '/z1/chat/completions',
-        body: (inner) =>
-          splice(
-            chatBody({ skip_cache: true, tools: [{ type: 'function', function: { name: 'f', parameters: '@' } }] }),
-            inner,
-          ),
-        field: 'tools[0].function.parameters',
-      },
-      {
-        name: 'chat response_format.json_schema',
-        method: 'POST',
-        path: '/z1/chat/completions',
-        body: (inner) => splice(chatBody({ response_format: { type: 'json_schema', json_schema: '@' } }), inner),
-        field: 'response_format.json_schema',
-      },
-      {
-        name: 'memory metadata (create)',
-        method: 'POST',
-        path: '/z1/memory',
-        body: (inner) => splice({ user_id: 'u', content: 'c', metadata: '@' }, inner),
-        field: 'metadata',
-      },
-      {
-        name: 'memory metadata (update)',
-        method: 'PATCH',
-        path: '/z1/memory/mem_1',
-        body: (inner) => splice({ metadata: '@' }, inner),
-        field: 'metadata',
-      },
-      {
-        name: 'document metadata',
-        method: 'POST',
-        path: '/z1/rag/documents',
-        body: (inner) => splice({ user_id: 'u', content: 'c', metadata: '@' }, inner),
-        field: 'metadata',
-      },
-      {
-        name: 'an unknown field',
-        method: 'POST',
-        path: '/z1/chat/completions',
-        body: (inner) => splice(chatBody({ extra: '@' }), inner),
-        field: 'extra',
-      },
-    ];
-
-    for (const c of cases) {
-      it(`answers ${c.name} nested ${deep} levels with 400 NESTING_TOO_DEEP naming the field`, async () => {
-        const text = c.body(nestedObject(deep));
-        assert.ok(text.length < 80 * 1024);
-        const res = await server.request(c.method, c.path, { apiKey, rawBody: text });
-        assert.equal(res.status, 400, res.text);
-        assert.equal(res.body.code, 'NESTING_TOO_DEEP');
-        const details = res.body.details as { field: string; max_depth: number };
-        assert.ok(details.field.startsWith(`${c.field}.a`), details.field);
-        assert.equal(details.max_depth, MAX_DEPTH);
-      });
-    }
-
-    it('refuses the deep body before authentication: 400 without a key, not 401', async () => {
-      const res = await server.request('POST', '/z1/chat/completions', {
-        rawBody: splice(
-          chatBody({ tools: [{ type: 'function', function: { name: 'f', parameters: '@' } }] }),
-          nestedObject(deep),
-        ),
-      });
-      assert.equal(res.status, 400);
-      assert.equal(res.body.code, 'NESTING_TOO_DEEP');
-    });
-
-    it('refuses arrays nested at the root', async () => {
-      const res = only(await post('/z1/chat/completions', [], `${'['.repeat(deep)}${']'.repeat(deep)}`));
-      assert.equal(res.json.code, 'NESTING_TOO_DEEP');
-      assert.match(String(res.json.details.field), /^\[0\]\[0\]/);
-    });
-
-    it(`accepts ${MAX_DEPTH} levels and refuses ${MAX_DEPTH + 1}, counted from the body's root`, async () => {
-      // {"user_id","content","metadata": …}: the body is level 1, metadata's object level 2.
-      const body = (levels: number) => splice({ user_id: 'u', content: 'c', metadata: '@' }, nestedObject(levels));
-      const within = await server.request('POST', '/z1/memory', { apiKey, rawBody: body(MAX_DEPTH - 1) });
-      assert.equal(within.status, 201, 'past the body reader and validation, stored');
-      const past = await server.request('POST', '/z1/memory', { apiKey, rawBody: body(MAX_DEPTH) });
-      assert.equal(past.status, 400);
-      assert.equal(past.body.code, 'NESTING_TOO_DEEP');
-    });
-
-    it('accepts a tool whose schema nests 20 levels, as real tools never do', async () => {
-      const res = await server.request('POST', '/z1/chat/completions', {
-        apiKey,
-        rawBody: splice(
-          chatBody({ max_tokens: 2, tools: [{ type: 'function', function: { name: 'f', parameters: '@' } }] }),
-          nestedSchema(20),
-        ),
-      });
-      assert.notEqual(res.body.code, 'NESTING_TOO_DEEP');
-      assert.ok(res.status < 500, res.text);
-    });
-
-    it('counts brackets inside strings as text, not nesting', async () => {
-      const res = await server.request('POST', '/z1/memory', {
-        apiKey,
-        body: { user_id: 'u', content: `${'[{'.repeat(3000)}"\\`, metadata: { note: '{'.repeat(500) } },
-      });
-      assert.equal(res.status, 201, res.text);
-    });
-  });
-
   it('has answered no request with a 5xx, and is healthy', async () => {
-    await assertHealthy();
-    const rows = await server.usageRows<{ status: number; endpoint: string }>(
-      'SELECT status, endpoint FROM usage_records WHERE status >= 500',
-      [],
-    );
-    assert.deepEqual(rows, []);
+    await hostile.assertNoServerErrors();
   });
 });
