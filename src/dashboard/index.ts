@@ -3,8 +3,5 @@
  * in with email and password and manages their API keys, sees their usage, their SLA and their end
  * users' documents. Served through HttpPorts.extraRoutes; no CDN, no client framework.
  */
-export {
-  DASHBOARD_PATH,
-  dashboardRoutes,
-} from './routes.js';
-export { SessionStore } from './sessions.js';
+
+export { dashboardCapability } from './capability.js';

@@ -179,7 +179,7 @@ export function documentsPage(o: {
   memories?: readonly DashboardMemoryItem[] | undefined;
   notice?: string;
   memoryAvailable: boolean;
-  /** The user's data can be exported and erased here (user-data-routes.ts). */
+  /** The user's data can be exported and erased here (pages/users.ts). */
   userData?: boolean;
 }): string {
   const user = encodeURIComponent(o.userId);

@@ -1,13 +1,26 @@
 /**
- * What every dashboard page's request and answer go through: the headers of every answer (no caching,
- * no framing, only the service's own scripts), pages and redirects, forms read within their limit, and
- * the check that a browser's form came from this dashboard's origin.
+ * What every dashboard page's request and answer go through: its path and its cookies' flags, the headers
+ * of every answer (no caching, no framing, only the service's own scripts), pages and redirects, forms read
+ * within their limit, and the check that a browser's form came from this dashboard's origin.
  */
 import type { Readable } from 'node:stream';
 import type Koa from 'koa';
 import { AppError } from '../errors/index.js';
 
+export const DASHBOARD_PATH = '/dashboard';
 const FORM_LIMIT_BYTES = 16 * 1024;
+
+/** The dashboard's cookies (session, sign-in token): script-proof, same-site only, sent under its path alone. */
+export function cookieOptions(ctx: Koa.Context, maxAge: number) {
+  return {
+    httpOnly: true,
+    sameSite: 'strict',
+    path: DASHBOARD_PATH,
+    secure: ctx.secure,
+    maxAge,
+    overwrite: true,
+  } as const;
+}
 
 /** What the pages' answers always carry: no caching, no framing, only the service's own scripts. */
 function secureHeaders(ctx: Koa.Context): void {

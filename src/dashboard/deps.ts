@@ -1,0 +1,59 @@
+import type { AccountService } from '../accounts/index.js';
+import type { Clock } from '../clock/index.js';
+import type { Streamed } from '../http/index.js';
+import type { Account } from '../kernel/index.js';
+import type { RateLimitDecision, SignInThrottle } from '../limits/index.js';
+import type { Tenant } from '../retrieval/index.js';
+import type { SlaReport, SlaWindow } from '../sla/index.js';
+import type { DailyUsage } from '../usage/index.js';
+import type { Erased, UserExport } from '../users/index.js';
+import type { DashboardDocument, DashboardMemoryItem } from './pages.js';
+import type { SessionStore } from './sessions.js';
+
+/** The documents of an end user, as the dashboard lists and deletes them (DocumentService). */
+interface DashboardDocuments {
+  list(tenant: Tenant): Promise<DashboardDocument[]>;
+  delete(tenant: Tenant, id: string): Promise<void>;
+}
+
+/**
+ * The memory of an end user: the Documents page lists each user's memories with a Delete button, posting
+ * to /dashboard/memory/:id/delete (scoped to the signed-in account, like every call here).
+ */
+interface DashboardMemory {
+  list(tenant: Tenant): Promise<DashboardMemoryItem[]>;
+  delete(tenant: Tenant, id: string): Promise<void>;
+}
+
+/** An end user's data, for the dashboard's per-user page (UserDataService). */
+interface DashboardUsers {
+  export(tenant: Tenant): Streamed<UserExport>;
+  erase(tenant: Tenant): Promise<Erased>;
+}
+
+/** What the dashboard is given by compose.ts: every call it makes goes through one of these. */
+export interface DashboardDeps {
+  clock: Clock;
+  sessions: SessionStore;
+  accounts: AccountService;
+  /** The daily usage rollup (never the raw rows), and a flush of the rows still buffered. */
+  usage: {
+    flush(): Promise<void>;
+    days(accountId: string, start: number, end: number): Promise<DailyUsage[]>;
+  };
+  /** The account's rate-limit windows, without counting a request. */
+  rateLimits(account: Account): Promise<RateLimitDecision>;
+  documents?: DashboardDocuments;
+  /** Memory per end user (see DashboardMemory). */
+  memory?: DashboardMemory;
+  /** An end user's data: export and erase, from the Documents page (pages/users.ts). */
+  users?: DashboardUsers;
+  /** SLA reports, for the tiers that have SLA monitoring. */
+  sla?: {
+    available(account: Account): boolean;
+    report(account: Account, window: SlaWindow): Promise<SlaReport>;
+  };
+  /** Sign-in attempts per (email, address) and per address, shared through the database. */
+  throttle: SignInThrottle;
+  sessionTtlMs?: number;
+}

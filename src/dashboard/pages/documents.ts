@@ -1,0 +1,56 @@
+import { AppError } from '../../errors/index.js';
+import type { Tenant } from '../../retrieval/index.js';
+import { type DashboardMiddleware, type DashboardRouter, formOf, signedIn } from '../context.js';
+import type { DashboardDeps } from '../deps.js';
+import { endUserIdOf, requiredEndUserIdOf } from '../end-user-id.js';
+import { documentsPage } from '../pages.js';
+import { DASHBOARD_PATH, seeOther, send } from '../web.js';
+
+/**
+ * The POST that deletes one of an end user's items (a document, a memory) by its id in the path: the user
+ * from the form, scoped to the signed-in account; then back to that user's Documents page with `notice=1`.
+ * Without the store, or without a user, it is the same 404 as an id that is not theirs.
+ */
+export function deleteOfEndUser(
+  store: { delete(tenant: Tenant, id: string): Promise<void> } | undefined,
+  missing: string,
+  notice: 'deleted' | 'forgot',
+): DashboardMiddleware {
+  return async (ctx) => {
+    const userId = requiredEndUserIdOf(formOf(ctx).get('user'), missing);
+    if (!store) throw new AppError('NOT_FOUND', missing);
+    await store.delete({ accountId: signedIn(ctx).account.id, userId }, String(ctx.params.id));
+    seeOther(ctx, `${DASHBOARD_PATH}/documents?user=${encodeURIComponent(userId)}&${notice}=1`);
+  };
+}
+
+/** Documents per end user (the account's own: every DocumentService call is scoped to the account), with their memories. */
+export function documentsRoutes(
+  router: DashboardRouter,
+  deps: Pick<DashboardDeps, 'documents' | 'memory' | 'users'>,
+): void {
+  router.get('/documents', async (ctx) => {
+    const signed = signedIn(ctx);
+    const userId = endUserIdOf(ctx.query.user) ?? '';
+    const tenant = { accountId: signed.account.id, userId };
+    const documents = userId && deps.documents ? await deps.documents.list(tenant) : undefined;
+    const memories = userId && deps.memory ? await deps.memory.list(tenant) : undefined;
+    const notice =
+      ctx.query.deleted === '1' ? 'Document deleted.' : ctx.query.forgot === '1' ? 'Memory deleted.' : undefined;
+    send(
+      ctx,
+      200,
+      documentsPage({
+        session: signed.page,
+        userId,
+        documents,
+        memories,
+        memoryAvailable: deps.memory !== undefined,
+        userData: deps.users !== undefined,
+        ...(notice ? { notice } : {}),
+      }),
+    );
+  });
+
+  router.post('/documents/:id/delete', deleteOfEndUser(deps.documents, 'No such document', 'deleted'));
+}

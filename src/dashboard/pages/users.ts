@@ -1,0 +1,56 @@
+import { jsonStream } from '../../http/index.js';
+import { type DashboardRouter, formOf, signedIn } from '../context.js';
+import type { DashboardDeps } from '../deps.js';
+import { requiredEndUserIdOf } from '../end-user-id.js';
+import { eraseConfirmPage, erasedPage } from '../user-data-pages.js';
+import { download, send } from '../web.js';
+
+/** The end user a request names (`user`, as the Documents page's form has it), exactly; none is a 404 page. */
+function userOf(value: unknown): string {
+  return requiredEndUserIdOf(value, 'Choose an end user first');
+}
+
+/**
+ * /dashboard/users: export an end user's data (a download of the same JSON as the API's export) and erase it,
+ * behind a page of its own where the user id must be typed out. Both act on the signed-in account only: the
+ * user id names an end user inside it, never another account's. Only when the server has UserDataService.
+ */
+export function usersRoutes(
+  router: DashboardRouter,
+  deps: Pick<DashboardDeps, 'users' | 'documents' | 'memory'>,
+): void {
+  const { users } = deps;
+  if (!users) return;
+  // What the erase confirmation counts of the user's data.
+  const preview = async (tenant: { accountId: string; userId: string }) => ({
+    documents: (await deps.documents?.list(tenant))?.length,
+    memories: (await deps.memory?.list(tenant))?.length,
+  });
+
+  router.get('/users/export', async (ctx) => {
+    const userId = userOf(ctx.query.user);
+    const body = await jsonStream(users.export({ accountId: signedIn(ctx).account.id, userId }));
+    download(ctx, `pvai-export-${userId}.json`, body);
+  });
+
+  router.get('/users/erase', async (ctx) => {
+    const signed = signedIn(ctx);
+    const userId = userOf(ctx.query.user);
+    const shown = await preview({ accountId: signed.account.id, userId });
+    send(ctx, 200, eraseConfirmPage({ session: signed.page, userId, preview: shown }));
+  });
+
+  router.post('/users/erase', async (ctx) => {
+    const signed = signedIn(ctx);
+    const form = formOf(ctx);
+    const userId = userOf(form.get('user'));
+    const tenant = { accountId: signed.account.id, userId };
+    // Typed out, compared exactly as the API compares user ids: a slip of the hand erases nobody.
+    if ((form.get('confirm') ?? '') !== userId) {
+      const error = 'The user id you typed does not match. Nothing was erased.';
+      return send(ctx, 400, eraseConfirmPage({ session: signed.page, userId, preview: await preview(tenant), error }));
+    }
+    const erased = await users.erase(tenant);
+    send(ctx, 200, erasedPage({ session: signed.page, userId, erased }));
+  });
+}
