@@ -1,4 +1,5 @@
 import type { Clock } from '../clock/index.js';
+import { fullWindows } from './admission-rule.js';
 import type { AdmissionCounts, Limits, RateLimitDecision, RateLimitStore, WindowName, WindowState } from './types.js';
 import { WINDOW_NAMES } from './types.js';
 import { MINUTE_MS, nextUtcDayStart, nextUtcMonthStart } from './windows.js';
@@ -67,12 +68,9 @@ function decide(counts: AdmissionCounts, limits: Limits, now: number, counted = 
   for (const name of WINDOW_NAMES) if (windows[name].remaining < windows[tightest].remaining) tightest = name;
   const decision: RateLimitDecision = { admitted: counts.admitted, windows, tightest };
   if (!counts.admitted) {
-    const full = WINDOW_NAMES.filter((name) => {
-      const count = name === 'minute' ? counts.minuteCount : name === 'day' ? counts.dayCount : counts.monthCount;
-      return count >= windows[name].limit;
-    });
     let exceeded: WindowName | undefined;
-    for (const name of full) if (!exceeded || windows[name].reset > windows[exceeded].reset) exceeded = name;
+    for (const name of fullWindows(counts, limits))
+      if (!exceeded || windows[name].reset > windows[exceeded].reset) exceeded = name;
     if (exceeded) {
       decision.exceeded = exceeded;
       decision.tightest = exceeded;

@@ -1,4 +1,5 @@
 import { backgroundLane, type TurnCommit, type TurnWriter, WriteBehindTimer } from '../../storage/index.js';
+import { admits, minuteCutoff } from '../admission-rule.js';
 import type { AdmissionCounts, Limits, RateLimitStore } from '../types.js';
 import { MINUTE_MS, utcDayStart, utcMonthStart } from '../windows.js';
 import { MinuteLog } from './minute-log.js';
@@ -128,16 +129,16 @@ export class InProcessRateLimitStore implements RateLimitStore, TurnWriter {
 
   #count(accountId: string, limits: Limits, now: number, consume: boolean): AdmissionCounts {
     const w = this.#windows(accountId, now);
-    const cutoff = now - MINUTE_MS;
+    const cutoff = minuteCutoff(now);
     if (consume && w.log.pruneThrough(cutoff) > 0) {
       this.#prunes.set(accountId, cutoff);
       this.#pruning.schedule();
     }
     const minuteCount = w.log.countAfter(cutoff);
     const minuteOldest = w.log.oldestAfter(cutoff);
-    const admitted = minuteCount < limits.rpm && w.dayCount < limits.rpd && w.monthCount < limits.monthly;
-    const counts = { admitted, minuteCount, minuteOldest, dayCount: w.dayCount, monthCount: w.monthCount };
-    if (admitted && consume) {
+    const counts = { admitted: false, minuteCount, minuteOldest, dayCount: w.dayCount, monthCount: w.monthCount };
+    counts.admitted = admits(counts, limits);
+    if (counts.admitted && consume) {
       w.log.append(now);
       w.dayCount += 1;
       w.monthCount += 1;

@@ -2,7 +2,10 @@ import type pg from 'pg';
 import type { AdmissionCounts, Limits, RateLimitStore } from '../types.js';
 import { utcDayStart, utcMonthStart } from '../windows.js';
 
-/** Admission in one round trip: the `pvai_admit` function (see the initial migration) under an advisory lock. */
+/**
+ * Admission in one round trip: the `pvai_admit` function (see the initial migration) under an advisory lock. It
+ * states `admission-rule.ts`'s rule in SQL; test/limits/admission-rule-parity.test.ts holds the two to one table.
+ */
 export class PostgresRateLimitStore implements RateLimitStore {
   readonly #pool: pg.Pool;
 

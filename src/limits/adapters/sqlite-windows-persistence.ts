@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { MultiRow, type StagingLog, stagingLogOf, type TurnCommit, turnCommitOf } from '../../storage/index.js';
-import { MINUTE_MS, utcDayStart, utcMonthStart } from '../windows.js';
+import { minuteCutoff } from '../admission-rule.js';
+import { utcDayStart, utcMonthStart } from '../windows.js';
 import type { Admission, PersistedWindows, WindowsPersistence } from './in-process-rate-limit-store.js';
 
 /**
@@ -93,7 +94,7 @@ export class SqliteWindowsPersistence implements WindowsPersistence {
   load(accountId: string, now: number, dayStart: number, monthStart: number): PersistedWindows {
     if (this.#staged.hasPending(accountId)) this.#staged.drainNow();
     return {
-      minute: this.#events.all(accountId, now - MINUTE_MS) as number[],
+      minute: this.#events.all(accountId, minuteCutoff(now)) as number[],
       dayCount: (this.#counter.get(accountId, 'day', dayStart) as number | undefined) ?? 0,
       monthCount: (this.#counter.get(accountId, 'month', monthStart) as number | undefined) ?? 0,
     };
