@@ -3,7 +3,7 @@ import type { CandidateFact, Extraction, FactExtractor } from '../types.js';
 import { lexicalFeatures } from './features.js';
 import type { StatementClass } from './kinds.js';
 import { StatementModel } from './statement-model.js';
-import { EMBEDDING_AND_WORDS_HEAD, WORDS_HEAD } from './statement-weights.js';
+import { storedStatementModel } from './statement-model-file.js';
 import { mayState, type Statement, statementsOf } from './statements.js';
 import { thirdPerson } from './third-person.js';
 
@@ -57,8 +57,8 @@ export interface StatementExtractorOptions {
  * The default extractor, on the embedded default with no upstream: each statement of the turn
  * (`statements.ts`) is put in the third person (`third-person.ts`) and judged by the statement model
  * (`statement-model.ts`: a softmax regression over the statement's MiniLM embedding and its word features,
- * trained offline on labelled turns, its weights a committed data file) as a lasting fact of some kind, or
- * none. The kind is the memory's slot, which reconciliation uses to supersede. A server whose embedder is
+ * trained offline on labelled turns, its weights a committed data file, `statement-model.json`) as a lasting
+ * fact of some kind, or none. The kind is the memory's slot, which reconciliation uses to supersede. A server whose embedder is
  * another model runs the words-only head. One embedding per statement, reused to store the memory.
  */
 export class StatementExtractor implements FactExtractor {
@@ -67,9 +67,10 @@ export class StatementExtractor implements FactExtractor {
   readonly #model: StatementModel;
 
   constructor(options: StatementExtractorOptions = {}) {
-    const full = new StatementModel(EMBEDDING_AND_WORDS_HEAD);
+    const { heads } = storedStatementModel();
+    const full = new StatementModel(heads.embeddingAndWords);
     const reads = options.embedder !== undefined && full.reads(options.embedder.id);
-    this.#model = reads ? full : new StatementModel(WORDS_HEAD);
+    this.#model = reads ? full : new StatementModel(heads.words);
     this.#embedder = reads ? options.embedder : undefined;
   }
 

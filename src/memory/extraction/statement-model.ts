@@ -1,18 +1,18 @@
 import { HASH_DIMS, type SparseFeatures } from './features.js';
 import { STATEMENT_CLASSES, type StatementClass } from './kinds.js';
 
-/** A layer as stored: int8 weights by output row (base64) with each row's scale, and the biases. */
+/** A layer as stored: int8 weights, one base64 string per output row, with each row's scale, and the biases. */
 interface StoredLayer {
   inputs: number;
   outputs: number;
   bias: readonly number[];
   scales: readonly number[];
-  weights: string;
+  weights: readonly string[];
 }
 
 /**
  * One trained head of the statement model, as `scripts/memory/train-statement-model.ts` writes it into
- * `statement-weights.ts`: over [the statement's embedding (when `embedder` is set), its hashed word
+ * `statement-model.json`: over [the statement's embedding (when `embedder` is set), its hashed word
  * features], either one layer (a softmax regression) or a hidden ReLU layer and then the softmax.
  */
 export interface StoredHead {
@@ -44,11 +44,13 @@ interface Layer {
 }
 
 function load(stored: StoredLayer): Layer {
-  const raw = new Int8Array(Buffer.from(stored.weights, 'base64'));
-  const weights = new Float32Array(raw.length);
+  const weights = new Float32Array(stored.outputs * stored.inputs);
   for (let o = 0; o < stored.outputs; o++) {
+    const raw = new Int8Array(Buffer.from(stored.weights[o] ?? '', 'base64'));
+    if (raw.length !== stored.inputs)
+      throw new Error(`the statement model's row ${o} holds ${raw.length} weights, not ${stored.inputs}`);
     const scale = stored.scales[o] ?? 0;
-    for (let i = 0; i < stored.inputs; i++) weights[o * stored.inputs + i] = (raw[o * stored.inputs + i] ?? 0) * scale;
+    for (let i = 0; i < stored.inputs; i++) weights[o * stored.inputs + i] = (raw[i] ?? 0) * scale;
   }
   return { inputs: stored.inputs, outputs: stored.outputs, bias: Float32Array.from(stored.bias), weights };
 }
