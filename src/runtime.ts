@@ -12,7 +12,7 @@ import type { Router } from './providers/index.js';
 import type { CodeRunner } from './sandbox/index.js';
 import type { SlaService } from './sla/index.js';
 import type { Db } from './storage/index.js';
-import { closeInOrder, type Lifecycle } from './system/index.js';
+import type { Lifecycle } from './system/index.js';
 import type { BufferedUsageStore } from './usage/index.js';
 import type { WebGrounding } from './web/index.js';
 
@@ -57,35 +57,4 @@ export interface Runtime {
   /** What the HTTP layer needs of the product. */
   ports: HttpPorts;
   close(): Promise<void>;
-}
-
-/**
- * The order the runtime's parts close in, at a stop and after a failed start alike: the background responses' worker
- * first (its runs call the chat pipeline and write rows), memory before documents (whose embedder and index it uses), the
- * writers of rows before the database.
- */
-const CLOSE_ORDER = [
-  'responses',
-  'memory',
-  'documents',
-  'router',
-  'cache',
-  'sandbox',
-  'usage',
-  'sla',
-  'limiter',
-  'accounts',
-  'db',
-] as const;
-/** Each part opened so far, by name, with how to close it; a part is added as soon as it exists. */
-export type OpenParts = Partial<Record<(typeof CLOSE_ORDER)[number], () => Promise<unknown> | unknown>>;
-
-/** Closes the parts that are open, in CLOSE_ORDER, every one even when another fails. */
-export function closeOpen(parts: OpenParts): Promise<void> {
-  return closeInOrder(
-    CLOSE_ORDER.flatMap((name) => {
-      const close = parts[name];
-      return close ? [{ name, close }] : [];
-    }),
-  );
 }

@@ -1,21 +1,8 @@
-import type { Db } from '../storage/index.js';
-import { CreditLedgerAccountStore, type CreditLedgerOptions } from './credit-ledger.js';
-import { SqlAccountStore } from './sql-account-store.js';
-import type { AccountStore } from './types.js';
-
 export { AccountService } from './account-service.js';
-export { adminOperations } from './admin-operations.js';
+export { createAccountStore } from './account-store-for.js';
+export { accountsCapability } from './capability.js';
 
 export { CreditLedgerAccountStore } from './credit-ledger.js';
 export { accountBody, keyBody } from './presenters.js';
 export { SqlAccountStore } from './sql-account-store.js';
 export type { AccountStore, ApiKeyRecord } from './types.js';
-
-/**
- * The account store for a process. On an embedded database the server owns (openDb's `owner`) credits
- * are kept by the in-memory ledger; everywhere else (PostgreSQL, the CLI) every charge is one statement.
- */
-export function createAccountStore(db: Db, options: CreditLedgerOptions = {}): AccountStore {
-  const store = new SqlAccountStore(db);
-  return db.dialect === 'sqlite' && db.owned ? new CreditLedgerAccountStore(store, options) : store;
-}

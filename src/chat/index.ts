@@ -1,10 +1,6 @@
 /** Chat completions: the service that owns a request's life, its context sources, and the operation. */
-export { routeBudget } from './budget.js';
-export {
-  type AnswerPart,
-  type CacheStatus,
-  ChatService,
-} from './chat-service.js';
+export { chatCapability } from './capability.js';
+export { type AnswerPart, type CacheStatus, ChatService } from './chat-service.js';
 export {
   assembleContext,
   type Citation,
@@ -17,9 +13,4 @@ export {
 } from './context/index.js';
 export { downloadPath, locateLocalModel, modelsDir } from './local-model.js';
 export { LocalModelSupervisor } from './local-model-supervisor.js';
-export { chatOperations } from './operations.js';
-export {
-  type ChatCompletionRequest,
-  DEFAULT_TEMPERATURE,
-  lastUserText,
-} from './request.js';
+export { type ChatCompletionRequest, DEFAULT_TEMPERATURE, lastUserText } from './request.js';

@@ -1,2 +1,3 @@
 /** Code execution: the operation in front of the sandbox engine (src/sandbox). */
-export { codeOperations } from './operations.js';
+
+export { codeCapability } from './capability.js';

@@ -8,6 +8,7 @@ import { SqlConversationStore } from './sql-conversation-store.js';
 import { conversationsUserData } from './user-data.js';
 
 export interface ConversationsCapability {
+  name: 'conversations';
   /** The service, which is also the responses' `ConversationPort`. */
   service: ConversationService;
   operations: ReturnType<typeof conversationOperations>;
@@ -23,6 +24,7 @@ export function conversationsCapability(deps: {
   const store = new SqlConversationStore(deps.db);
   const service = new ConversationService({ store, responses: deps.responses, clock: deps.clock });
   return {
+    name: 'conversations',
     service,
     operations: conversationOperations({ conversations: service }),
     userData: conversationsUserData(store),

@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from 'pino';
-import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import { type AttributeFilter, matchesFilter } from '../kernel/index.js';
-import { type ChunkIndex, type Embedder, fusedRelevance, type Tenant } from '../retrieval/index.js';
+import { fusedRelevance, type Tenant } from '../retrieval/index.js';
 import type { PageStarts } from './chunker.js';
-import { type IngestionOptions, IngestionWorker } from './ingestion-worker.js';
-import type { ChunkMatch, DocumentRecord, DocumentStore } from './types.js';
+import { type IngestionOptions, type IngestionPorts, IngestionWorker } from './ingestion-worker.js';
+import type { ChunkMatch, DocumentRecord } from './types.js';
 
 /** A filtered search reads this many times `k` candidates (the index filters by tenant, not by metadata)… */
 const FILTER_DEPTH = 5;
@@ -27,17 +25,7 @@ export interface NewDocument {
   pages?: PageStarts;
 }
 
-export interface DocumentServiceDeps {
-  /** Documents, chunk text, jobs: the source of truth. */
-  store: DocumentStore;
-  /** What makes chunks findable (SqlChunkIndex, or Qdrant); answers with chunk ids the store resolves. */
-  index: ChunkIndex;
-  /** Undefined: no embedding model; retrieval is lexical only and documents are ready once chunked. */
-  embedder?: Embedder | undefined;
-  clock: Clock;
-  logger: Logger;
-  /** This process alone writes the database (SQLite owner): leases left by a previous run are void. */
-  soleWorker: boolean;
+export interface DocumentServiceDeps extends IngestionPorts {
   readyWaitMs?: number;
   /** The ingestion worker's claims and writes (DEFAULT_INGESTION unless a bench or test says otherwise). */
   ingestion?: Partial<IngestionOptions> | undefined;
@@ -200,9 +188,8 @@ export class DocumentService {
   }
 
   async close(): Promise<void> {
+    // The embedder and the index are the caller's: memory and web use them too, and close after this.
     await this.#worker.close();
-    await this.#deps.embedder?.close();
-    await this.#deps.index.close();
   }
 
   #waitFor(id: string, ms: number): Promise<void> {

@@ -3,12 +3,11 @@
  * `documents` context source. Finding chunks is the retrieval engine's (`retrieval/`); only `compose.ts` imports this.
  */
 
+export { documentsCapability } from './capability.js';
 export { chunkText } from './chunker.js';
-export { documentsContextSource } from './context-source.js';
 export { DocumentService } from './document-service.js';
 export { DEFAULT_INGESTION } from './ingestion-worker.js';
-export { documentBody, documentOperations } from './operations.js';
-export { SqlDocumentStore } from './sql-document-store.js';
+export { documentBody } from './operations.js';
+export { withDocuments } from './standalone.js';
 export type { DocumentRecord } from './types.js';
 export { fileToDocument } from './upload.js';
-export { documentsUserData } from './user-data.js';

@@ -38,14 +38,21 @@ export const DEFAULT_INGESTION: Readonly<IngestionOptions> = Object.freeze({
   pollMs: 2000,
 });
 
-export interface IngestionWorkerDeps {
+/** Where documents live and are indexed, and what runs their jobs: DocumentService hands its own to the worker. */
+export interface IngestionPorts {
+  /** Documents, chunk text, jobs: the source of truth. */
   store: DocumentStore;
+  /** What makes chunks findable (SqlChunkIndex, or Qdrant); answers with chunk ids the store resolves. */
   index: ChunkIndex;
+  /** Undefined: no embedding model; retrieval is lexical only and documents are ready once chunked. */
   embedder?: Embedder | undefined;
   clock: Clock;
   logger: Logger;
   /** This process alone writes the database (SQLite owner): leases left by a previous run are void. */
   soleWorker: boolean;
+}
+
+export interface IngestionWorkerDeps extends IngestionPorts {
   /** Told when a document's job is over (ready, failed, or chunked and waiting for vectors without a model). */
   settled(documentId: string): void;
   options?: Partial<IngestionOptions> | undefined;

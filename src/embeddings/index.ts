@@ -1,3 +1,3 @@
 /** OpenAI-compatible embeddings (`POST /z1/embeddings`) on the service's embedding model, RAG's Embedder port. */
-export { EmbeddingService } from './embedding-service.js';
-export { embeddingOperations } from './operations.js';
+
+export { embeddingsCapability } from './capability.js';

@@ -26,17 +26,12 @@ export type {
 } from './operation.js';
 export { checkOperationInput } from './operation-input.js';
 export type {
+  ExtraRoutes,
   HttpPorts,
   RequestRecord,
 } from './ports.js';
-export type {
-  HeldSocket,
-  MessageCall,
-  SocketHandler,
-  SocketObserver,
-  SocketSession,
-  UpgradeRoute,
-} from './socket-types.js';
+/** The WebSocket mode's types: routes, sessions, handlers and what they hold. */
+export type * from './socket-types.js';
 export { sseWriter } from './sse.js';
 export { identifierProblem, invalidText, jsonTextProblem } from './text.js';
 export { applyServerTimeouts } from './timeouts.js';

@@ -15,7 +15,7 @@ import {
 import type { Operations } from './operation.js';
 import type { ExtraRoutes, HttpPorts } from './ports.js';
 import { referenceAssets } from './reference-assets.js';
-import { requestContext, usageRecorder } from './request-context.js';
+import { endOfRequest, requestContext } from './request-context.js';
 import { oneCredential, postSecurityHandler, securityHandlers, unauthorizedHandler } from './security.js';
 import type { RequestState } from './types.js';
 import { validationFail } from './validation-error.js';
@@ -113,10 +113,10 @@ export const REQUEST_PIPELINE: readonly Stage[] = [
   },
   {
     runs: 'koa',
-    name: 'usage row (authenticated requests)',
+    name: 'end of request (HttpPorts.endOfRequest): usage row, SLA bucket, metrics, for authenticated requests',
     file: 'http/request-context.ts',
-    symbols: ['usageRecorder'],
-    mount: usageRecorder,
+    symbols: ['endOfRequest'],
+    mount: endOfRequest,
   },
   {
     runs: 'koa',

@@ -93,8 +93,11 @@ export interface HttpPorts {
   authenticationFailed(address: string): Promise<AppError | null>;
   /** Counts an authenticated request against its account's limits. */
   admit(principal: Principal): Promise<Admission>;
-  /** One row per authenticated request, whatever its outcome. */
-  recordRequest(record: RequestRecord): Promise<void> | void;
+  /**
+   * The end of every authenticated request, whatever its outcome: what the product records of it (the usage row,
+   * the SLA bucket, the metrics: each capability's own, composed by the product).
+   */
+  endOfRequest(record: RequestRecord): Promise<void> | void;
   /**
    * The server's stop of the work in flight (its graceful stop's deadline); the reason is the error to
    * answer. Every request's `Call.disconnectSignal()` follows it.

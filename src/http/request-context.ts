@@ -14,14 +14,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 class RequestStateRecord implements RequestState {
   readonly startedAt = performance.now();
-  readonly usage: UsageNote = {
-    model: null,
-    promptTokens: 0,
-    completionTokens: 0,
-    credits: 0,
-    cached: false,
-    clientClosed: false,
-  };
+  readonly usage = newUsageNote();
   #log: Logger | undefined;
 
   readonly #logger: Logger;
@@ -37,6 +30,18 @@ class RequestStateRecord implements RequestState {
     this.#log ??= this.#logger.child({ request_id: this.requestId });
     return this.#log;
   }
+}
+
+/** A usage note before the handler fills it in (an HTTP request's, or a socket message's): nothing counted yet. */
+export function newUsageNote(): UsageNote {
+  return {
+    model: null,
+    promptTokens: 0,
+    completionTokens: 0,
+    credits: 0,
+    cached: false,
+    clientClosed: false,
+  };
 }
 
 /** `req_` and 32 random hex digits (0.12 µs; a UUID cut around its dashes took 0.4-0.7 µs and five strings). */
@@ -63,8 +68,11 @@ export function requestContext(ports: Pick<HttpPorts, 'logger'>): Koa.Middleware
   };
 }
 
-/** One usage row per authenticated request, whatever its outcome. */
-export function usageRecorder(ports: Pick<HttpPorts, 'recordRequest' | 'clock'>): Koa.Middleware {
+/**
+ * The end of every authenticated request, whatever its outcome: its record (usage, SLA, metrics) handed to the
+ * product once, after the handler, or after the last byte of a stream.
+ */
+export function endOfRequest(ports: Pick<HttpPorts, 'endOfRequest' | 'clock'>): Koa.Middleware {
   return async (ctx: AppContext, next) => {
     await next();
     const { principal, streamDone } = ctx.state;
@@ -86,11 +94,11 @@ function statusOf(ctx: AppContext): number {
 function recordUsage(
   ctx: AppContext,
   principal: NonNullable<RequestState['principal']>,
-  ports: Pick<HttpPorts, 'recordRequest' | 'clock'>,
+  ports: Pick<HttpPorts, 'endOfRequest' | 'clock'>,
 ): Promise<void> | void {
   const { usage, operationId, requestId, startedAt } = ctx.state;
   const endpoint = operationId ?? ctx.path;
-  return ports.recordRequest(usageRow(principal, requestId, endpoint, usage, statusOf(ctx), startedAt, ports.clock()));
+  return ports.endOfRequest(usageRow(principal, requestId, endpoint, usage, statusOf(ctx), startedAt, ports.clock()));
 }
 
 /** The usage row of a request (an HTTP request's, or a WebSocket message's: socket-session.ts). */

@@ -5,7 +5,7 @@ import type { Principal } from '../kernel/index.js';
 import { parseJson } from './body.js';
 import { CLIENT_CLOSED_REQUEST, ClientDisconnectedError, STREAM_STALLED } from './call.js';
 import type { HttpPorts } from './ports.js';
-import { newRequestId, usageRow } from './request-context.js';
+import { newRequestId, newUsageNote, usageRow } from './request-context.js';
 import type {
   HeldSocket,
   MessageCall,
@@ -14,7 +14,6 @@ import type {
   SocketSession,
   UpgradeRoute,
 } from './socket-types.js';
-import type { UsageNote } from './types.js';
 
 /**
  * Messages that may wait behind the one in hand. A client that sends more before its answers come is not
@@ -26,7 +25,7 @@ const HIGH_WATER_BYTES = 64 * 1024;
 
 type SessionPorts = Pick<
   HttpPorts,
-  'admit' | 'recordRequest' | 'clock' | 'maxJsonDepth' | 'stopping' | 'streamWriteTimeoutMs'
+  'admit' | 'endOfRequest' | 'clock' | 'maxJsonDepth' | 'stopping' | 'streamWriteTimeoutMs'
 >;
 
 export interface SessionSettings {
@@ -174,7 +173,7 @@ export class SocketSessionRunner implements SocketSession, HeldSocket {
       ports.clock(),
     );
     try {
-      await ports.recordRequest(row);
+      await ports.endOfRequest(row);
     } catch (err) {
       call.log.error({ err }, 'recording a websocket message failed');
     }
@@ -223,14 +222,7 @@ export class SocketSessionRunner implements SocketSession, HeldSocket {
 class SocketCall implements MessageCall {
   readonly requestId = newRequestId();
   readonly principal: Principal;
-  readonly usage: UsageNote = {
-    model: null,
-    promptTokens: 0,
-    completionTokens: 0,
-    credits: 0,
-    cached: false,
-    clientClosed: false,
-  };
+  readonly usage = newUsageNote();
   readonly #session: SocketSessionRunner;
   readonly #ports: SessionPorts;
   #log: Logger | undefined;

@@ -1,3 +1,4 @@
 /** Prometheus metrics: one registry per runtime, fed by the request path and read from each capability. */
+
+export { metricsCapability } from './capability.js';
 export { Metrics } from './metrics.js';
-export { metricsOperations } from './operations.js';

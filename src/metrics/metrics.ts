@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RequestRecord } from '../http/index.js';
 
 type HistogramChild = ReturnType<Histogram<string>['labels']>;
 
@@ -20,19 +21,20 @@ interface Shape {
   credits: number;
 }
 
-/** One finished authenticated request, as the metrics count it (the HTTP layer's RequestRecord fits). */
-export interface RequestSample {
-  endpoint: string;
-  model: string | null;
-  status: number;
-  latencyMs: number;
-  ttftMs?: number | undefined;
-  failedStatus?: number | undefined;
-  promptTokens: number;
-  completionTokens: number;
-  credits: number;
-  cached: boolean;
-}
+/** One finished authenticated request, as the metrics count it: the fields of its RequestRecord they read. */
+export type RequestSample = Pick<
+  RequestRecord,
+  | 'endpoint'
+  | 'model'
+  | 'status'
+  | 'latencyMs'
+  | 'ttftMs'
+  | 'failedStatus'
+  | 'promptTokens'
+  | 'completionTokens'
+  | 'credits'
+  | 'cached'
+>;
 
 /** Which connection cap refused a connection or closed an idle one: its address's or the server's. */
 export type ConnectionScope = 'per_address' | 'total';

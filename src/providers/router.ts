@@ -1,12 +1,6 @@
 import { AppError } from '../errors/index.js';
-import {
-  abortReason,
-  type ChatProvider,
-  type Completion,
-  type GenerationRequest,
-  ProviderError,
-  type StreamPart,
-} from './types.js';
+import type { ChatProvider, Completion, GenerationRequest, StreamPart } from './types.js';
+import { abortReason, ProviderError } from './types.js';
 
 interface TargetBase {
   /** Model name at the target: sent upstream, or the local model's display name. */

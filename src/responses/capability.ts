@@ -17,6 +17,7 @@ export interface ResponsesCapabilityDeps
 }
 
 export interface ResponsesCapability {
+  name: 'responses';
   service: ResponsesService;
   /** The queue and worker of background responses: started once the engines are, closed first. */
   background: BackgroundResponses;
@@ -29,9 +30,12 @@ export interface ResponsesCapability {
     | 'compactResponse'
   >;
   /** WebSocket mode of `/z1/responses`, for HttpPorts.upgrades. */
-  socket: UpgradeRoute<'createResponse'>;
+  upgrades: UpgradeRoute<'createResponse'>;
   /** The `responses` section of an end user's export and erase. */
   userData: UserDataSection<'responses'>;
+  /** The background worker starts once the engines are up, and stops first. */
+  start(): Promise<void>;
+  close(): Promise<void>;
 }
 
 /**
@@ -42,6 +46,7 @@ export function responsesCapability(deps: ResponsesCapabilityDeps): ResponsesCap
   const service = new ResponsesService(deps);
   const background = new BackgroundResponses({ ...deps, responses: service });
   return {
+    name: 'responses',
     service,
     background,
     operations: responseOperations({
@@ -51,7 +56,9 @@ export function responsesCapability(deps: ResponsesCapabilityDeps): ResponsesCap
       tiers: deps.tiers,
       background,
     }),
-    socket: responsesSocket({ responses: service, tiers: deps.tiers }),
+    upgrades: responsesSocket({ responses: service, tiers: deps.tiers }),
     userData: responsesUserData(deps.store, background),
+    start: () => background.start(),
+    close: () => background.close(),
   };
 }

@@ -6,18 +6,9 @@ import type { Resolution, SlaBucket, SlaStore } from './types.js';
 const KEY = ['account_id', 'resolution', 'bucket_start', 'endpoint', 'model'];
 const LATENCY = Array.from({ length: BUCKET_COUNT }, (_, i) => `lat_${i}`);
 const TTFT = Array.from({ length: BUCKET_COUNT }, (_, i) => `ttft_${i}`);
-/** The columns that are sums: an upsert adds them, a read sums them. */
-const SUMMED = [
-  'requests',
-  'errors',
-  'upstream_errors',
-  'timeouts',
-  'latency_sum_ms',
-  'ttft_count',
-  'ttft_sum_ms',
-  ...LATENCY,
-  ...TTFT,
-];
+/** The columns that are sums (as migration 1764200000000 made them): an upsert adds them, a read sums them. */
+const COUNTS = ['requests', 'errors', 'upstream_errors', 'timeouts'];
+const SUMMED = [...COUNTS, 'latency_sum_ms', 'ttft_count', 'ttft_sum_ms', ...LATENCY, ...TTFT];
 
 /**
  * Every statement is an upsert that adds (`SET n = sla_buckets.n + excluded.n`): two replicas writing

@@ -1,19 +1,11 @@
+import type { RequestRecord } from '../http/index.js';
 import type { BucketCounts } from './histogram.js';
 
-/** One finished request as the SLA counts it (the HTTP layer's RequestRecord has these fields). */
-export interface SlaObservation {
-  accountId: string;
-  /** The operationId, e.g. createChatCompletion. */
-  endpoint: string;
-  model: string | null;
-  status: number;
-  latencyMs: number;
-  /** Time to the first token of an answer (chat only). */
-  ttftMs?: number | undefined;
-  /** The status of the error that ended a stream after its 200 (an upstream failure mid-stream). */
-  failedStatus?: number | undefined;
-  createdAt: number;
-}
+/** One finished request as the SLA counts it: the fields of its RequestRecord it reads. */
+export type SlaObservation = Pick<
+  RequestRecord,
+  'accountId' | 'endpoint' | 'model' | 'status' | 'latencyMs' | 'ttftMs' | 'failedStatus' | 'createdAt'
+>;
 
 /** Bucket sizes: every observation is added to one bucket of each. */
 export type Resolution = 'minute' | 'hour' | 'day';

@@ -1,3 +1,3 @@
+export { systemCapability } from './capability.js';
 export { closeInOrder } from './close-in-order.js';
 export { Lifecycle } from './lifecycle.js';
-export { systemOperations } from './operations.js';

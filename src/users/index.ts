@@ -3,7 +3,8 @@
  * and its erase. The data is the capabilities' (memory, documents, usage): each registers its section
  * (`UserDataSection`) in compose.ts, as context sources are registered for chat.
  */
-export { userOperations } from './operations.js';
+
+export { usersCapability } from './capability.js';
 export { paged } from './paged.js';
 export type {
   Erased,
@@ -11,4 +12,3 @@ export type {
   UserDataSection,
   UserExport,
 } from './types.js';
-export { UserDataService } from './user-data-service.js';

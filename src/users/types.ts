@@ -37,9 +37,3 @@ export interface UserDataSection<N extends SectionName> {
    */
   erase(tenant: Tenant): Promise<number>;
 }
-
-/**
- * One registration per section of the contract's export, by name, in the order the export writes them and the
- * erase runs them (compose.ts): a section the contract has and no capability registers is a compile error.
- */
-export type UserDataSections = { [N in SectionName]: UserDataSection<N> };

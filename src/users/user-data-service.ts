@@ -1,6 +1,6 @@
 import type { Clock } from '../clock/index.js';
 import type { Streamed } from '../http/index.js';
-import type { Erased, SectionName, Tenant, UserDataSections, UserExport } from './types.js';
+import type { Erased, SectionName, Tenant, UserDataSection, UserExport } from './types.js';
 
 /** The erase report and the sections name the same kinds, no more and no fewer (checked when compiled). */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -8,14 +8,14 @@ const ERASED_NAMES_ARE_SECTIONS: Same<keyof Erased, SectionName> = true;
 
 /**
  * An end user's data, in one call each: the export (every section, in registration order, read while it is
- * written) and the erase (every section's). The sections are the capabilities' own (`UserDataSection`,
- * registered in compose.ts); this knows none of them.
+ * written) and the erase (every section's). The sections are the capabilities' own (`UserDataSection`, each
+ * capability's `userData`, read when asked so that every capability plugged in is in); this knows none of them.
  */
 export class UserDataService {
-  readonly #sections: UserDataSections;
+  readonly #sections: () => readonly UserDataSection<SectionName>[];
   readonly #clock: Clock;
 
-  constructor(sections: UserDataSections, clock: Clock) {
+  constructor(sections: () => readonly UserDataSection<SectionName>[], clock: Clock) {
     void ERASED_NAMES_ARE_SECTIONS;
     this.#sections = sections;
     this.#clock = clock;
@@ -23,7 +23,7 @@ export class UserDataService {
 
   /** The export document; each section's list is an iterable the writer pulls from, page by page. */
   export(tenant: Tenant): Streamed<UserExport> {
-    const lists = Object.fromEntries(Object.values(this.#sections).map((s) => [s.name, s.export(tenant)]));
+    const lists = Object.fromEntries(this.#sections().map((s) => [s.name, s.export(tenant)]));
     return {
       object: 'user.export',
       user_id: tenant.userId,
@@ -40,7 +40,7 @@ export class UserDataService {
   async erase(tenant: Tenant): Promise<Erased> {
     const erased: Partial<Record<SectionName, number>> = {};
     const failures: unknown[] = [];
-    for (const section of Object.values(this.#sections)) {
+    for (const section of this.#sections()) {
       try {
         erased[section.name] = await section.erase(tenant);
       } catch (err) {

@@ -1,18 +1,10 @@
 /** Web grounding: search providers, the SSRF-guarded page fetcher, and the chat's `web` context source. */
-export { createWebGrounding } from './create.js';
+
+export { webCapability } from './capability.js';
 export { decodePage, htmlText, stripMarkup } from './extract.js';
 export { PageFetcher } from './fetcher.js';
-export {
-  WebGrounding,
-  webContextSource,
-} from './grounding.js';
-export {
-  FetchGuard,
-  type Resolver,
-} from './guard.js';
+export { WebGrounding } from './grounding.js';
+export { FetchGuard, type Resolver } from './guard.js';
 export { passages, rank } from './rank.js';
-export {
-  createSearchProvider,
-  searxngProvider,
-} from './search/providers.js';
+export { createSearchProvider, searxngProvider } from './search/providers.js';
 export { SearchError } from './search/types.js';

@@ -8,8 +8,8 @@ import { backends, createTestDatabase } from '../support/databases.js';
 import { testServerConfig } from '../support/server.js';
 
 /**
- * The runtime's close (the end of every stop): each part is closed even when parts before it fail, in the
- * order the parts depend on each other (the database last), and every failure is reported.
+ * The runtime's close (the end of every stop): each part is closed even when parts before it fail, the last opened
+ * first (so each closes before what it runs on, the database last), and every failure is reported.
  */
 
 /** Notes each close as it happens, still closing the part; `fail` parts throw instead. */
@@ -52,11 +52,13 @@ for (const backend of backends()) {
 
         await assert.rejects(running.close(), (err: unknown) => {
           assert.ok(err instanceof AggregateError, `${err}`);
-          assert.deepEqual(err.errors, [cacheFailure, limiterFailure]);
-          assert.match(err.message, /cache, limiter/);
+          assert.deepEqual(err.errors, [limiterFailure, cacheFailure]);
+          assert.match(err.message, /limiter, cache/);
           return true;
         });
-        assert.deepEqual(closed, ['memory', 'router', 'cache', 'sandbox', 'usage', 'sla', 'limiter', 'accounts', 'db']);
+        // The last opened first: the capabilities (memory's worker, the SLA and usage writers, accounts' refunds)
+        // before the engines they run on, the database last.
+        assert.deepEqual(closed, ['memory', 'sandbox', 'sla', 'usage', 'accounts', 'limiter', 'cache', 'router', 'db']);
         // The database, last, was really closed after the failures.
         await assert.rejects(runtime.db.query('SELECT 1', []));
         if (backend === 'sqlite') {

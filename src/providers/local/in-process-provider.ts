@@ -1,13 +1,7 @@
 import { basename } from 'node:path';
 import { collectCompletion } from '../completion-collector.js';
-import {
-  abortReason,
-  type ChatProvider,
-  type Completion,
-  type GenerationRequest,
-  ProviderError,
-  type StreamPart,
-} from '../types.js';
+import type { ChatProvider, Completion, GenerationRequest, StreamPart } from '../types.js';
+import { abortReason, ProviderError } from '../types.js';
 import { LocalEngine, type LocalEngineSettings } from './local-engine.js';
 import { planRequest } from './request-plan.js';
 import { runPlan } from './run-plan.js';

@@ -1,21 +1,13 @@
 import { basename } from 'node:path';
-import {
-  abortReason,
-  type ChatProvider,
-  type Completion,
-  type GenerationRequest,
-  ProviderError,
-  type StreamPart,
-} from '../types.js';
+import type { ChatProvider, Completion, GenerationRequest, StreamPart } from '../types.js';
+import { abortReason, ProviderError } from '../types.js';
 import { type EngineCall, type EngineThread, engineThread } from './engine-thread.js';
 import type { LocalEngineSettings } from './local-engine.js';
 
 /**
  * A ChatProvider running a GGUF with node-llama-cpp on the local engine's thread (`engine-thread.ts`),
- * where `InProcessLocalProvider` does the work; this side relays requests, parts, aborts and errors.
- *
- * The model loads on first use (or on `load()`), and is shared by every request: N context sequences
- * serve N requests at once, the next `maxQueue` wait, and the rest fail fast with 'busy'.
+ * where `InProcessLocalProvider` does the work (how the model loads and how requests share it are said
+ * there); this side relays requests, parts, aborts and errors.
  */
 export class LocalChatProvider implements ChatProvider {
   readonly id: string;

@@ -1,38 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from 'pino';
-import type { Clock } from '../../clock/index.js';
-import type { RequestRecord } from '../../http/index.js';
 import type { Principal } from '../../kernel/index.js';
 import type { Db } from '../../storage/index.js';
 import { storedTurn } from '../chain.js';
 import type { ResponseEvent } from '../events.js';
 import type { PreparedResponse } from '../prepare.js';
-import type { ResponsesService } from '../responses-service.js';
-import type { InputItem, ResponseBody, ResponseStore, Tenant } from '../types.js';
+import type { InputItem, ResponseBody, Tenant } from '../types.js';
 import { EventHub, follow } from './event-log.js';
 import { SqlBackgroundRuns } from './run-store.js';
-import { type BackgroundOptions, BackgroundWorker, DEFAULT_BACKGROUND } from './worker.js';
+import { type BackgroundOptions, type BackgroundRunPorts, BackgroundWorker, DEFAULT_BACKGROUND } from './worker.js';
 
 /** How long past a lease a cancel waits for the worker running its response (maybe on another replica) to end it. */
 const CANCEL_WAIT_MS = 5000;
 /** How often a cancel looks whether its response ended, when its worker runs on another replica. */
 const CANCEL_POLL_MS = 100;
 
-export interface BackgroundDeps {
+export interface BackgroundDeps extends BackgroundRunPorts {
   db: Db;
-  store: ResponseStore;
-  responses: Pick<ResponsesService, 'prepare' | 'run' | 'startingBody'>;
-  /** The account and key that created a response, or undefined when the key is revoked (or gone). */
-  principalOf(accountId: string, keyId: string): Promise<Principal | undefined>;
-  /** The usage row of a run (the POST that queued it has its own, of 0 credits). */
-  recordUsage(row: RequestRecord): unknown;
-  clock: Clock;
-  logger: Logger;
-  /** This process alone writes the database (SQLite owner). */
-  soleWorker: boolean;
-  /** The server is stopping: its worker claims nothing more. */
-  draining(): boolean;
   options?: Partial<BackgroundOptions> | undefined;
 }
 

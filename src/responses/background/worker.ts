@@ -43,14 +43,13 @@ class LeaseLost extends Error {}
 /** Why a run is aborted when this server stops. */
 class Stopping extends Error {}
 
-export interface BackgroundWorkerDeps {
-  runs: SqlBackgroundRuns;
+/** What running a background response needs from the rest of the service (BackgroundResponses is given it too). */
+export interface BackgroundRunPorts {
   store: ResponseStore;
-  hub: EventHub;
   responses: Pick<ResponsesService, 'prepare' | 'run' | 'startingBody'>;
   /** The account and key that created a response, or undefined when the key is revoked (or gone). */
   principalOf(accountId: string, keyId: string): Promise<Principal | undefined>;
-  /** The usage row of a run that made model calls. */
+  /** The usage row of a run that made model calls (the POST that queued it has its own, of 0 credits). */
   recordUsage(row: RequestRecord): unknown;
   clock: Clock;
   logger: Logger;
@@ -58,6 +57,11 @@ export interface BackgroundWorkerDeps {
   soleWorker: boolean;
   /** The server is stopping: nothing more is claimed (another replica, or the next start, runs what is queued). */
   draining(): boolean;
+}
+
+export interface BackgroundWorkerDeps extends BackgroundRunPorts {
+  runs: SqlBackgroundRuns;
+  hub: EventHub;
   /** This replica's name on the leases it holds. */
   owner: string;
   options: BackgroundOptions;

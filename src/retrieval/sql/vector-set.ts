@@ -8,7 +8,7 @@ import { WASM_BASE64 } from './wasm/int8-scores.js';
  * quarter of float32's bytes, and the scan is memory-bound. `candidates` gives the rows nearest by that
  * approximate score; the caller reranks them with the exact float32 vectors it keeps (SqlChunkIndex
  * reads them from the database, so memory holds ~0.4 KB per 384-dim vector, not 1.9). Measured in
- * docs/decisions.md with scripts/bench/vector-index.ts.
+ * docs/decisions.md with bench/vector-index.ts.
  */
 export interface VectorHit {
   id: string;

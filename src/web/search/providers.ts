@@ -1,18 +1,28 @@
 import { isHttpUrl, plainText, searchJson } from './http.js';
 import type { SearchProvider, SearchResult } from './types.js';
 
-function results(items: unknown, pick: (item: Record<string, unknown>) => SearchResult | undefined): SearchResult[] {
+/**
+ * The hits of an answer, as SearchResults: those with an http(s) URL, each URL once, at most `count`.
+ * `snippetKey` names the field holding a hit's snippet (`content`, or Brave's `description`).
+ */
+function results(items: unknown, snippetKey: string, count: number): SearchResult[] {
   if (!Array.isArray(items)) return [];
   const out: SearchResult[] = [];
   const seen = new Set<string>();
   for (const item of items) {
     if (!item || typeof item !== 'object') continue;
-    const result = pick(item as Record<string, unknown>);
-    if (!result || !isHttpUrl(result.url) || seen.has(result.url)) continue;
+    const r = item as Record<string, unknown>;
+    const result = { url: String(r.url), title: plainText(r.title), snippet: plainText(r[snippetKey]) };
+    if (!isHttpUrl(result.url) || seen.has(result.url)) continue;
     seen.add(result.url);
     out.push(result);
   }
-  return out;
+  return out.slice(0, count);
+}
+
+/** What Brave and Tavily answer to a key they refuse. */
+function keyRefused(status: number): string | undefined {
+  return status === 401 || status === 403 ? 'the API key (PVAI_WEB_SEARCH_API_KEY) is refused' : undefined;
 }
 
 /**
@@ -33,11 +43,7 @@ export function searxngProvider(baseUrl: string): SearchProvider {
             '(search: formats: [html, json]); add it and restart SearXNG'
           : undefined,
       )) as { results?: unknown };
-      return results(body.results, (r) => ({
-        url: String(r.url),
-        title: plainText(r.title),
-        snippet: plainText(r.content),
-      })).slice(0, count);
+      return results(body.results, 'content', count);
     },
   };
 }
@@ -56,13 +62,9 @@ function braveProvider(apiKey: string, endpoint = BRAVE_ENDPOINT): SearchProvide
         'Brave Search',
         url,
         { headers: { 'x-subscription-token': apiKey }, signal },
-        (status) => (status === 401 || status === 403 ? 'the API key (PVAI_WEB_SEARCH_API_KEY) is refused' : undefined),
+        keyRefused,
       )) as { web?: { results?: unknown } };
-      return results(body.web?.results, (r) => ({
-        url: String(r.url),
-        title: plainText(r.title),
-        snippet: plainText(r.description),
-      })).slice(0, count);
+      return results(body.web?.results, 'description', count);
     },
   };
 }
@@ -83,13 +85,9 @@ function tavilyProvider(apiKey: string, endpoint = TAVILY_ENDPOINT): SearchProvi
           body: JSON.stringify({ query, max_results: Math.min(count, 20), search_depth: 'basic' }),
           signal,
         },
-        (status) => (status === 401 || status === 403 ? 'the API key (PVAI_WEB_SEARCH_API_KEY) is refused' : undefined),
+        keyRefused,
       )) as { results?: unknown };
-      return results(body.results, (r) => ({
-        url: String(r.url),
-        title: plainText(r.title),
-        snippet: plainText(r.content),
-      })).slice(0, count);
+      return results(body.results, 'content', count);
     },
   };
 }

@@ -1,0 +1,27 @@
+import type { Db } from '../storage/index.js';
+import type { TierPolicy } from '../tiers/index.js';
+import { documentsContextSource } from './context-source.js';
+import { DocumentService, type DocumentServiceDeps } from './document-service.js';
+import { documentOperations } from './operations.js';
+import { SqlDocumentStore } from './sql-document-store.js';
+import { documentsUserData } from './user-data.js';
+
+/**
+ * Documents (RAG): an end user's files, chunked and embedded by the ingestion worker, searched by chat
+ * (`use_rag`) and by `/z1/rag/search`. Its start refuses an index built with another embedding model.
+ */
+export function documentsCapability({
+  db,
+  ...deps
+}: Omit<DocumentServiceDeps, 'store'> & { db: Db; tiers: TierPolicy }) {
+  const service = new DocumentService({ ...deps, store: new SqlDocumentStore(db) });
+  return {
+    name: 'documents',
+    service,
+    operations: documentOperations(service, deps.tiers),
+    context: documentsContextSource(service),
+    userData: documentsUserData(service),
+    start: () => service.start(),
+    close: () => service.close(),
+  };
+}

@@ -1,0 +1,72 @@
+import type { Logger } from 'pino';
+import { cacheFor } from './cache/index.js';
+import type { Plugboard } from './capability.js';
+import { LocalModelSupervisor } from './chat/index.js';
+import type { Clock } from './clock/index.js';
+import type { Config } from './config/index.js';
+import { ApiAdmission, createAuthFailureLimiter, createRateLimitStore, RateLimiter } from './limits/index.js';
+import { createProviderFactories, createRouter, routeTargets } from './providers/index.js';
+import { chunkIndexFor, createEmbedder, SqlChunkIndex } from './retrieval/index.js';
+import { createSandbox } from './sandbox/index.js';
+import { openDb } from './storage/index.js';
+import type { TierPolicy } from './tiers/index.js';
+
+/**
+ * The engines the capabilities run on, chosen by configuration, each noted on the board as it opens (so a start
+ * that fails later closes it): the database; the local model (found now, loaded by chat's start) and the upstreams
+ * behind the router; one embedder and one index for documents, memories and web ranking (Qdrant when QDRANT_URL
+ * is set); the response cache; the sandbox; the rate limiter.
+ */
+export async function openEngines(config: Config, { board, clock, logger }: EngineDeps) {
+  const onError = (message: string) => (err: unknown) => logger.error({ err }, message);
+  const { databaseUrl, dataDir } = config;
+  const db = board.open('db', await openDb({ databaseUrl, dataDir, owner: true }), (d) => d.close());
+  const localModel = new LocalModelSupervisor(config, logger);
+  const factories = createProviderFactories({
+    localEngine: config.localEngine,
+    resolveLocalModelPath: () => localModel.modelPath,
+  });
+  const targets = routeTargets(config.routing, process.env);
+  const router = board.open('router', createRouter(targets, factories, { log: logger }), (r) => r.close());
+  const embedder = board.open('embedder', createEmbedder(config, logger), (e) => e?.close());
+  const sqlIndex = () => new SqlChunkIndex(db, { onError: onError('refreshing the document index statistics failed') });
+  const index = board.open('index', chunkIndexFor(config, sqlIndex), (i) => i.close());
+  const cache = board.open('cache', cacheFor(db, { maxBytes: config.cache.maxBytes, now: clock }), (c) => c.close());
+  const rateStore = createRateLimitStore(db, { onError: onError('writing rate-limit windows failed') });
+  const limiter = board.open('limiter', new RateLimiter(rateStore, clock), (l) => l.close());
+  return {
+    db,
+    /** This process alone writes the database (the SQLite owner): leases a previous run left are void. */
+    soleWorker: db.dialect === 'sqlite' && db.owned,
+    localModel,
+    factories,
+    router,
+    embedder,
+    index,
+    cache,
+    sandbox: createSandbox(config.sandbox),
+    limiter,
+  };
+}
+
+interface EngineDeps {
+  board: Plugboard;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** The API's admission: the tier's rate limits on each request, and the refusal of too many failed keys. */
+export function admissionFor(
+  config: Config,
+  deps: { db: Parameters<typeof createAuthFailureLimiter>[0]; limiter: RateLimiter; tiers: TierPolicy; clock: Clock },
+  { logger, rateLimited }: { logger: Logger; rateLimited: () => void },
+): ApiAdmission {
+  return new ApiAdmission({
+    limiter: deps.limiter,
+    limits: (account) => deps.tiers.rulesFor(account),
+    authFailures: createAuthFailureLimiter(deps.db, config.authFailuresPerMinute, deps.clock),
+    clock: deps.clock,
+    rateLimited,
+    warn: (err, message) => logger.warn({ err }, message),
+  });
+}

@@ -1,0 +1,32 @@
+import type { Clock } from '../clock/index.js';
+import type { Db } from '../storage/index.js';
+import { type BufferedUsageOptions, BufferedUsageStore } from './buffered-usage-store.js';
+import { DailyUsageRollup } from './daily-rollup.js';
+import { type UsageDeps, usageOperations } from './operations.js';
+import { SqlUsageStore } from './sql-usage-store.js';
+import { usageUserData } from './user-data.js';
+
+/**
+ * Usage: one row per authenticated request, written behind (batched, spilled to a file while the database is
+ * away), the daily rollup the dashboard charts, `GET /z1/usage`, and the user's rows in the export.
+ */
+export function usageCapability(
+  deps: Pick<UsageDeps, 'balance' | 'rateLimits'> & { db: Db; clock: Clock; writes: BufferedUsageOptions },
+) {
+  const rows = new SqlUsageStore(deps.db);
+  const service = new BufferedUsageStore(rows, deps.writes);
+  const rollup = new DailyUsageRollup(deps.db);
+  return {
+    name: 'usage',
+    service,
+    /** The dashboard's charts: the daily rollup, after the rows still buffered are written. */
+    daily: {
+      flush: () => service.flush(),
+      days: (accountId: string, start: number, end: number) => rollup.days(accountId, start, end),
+    },
+    operations: usageOperations({ ...deps, usage: service }),
+    endOfRequest: service.record.bind(service),
+    userData: usageUserData(service, rows),
+    close: () => service.close(),
+  };
+}
