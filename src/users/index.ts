@@ -1,7 +1,7 @@
 /**
  * An end user's data, in one call each: the export of everything the account holds about one of its end users,
  * and its erase. The data is the capabilities' (memory, documents, usage): each registers its section
- * (`UserDataSection`) in compose.ts, as context sources are registered for chat.
+ * (`UserDataSection`) as its descriptor's `userData`, as context sources give chat theirs.
  */
 
 export { usersCapability } from './capability.js';

@@ -93,7 +93,7 @@ function sharedImportsAbove(e: Edge): boolean {
 /** Rule 4: documents/ is imported by the composition root alone. */
 function importsDocumentsCapability(e: Edge): boolean {
   const [from, to] = [folderOf(e.from), folderOf(e.to)];
-  return to === 'rag' && from !== 'rag' && e.from !== 'compose.ts';
+  return to === 'documents' && from !== 'documents' && e.from !== 'compose.ts';
 }
 
 /** Rule 7: users/ imports only shared folders and retrieval/ (the Tenant type). */
@@ -195,18 +195,18 @@ describe('import rules (docs/architecture.md)', () => {
     assert.ok(!reachesPastIndex(edge(join('chat', 'x.ts'), join('cache', 'index.ts'))));
     assert.ok(sharedImportsAbove(edge(join('kernel', 'x.ts'), join('errors', 'index.ts'))));
     assert.ok(!sharedImportsAbove(edge(join('tiers', 'x.ts'), join('kernel', 'index.ts'))));
-    assert.ok(importsDocumentsCapability(edge(join('memory', 'x.ts'), join('rag', 'index.ts'))));
-    assert.ok(importsDocumentsCapability(edge('server.ts', join('rag', 'index.ts'))));
-    assert.ok(importsDocumentsCapability(edge(join('cli', 'docs.ts'), join('rag', 'index.ts'))));
-    assert.ok(!importsDocumentsCapability(edge('compose.ts', join('rag', 'index.ts'))));
+    assert.ok(importsDocumentsCapability(edge(join('memory', 'x.ts'), join('documents', 'index.ts'))));
+    assert.ok(importsDocumentsCapability(edge('server.ts', join('documents', 'index.ts'))));
+    assert.ok(importsDocumentsCapability(edge(join('cli', 'documents.ts'), join('documents', 'index.ts'))));
+    assert.ok(!importsDocumentsCapability(edge('compose.ts', join('documents', 'index.ts'))));
     assert.ok(reachesPastIndex(edge(join('web', 'x.ts'), join('retrieval', 'sql', 'lexical-set.ts'))));
     assert.deepEqual(
       circles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts'), edge('c.ts', 'a.ts'), edge('c.ts', 'd.ts')]),
       [['a.ts', 'b.ts', 'c.ts']],
     );
     assert.deepEqual(circles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts')]), []);
-    assert.ok(scriptReachesPastIndex(edge('../bench/x.ts', join('rag', 'document-service.ts'))));
-    assert.ok(!scriptReachesPastIndex(edge('../bench/x.ts', join('rag', 'index.ts'))));
+    assert.ok(scriptReachesPastIndex(edge('../bench/x.ts', join('documents', 'document-service.ts'))));
+    assert.ok(!scriptReachesPastIndex(edge('../bench/x.ts', join('documents', 'index.ts'))));
     assert.ok(!scriptReachesPastIndex(edge('../bench/x.ts', 'server.ts')));
     assert.ok(usersImportsCapability(edge(join('users', 'x.ts'), join('memory', 'index.ts'))));
     assert.ok(!usersImportsCapability(edge(join('users', 'x.ts'), join('http', 'index.ts'))));
