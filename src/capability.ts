@@ -70,7 +70,7 @@ export class Plugboard {
 
   // biome-ignore lint/suspicious/noExplicitAny: see Capability.userData
   userData(): UserDataSection<any>[] {
-    return this.#plugged.flatMap((c) => (c.userData ? [c.userData] : []));
+    return this.#given('userData');
   }
 
   /**
@@ -79,7 +79,7 @@ export class Plugboard {
    * promise, and one that returns a promise (the usage row) is awaited alone.
    */
   endOfRequest(): (record: RequestRecord) => Promise<void> | undefined {
-    const recorders = this.#plugged.flatMap((c) => (c.endOfRequest ? [c.endOfRequest] : []));
+    const recorders = this.#given('endOfRequest');
     return (record) => {
       let pending: Promise<void> | undefined;
       let failure: { err: unknown } | undefined;
@@ -101,11 +101,16 @@ export class Plugboard {
   }
 
   pages(): ExtraRoutes[] {
-    return this.#plugged.flatMap((c) => (c.pages ? [c.pages] : []));
+    return this.#given('pages');
   }
 
   upgrades(): UpgradeRoute[] {
-    return this.#plugged.flatMap((c) => (c.upgrades ? [c.upgrades] : []));
+    return this.#given('upgrades');
+  }
+
+  /** What the capabilities that give `field` give, in plug order. */
+  #given<K extends 'userData' | 'endOfRequest' | 'pages' | 'upgrades'>(field: K): NonNullable<Capability[K]>[] {
+    return this.#plugged.flatMap((c) => (c[field] ? [c[field] as NonNullable<Capability[K]>] : []));
   }
 
   /** Starts the capabilities, in plug order. */

@@ -6,9 +6,15 @@ import { createAccountStore } from './account-store-for.js';
 import { adminOperations } from './admin-operations.js';
 
 /** Accounts, keys and credits: the key lookup every request makes, the credits port, and the admin API. */
-export function accountsCapability({ db, clock, logger, ...options }: AccountServiceOptions & AccountsDeps) {
+export function accountsCapability({
+  db,
+  clock,
+  logger,
+  authCacheTtlMs,
+  refunds,
+}: AccountServiceOptions & AccountsDeps) {
   const store = createAccountStore(db, { onError: (err) => logger.error({ err }, 'writing credit charges failed') });
-  const service = new AccountService(store, clock, options);
+  const service = new AccountService(store, clock, { authCacheTtlMs, refunds });
   return { name: 'accounts', service, store, operations: adminOperations(service), close: () => service.close() };
 }
 
