@@ -11,6 +11,7 @@ import { dashboardCapability } from './dashboard/index.js';
 import { documentsCapability } from './documents/index.js';
 import { embeddingsCapability } from './embeddings/index.js';
 import { admissionFor, openEngines } from './engines.js';
+import { filesCapability } from './files/index.js';
 import { type HttpPorts, loadContract } from './http/index.js';
 import { type Account, EMBEDDING_MODEL_ID, MODEL_IDS } from './kernel/index.js';
 import { extractorFor, memoryCapability } from './memory/index.js';
@@ -27,6 +28,7 @@ import { Lifecycle, systemCapability } from './system/index.js';
 import { TierPolicy } from './tiers/index.js';
 import { usageCapability } from './usage/index.js';
 import { usersCapability } from './users/index.js';
+import { vectorStoresCapability } from './vector-stores/index.js';
 import { webCapability } from './web/index.js';
 
 export {
@@ -105,6 +107,15 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   const extractor = options.memoryExtractor ?? extractorFor(config.memory, router, embedder);
   const memory = plug(memoryCapability({ ...host, index, embedder, extractor }));
   const documents = plug(documentsCapability({ ...host, index, embedder }));
+  const files = plug(filesCapability(host));
+  plug(
+    vectorStoresCapability({
+      ...host,
+      files: files.service,
+      documents: documents.service,
+      readFile: documents.readFile,
+    }),
+  );
   const web = plug(webCapability(config.web, { embedder }));
   const credits = accounts.service.credits;
   const chat = plug(

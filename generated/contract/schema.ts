@@ -908,10 +908,656 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/z1/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's files
+         * @description Newest first by default (`order`), `limit` at a time after the file `after` (one not the caller's is 404), only those of `purpose` when given. Through a key bound to an end user, only that end user's files.
+         */
+        get: operations["listFiles"];
+        put?: never;
+        /**
+         * Upload a file (OpenAI's Files API)
+         * @description A `multipart/form-data` body with `file` and `purpose` (`assistants` or `user_data`; `batch`, `fine-tune`,
+         *     `vision` and `evals` are 400 `INVALID_PARAMETER` naming `purpose`: pvai runs no batches, tuning or
+         *     evaluations, and its models read text), and optionally pvai's `user_id`: the file then belongs to that end
+         *     user (exported and erased with them; a key bound to an end user always uploads for its own). The bytes
+         *     stream into the service's database as they arrive, never held whole in memory. Formats are those of
+         *     documents (txt, md, html, pdf, docx), found from the first bytes and the name; another is 415
+         *     `UNSUPPORTED_MEDIA_TYPE`, an empty file 400 `EMPTY_DOCUMENT`. A file over the tier's per-file size is 413
+         *     `PAYLOAD_TOO_LARGE`; one that would take the account's files past the tier's total is 413
+         *     `STORAGE_LIMIT_EXCEEDED`; past the tier's number of files, 403 `QUOTA_EXCEEDED` (docs/decisions.md
+         *     lists the tiers' caps).
+         */
+        post: operations["createFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A file
+         * @description The caller's file; another account's (or, through a key bound to an end user, another end user's) is 404.
+         */
+        get: operations["retrieveFile"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a file
+         * @description Deletes the bytes and removes the file from every vector store that holds it: nothing of it is searchable once this answers.
+         */
+        delete: operations["deleteFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/files/{file_id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A file's bytes
+         * @description The bytes as uploaded, streamed from the database, with the content type of the format pvai found.
+         */
+        get: operations["downloadFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/vector_stores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's vector stores
+         * @description Newest first by default, `limit` at a time after `after` or before `before` (a store not the caller's is 404).
+         */
+        get: operations["listVectorStores"];
+        put?: never;
+        /**
+         * Create a vector store (OpenAI's Vector Stores API)
+         * @description A vector store is a set of the account's files, each extracted, chunked and indexed by the same ingestion
+         *     and retrieval engine as `/z1/rag/documents` (hybrid lexical and dense search, page and character spans).
+         *     `file_ids` (up to 500) are attached as `POST …/files` attaches one; a file id not the caller's is 404
+         *     naming it. `chunking_strategy`: `auto` (pvai's ~180-token windows) or `static` (`max_chunk_size_tokens`
+         *     100–4096, `chunk_overlap_tokens` at most half of it; tokens counted as four characters).
+         *     `expires_after` (`anchor: last_active_at`, `days` 1–365): the store expires that long after it was last
+         *     used (searched, or a file attached) and its index entries are removed by the background worker; an
+         *     expired store is `status: expired` and its search is 400 `VECTOR_STORE_EXPIRED`. pvai's `user_id`
+         *     makes the store an end user's (exported and erased with them); a key bound to an end user creates and
+         *     sees only its own end user's stores. Past the tier's number of stores: 403 `QUOTA_EXCEEDED`.
+         */
+        post: operations["createVectorStore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/vector_stores/{vector_store_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A vector store
+         * @description The caller's store with its `file_counts` and `usage_bytes` (the bytes of the files it holds); any other is 404.
+         */
+        get: operations["getVectorStore"];
+        put?: never;
+        /**
+         * Change a vector store's name, expiry or metadata
+         * @description Each field given replaces the store's (`null`: none); a field left out is kept.
+         */
+        post: operations["updateVectorStore"];
+        /**
+         * Delete a vector store
+         * @description Removes the store and every index entry of its files; the files themselves stay (`DELETE /z1/files/{file_id}` deletes one).
+         */
+        delete: operations["deleteVectorStore"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/vector_stores/{vector_store_id}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search a vector store
+         * @description The store's best chunks for `query` (a string, or up to 10 strings searched together: each ranked, then
+         *     fused), best first: hybrid retrieval, at most `max_num_results` (1–50, default 10, within the tier's
+         *     `rag_k`). `filters` (a comparison or a compound, as file_search's) keep the chunks of files whose
+         *     `attributes` pass; `ranking_options.score_threshold` drops results less relevant than it (pvai's score,
+         *     0–1); `ranking_options.ranker` may be `auto`, `none` or `default-2024-11-15` (all one ranker here).
+         *     `rewrite_query: true` is 400 `INVALID_PARAMETER` (pvai does not rewrite queries). Each result carries
+         *     OpenAI's fields and pvai's `chunk_id`, `page` and character span in the file's extracted text
+         *     (`GET …/files/{file_id}/content`).
+         */
+        post: operations["searchVectorStore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/vector_stores/{vector_store_id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The files of a vector store
+         * @description Newest first by default, `limit` at a time after `after` or before `before`; `filter` keeps those of one status.
+         */
+        get: operations["listVectorStoreFiles"];
+        put?: never;
+        /**
+         * Attach a file to a vector store
+         * @description The file's text is extracted and stored as a document of the store, then chunked and indexed by the
+         *     ingestion worker: `status` is `in_progress` until it is searchable (`completed`), or `failed` with
+         *     `last_error` (a file whose text cannot be read). A small file is usually `completed` in this answer.
+         *     `attributes` (up to 16 keys; strings up to 512 characters, numbers, booleans) are what `filters` test.
+         *     Attaching a file the store already holds answers it as it is. A `file_id` not the caller's is 404.
+         */
+        post: operations["createVectorStoreFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/vector_stores/{vector_store_id}/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A file of a vector store
+         * @description The file as the store holds it: its ingestion `status`, `last_error` and `attributes`.
+         */
+        get: operations["getVectorStoreFile"];
+        put?: never;
+        /**
+         * Replace a file's attributes in a vector store
+         * @description `attributes` replaces the file's attributes in this store (`null`: none); searches filter on them at once.
+         */
+        post: operations["updateVectorStoreFile"];
+        /**
+         * Remove a file from a vector store
+         * @description Removes the file's chunks from the store's index (the file itself stays).
+         */
+        delete: operations["deleteVectorStoreFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/vector_stores/{vector_store_id}/files/{file_id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A file's text as the store searches it
+         * @description The text extracted from the file, in one part: the text that results' character spans point into.
+         */
+        get: operations["getVectorStoreFileContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/vector_stores/{vector_store_id}/file_batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attach several files at once
+         * @description Either `file_ids` (up to 500, sharing `attributes` and `chunking_strategy`) or `files` (each with its own); each is attached as `POST …/files` attaches one. All the ids are checked first: one not the caller's is 404 naming it and nothing is attached.
+         */
+        post: operations["createVectorStoreFileBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/vector_stores/{vector_store_id}/file_batches/{batch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example vsfb_4e5f60718293a4b5c6d7e8f9 */
+                batch_id: components["parameters"]["FileBatchId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A file batch
+         * @description `in_progress` while any of its files is, then `completed` (or `cancelled`), with its `file_counts`.
+         */
+        get: operations["getVectorStoreFileBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/vector_stores/{vector_store_id}/file_batches/{batch_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example vsfb_4e5f60718293a4b5c6d7e8f9 */
+                batch_id: components["parameters"]["FileBatchId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a file batch
+         * @description Its files still `in_progress` become `cancelled` and leave the index; those already `completed` stay searchable.
+         */
+        post: operations["cancelVectorStoreFileBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/vector_stores/{vector_store_id}/file_batches/{batch_id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example vsfb_4e5f60718293a4b5c6d7e8f9 */
+                batch_id: components["parameters"]["FileBatchId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The files of a file batch
+         * @description As `GET …/files`, only the batch's.
+         */
+        get: operations["listVectorStoreFileBatchFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        FileUpload: {
+            /** Format: binary */
+            file: string;
+            /** @enum {string} */
+            purpose: "assistants" | "user_data";
+            /** @description The end user the file belongs to (pvai); without it, the account's (a key bound to an end user: its own). */
+            user_id?: string;
+        };
+        FileObject: {
+            id: string;
+            /** @enum {string} */
+            object: "file";
+            /** Format: int64 */
+            bytes: number;
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created_at: number;
+            /**
+             * Format: int64
+             * @description Always null: files do not expire.
+             */
+            expires_at: number | null;
+            filename: string;
+            /** @enum {string} */
+            purpose: "assistants" | "user_data";
+            /**
+             * @description OpenAI's deprecated status: an answered upload is stored whole.
+             * @enum {string}
+             */
+            status: "processed";
+            status_details: string | null;
+            /** @description The format pvai found from the bytes and the name (pvai). */
+            content_type: string;
+            /** @description The end user the file belongs to, or null for the account's (pvai). */
+            user_id: string | null;
+        };
+        FileList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["FileObject"][];
+            first_id: string | null;
+            last_id: string | null;
+            has_more: boolean;
+        };
+        FileDeleted: {
+            id: string;
+            /** @enum {string} */
+            object: "file";
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        /** @description `auto`, or `static` with `static.max_chunk_size_tokens` (100–4096) and `static.chunk_overlap_tokens` (at most half of it). */
+        ChunkingStrategyRequest: {
+            /** @enum {string} */
+            type: "auto" | "static";
+            static?: components["schemas"]["StaticChunking"];
+        };
+        StaticChunking: {
+            /** Format: int32 */
+            max_chunk_size_tokens: number;
+            /** Format: int32 */
+            chunk_overlap_tokens: number;
+        };
+        ExpiresAfter: {
+            /** @enum {string} */
+            anchor: "last_active_at";
+            /** Format: int32 */
+            days: number;
+        } | null;
+        StoreMetadata: {
+            [key: string]: string;
+        } | null;
+        /** @description Up to 16 keys (up to 64 characters each); values are strings of up to 512 characters, numbers or booleans. */
+        FileAttributes: {
+            [key: string]: string | number | boolean;
+        } | null;
+        FileCounts: {
+            /** Format: int32 */
+            in_progress: number;
+            /** Format: int32 */
+            completed: number;
+            /** Format: int32 */
+            failed: number;
+            /** Format: int32 */
+            cancelled: number;
+            /** Format: int32 */
+            total: number;
+        };
+        VectorStoreCreateRequest: {
+            name?: string | null;
+            description?: string | null;
+            file_ids?: string[] | null;
+            chunking_strategy?: components["schemas"]["ChunkingStrategyRequest"];
+            expires_after?: components["schemas"]["ExpiresAfter"];
+            metadata?: components["schemas"]["StoreMetadata"];
+            /** @description The end user the store belongs to (pvai); without it, the account's (a key bound to an end user: its own). */
+            user_id?: string;
+        };
+        VectorStoreUpdateRequest: {
+            name?: string | null;
+            expires_after?: components["schemas"]["ExpiresAfter"];
+            metadata?: components["schemas"]["StoreMetadata"];
+        };
+        VectorStore: {
+            id: string;
+            /** @enum {string} */
+            object: "vector_store";
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created_at: number;
+            name: string | null;
+            description?: string | null;
+            /**
+             * Format: int64
+             * @description The bytes of the files the store holds.
+             */
+            usage_bytes: number;
+            file_counts: components["schemas"]["FileCounts"];
+            /** @enum {string} */
+            status: "expired" | "in_progress" | "completed";
+            expires_after: components["schemas"]["ExpiresAfter"];
+            /** Format: int64 */
+            expires_at: number | null;
+            /** Format: int64 */
+            last_active_at: number | null;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description The end user the store belongs to, or null for the account's (pvai). */
+            user_id: string | null;
+        };
+        VectorStoreList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["VectorStore"][];
+            first_id: string | null;
+            last_id: string | null;
+            has_more: boolean;
+        };
+        VectorStoreDeleted: {
+            id: string;
+            /** @enum {string} */
+            object: "vector_store.deleted";
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        VectorStoreFileCreateRequest: {
+            file_id: string;
+            attributes?: components["schemas"]["FileAttributes"];
+            chunking_strategy?: components["schemas"]["ChunkingStrategyRequest"];
+        };
+        VectorStoreFileUpdateRequest: {
+            attributes: components["schemas"]["FileAttributes"];
+        };
+        VectorStoreFile: {
+            /** @description The file's id. */
+            id: string;
+            /** @enum {string} */
+            object: "vector_store.file";
+            /** Format: int64 */
+            usage_bytes: number;
+            /** Format: int64 */
+            created_at: number;
+            vector_store_id: string;
+            /** @enum {string} */
+            status: "in_progress" | "completed" | "failed" | "cancelled";
+            last_error: {
+                /** @enum {string} */
+                code: "server_error" | "unsupported_file" | "invalid_file";
+                message: string;
+            } | null;
+            chunking_strategy: {
+                /** @enum {string} */
+                type: "static";
+                static: components["schemas"]["StaticChunking"];
+            };
+            attributes: {
+                [key: string]: unknown;
+            } | null;
+        };
+        VectorStoreFileList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["VectorStoreFile"][];
+            first_id: string | null;
+            last_id: string | null;
+            has_more: boolean;
+        };
+        VectorStoreFileDeleted: {
+            id: string;
+            /** @enum {string} */
+            object: "vector_store.file.deleted";
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        VectorStoreFileContent: {
+            /** @enum {string} */
+            object: "vector_store.file_content.page";
+            data: components["schemas"]["TextContentPart"][];
+            has_more: boolean;
+            next_page: string | null;
+        };
+        TextContentPart: {
+            /** @enum {string} */
+            type: "text";
+            text: string;
+        };
+        VectorStoreFileBatchCreateRequest: {
+            file_ids?: string[];
+            files?: {
+                file_id: string;
+                attributes?: components["schemas"]["FileAttributes"];
+                chunking_strategy?: components["schemas"]["ChunkingStrategyRequest"];
+            }[];
+            attributes?: components["schemas"]["FileAttributes"];
+            chunking_strategy?: components["schemas"]["ChunkingStrategyRequest"];
+        };
+        VectorStoreFileBatch: {
+            id: string;
+            /** @enum {string} */
+            object: "vector_store.files_batch";
+            /** Format: int64 */
+            created_at: number;
+            vector_store_id: string;
+            /** @enum {string} */
+            status: "in_progress" | "completed" | "cancelled" | "failed";
+            file_counts: components["schemas"]["FileCounts"];
+        };
+        VectorStoreSearchRequest: {
+            query: string | string[];
+            /** @description A comparison (`eq`, `ne`, `gt`, `gte`, `lt`, `lte`, `in`, `nin` on `key` and `value`) or a compound (`and`, `or` of `filters`) on the files' `attributes`. */
+            filters?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: int32
+             * @default 10
+             */
+            max_num_results?: number;
+            ranking_options?: {
+                /** @enum {string} */
+                ranker?: "auto" | "none" | "default-2024-11-15";
+                score_threshold?: number;
+            };
+            /** @default false */
+            rewrite_query?: boolean;
+        };
+        VectorStoreSearchResults: {
+            /** @enum {string} */
+            object: "vector_store.search_results.page";
+            search_query: string[];
+            data: components["schemas"]["VectorStoreSearchResult"][];
+            has_more: boolean;
+            next_page: string | null;
+        };
+        VectorStoreSearchResult: {
+            file_id: string;
+            filename: string;
+            score: number;
+            attributes: {
+                [key: string]: unknown;
+            } | null;
+            content: components["schemas"]["TextContentPart"][];
+            /** @description The chunk (pvai). */
+            chunk_id: string;
+            /**
+             * Format: int32
+             * @description The page the chunk starts on (PDF), else null (pvai).
+             */
+            page: number | null;
+            /**
+             * Format: int32
+             * @description Where the chunk starts in the file's extracted text (pvai).
+             */
+            char_start: number;
+            /** Format: int32 */
+            char_end: number;
+        };
         Error: {
             /** @enum {string} */
             status: "error";
@@ -920,7 +1566,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "PREVIOUS_RESPONSE_CHAIN_TOO_LONG" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "PREVIOUS_RESPONSE_CHAIN_TOO_LONG" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT" | "STORAGE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "VECTOR_STORE_EXPIRED";
             details: {
                 [key: string]: unknown;
             } | null;
@@ -1156,6 +1802,8 @@ export interface components {
             stream?: boolean;
             /** @default false */
             use_rag?: boolean;
+            /** @description pvai: with `use_rag`, search these vector stores of the caller (Vector Stores API) instead of the end user's documents; an id not the caller's is 404 naming it, an expired store 400 `VECTOR_STORE_EXPIRED`. Citations name the file (`document_id` is its file id, `title` its filename). */
+            vector_store_ids?: string[];
             /**
              * Format: int32
              * @description At most the tier's maximum (free 5, startup 10, business and enterprise 100).
@@ -1582,6 +2230,10 @@ export interface components {
             responses: components["schemas"]["UserResponseExport"][];
             /** @description The user's conversations (Conversations API), each with its items. */
             conversations: components["schemas"]["UserConversationExport"][];
+            /** @description The user's files (Files API, uploaded with their `user_id`), oldest first; the bytes are at `GET /z1/files/{file_id}/content`. */
+            files: components["schemas"]["FileObject"][];
+            /** @description The user's vector stores (created with their `user_id`), oldest first. */
+            vector_stores: components["schemas"]["VectorStore"][];
             /** @description The usage rows of the requests that named the user, oldest first. */
             usage: components["schemas"]["UserUsageRecord"][];
         };
@@ -1645,6 +2297,16 @@ export interface components {
                  * @description Conversations deleted, with their items.
                  */
                 conversations: number;
+                /**
+                 * Format: int64
+                 * @description Files deleted (those uploaded with the user's `user_id`), with their bytes, and removed from every vector store.
+                 */
+                files: number;
+                /**
+                 * Format: int64
+                 * @description Vector stores deleted (those created with the user's `user_id`), with their index entries.
+                 */
+                vector_stores: number;
                 /**
                  * Format: int64
                  * @description Usage rows kept without the user id.
@@ -1925,7 +2587,8 @@ export interface components {
          * @description `function` (`name`, `description`, `parameters`, `strict`): as chat's tools, grammar-constrained on the local
          *     engine. `file_search`: the end user's documents (`max_num_results` within the tier's `rag_k`,
          *     `ranking_options.score_threshold` on pvai's relevance score from 0 to 1, `filters` on document metadata;
-         *     `vector_store_ids` are accepted and ignored, the documents are the end user's own). `web_search` (also
+         *     `vector_store_ids` (up to 10 of the caller's vector stores) searches those stores instead of the end user's
+         *     documents, `filters` then testing the files' `attributes`). `web_search` (also
          *     `web_search_preview` and the dated variants): a live web search, `search_context_size` low / medium / high
          *     reading 2 / 3 / 5 pages, `filters.allowed_domains` keeping results on those domains.
          *     `code_interpreter`: Python in the sandbox, with the tier's timeout, run when the model calls it. Any other
@@ -2275,6 +2938,112 @@ export interface components {
         };
     };
     responses: {
+        /** @description The file. */
+        FileOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "file-4e5f60718293a4b5c6d7e8f9",
+                 *       "object": "file",
+                 *       "bytes": 24,
+                 *       "created_at": 1795000000,
+                 *       "expires_at": null,
+                 *       "filename": "handbook.txt",
+                 *       "purpose": "assistants",
+                 *       "status": "processed",
+                 *       "status_details": null,
+                 *       "content_type": "text/plain",
+                 *       "user_id": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["FileObject"];
+            };
+        };
+        /** @description A page of files. */
+        FileListOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["FileList"];
+            };
+        };
+        /** @description The vector store. */
+        VectorStoreOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["VectorStore"];
+            };
+        };
+        /** @description A page of vector stores. */
+        VectorStoreListOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["VectorStoreList"];
+            };
+        };
+        /** @description The file as the vector store holds it. */
+        VectorStoreFileOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["VectorStoreFile"];
+            };
+        };
+        /** @description A page of a vector store's files. */
+        VectorStoreFileListOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["VectorStoreFileList"];
+            };
+        };
+        /** @description The file batch. */
+        VectorStoreFileBatchOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["VectorStoreFileBatch"];
+            };
+        };
         /**
          * @description Invalid parameters. `code` names the problem and `details.field` the offending field: `INVALID_PARAMETER`,
          *     `INVALID_TEXT` for text that is not well-formed Unicode, holds a NUL, or (in an identifier) a control
@@ -2492,7 +3261,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The tier does not include this model (`MODEL_NOT_ALLOWED`) or feature (`FEATURE_NOT_ALLOWED`), or the key is bound to another end user than the request names (`END_USER_NOT_ALLOWED`). */
+        /** @description The tier does not include this model (`MODEL_NOT_ALLOWED`) or feature (`FEATURE_NOT_ALLOWED`), or the key is bound to another end user than the request names (`END_USER_NOT_ALLOWED`); the tier's number of files or vector stores is reached (`QUOTA_EXCEEDED`). */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -2633,7 +3402,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is over the size limit, as sent or once decompressed. */
+        /** @description The body is over the size limit, as sent or once decompressed (`PAYLOAD_TOO_LARGE`); an uploaded file that would take the account's files past its tier's total, `STORAGE_LIMIT_EXCEEDED`. */
         PayloadTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -2812,6 +3581,19 @@ export interface components {
         };
     };
     parameters: {
+        /** @example file-4e5f60718293a4b5c6d7e8f9 */
+        FileId: string;
+        /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+        VectorStoreId: string;
+        /** @example vsfb_4e5f60718293a4b5c6d7e8f9 */
+        FileBatchId: string;
+        ListLimit: number;
+        ListOrder: "asc" | "desc";
+        /** @description The id of the last object of the previous page. */
+        ListAfter: string;
+        /** @description The id of the first object of the next page (paging backwards). */
+        ListBefore: string;
+        VectorStoreFileStatusFilter: "in_progress" | "completed" | "failed" | "cancelled";
         /**
          * @description The end user inside the account.
          * @example user-123
@@ -2949,6 +3731,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["InsufficientCredits"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4760,6 +5543,8 @@ export interface operations {
                      *       ],
                      *       "responses": [],
                      *       "conversations": [],
+                     *       "files": [],
+                     *       "vector_stores": [],
                      *       "usage": [
                      *         {
                      *           "request_id": "req_2f9c1e7a",
@@ -4821,6 +5606,8 @@ export interface operations {
                      *         "documents": 1,
                      *         "responses": 2,
                      *         "conversations": 1,
+                     *         "files": 0,
+                     *         "vector_stores": 0,
                      *         "usage": 42
                      *       }
                      *     }
@@ -5482,6 +6269,663 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];
+        };
+    };
+    listFiles: {
+        parameters: {
+            query?: {
+                limit?: number;
+                order?: "asc" | "desc";
+                after?: string;
+                purpose?: "assistants" | "user_data";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["FileListOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["FileUpload"];
+            };
+        };
+        responses: {
+            200: components["responses"]["FileOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retrieveFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["FileOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "file-4e5f60718293a4b5c6d7e8f9",
+                     *       "object": "file",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FileDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listVectorStores: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["ListLimit"];
+                order?: components["parameters"]["ListOrder"];
+                /** @description The id of the last object of the previous page. */
+                after?: components["parameters"]["ListAfter"];
+                /** @description The id of the first object of the next page (paging backwards). */
+                before?: components["parameters"]["ListBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VectorStoreListOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createVectorStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Handbook",
+                 *       "metadata": {
+                 *         "team": "support"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["VectorStoreCreateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VectorStoreOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getVectorStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VectorStoreOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateVectorStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Handbook 2026"
+                 *     }
+                 */
+                "application/json": components["schemas"]["VectorStoreUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VectorStoreOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteVectorStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "vs_4e5f60718293a4b5c6d7e8f9",
+                     *       "object": "vector_store.deleted",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VectorStoreDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    searchVectorStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": "When does the office open?",
+                 *       "max_num_results": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["VectorStoreSearchRequest"];
+            };
+        };
+        responses: {
+            /** @description The results. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VectorStoreSearchResults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listVectorStoreFiles: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["ListLimit"];
+                order?: components["parameters"]["ListOrder"];
+                /** @description The id of the last object of the previous page. */
+                after?: components["parameters"]["ListAfter"];
+                /** @description The id of the first object of the next page (paging backwards). */
+                before?: components["parameters"]["ListBefore"];
+                filter?: components["parameters"]["VectorStoreFileStatusFilter"];
+            };
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VectorStoreFileListOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createVectorStoreFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "file_id": "file-4e5f60718293a4b5c6d7e8f9",
+                 *       "attributes": {
+                 *         "year": 2026
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["VectorStoreFileCreateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VectorStoreFileOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getVectorStoreFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VectorStoreFileOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateVectorStoreFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "attributes": {
+                 *         "year": 2025
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["VectorStoreFileUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VectorStoreFileOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteVectorStoreFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "file-4e5f60718293a4b5c6d7e8f9",
+                     *       "object": "vector_store.file.deleted",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VectorStoreFileDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getVectorStoreFileContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example file-4e5f60718293a4b5c6d7e8f9 */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The text. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VectorStoreFileContent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createVectorStoreFileBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "file_ids": [
+                 *         "file-4e5f60718293a4b5c6d7e8f9"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["VectorStoreFileBatchCreateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VectorStoreFileBatchOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getVectorStoreFileBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example vsfb_4e5f60718293a4b5c6d7e8f9 */
+                batch_id: components["parameters"]["FileBatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VectorStoreFileBatchOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelVectorStoreFileBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example vsfb_4e5f60718293a4b5c6d7e8f9 */
+                batch_id: components["parameters"]["FileBatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VectorStoreFileBatchOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listVectorStoreFileBatchFiles: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["ListLimit"];
+                order?: components["parameters"]["ListOrder"];
+                /** @description The id of the last object of the previous page. */
+                after?: components["parameters"]["ListAfter"];
+                /** @description The id of the first object of the next page (paging backwards). */
+                before?: components["parameters"]["ListBefore"];
+                filter?: components["parameters"]["VectorStoreFileStatusFilter"];
+            };
+            header?: never;
+            path: {
+                /** @example vs_4e5f60718293a4b5c6d7e8f9 */
+                vector_store_id: components["parameters"]["VectorStoreId"];
+                /** @example vsfb_4e5f60718293a4b5c6d7e8f9 */
+                batch_id: components["parameters"]["FileBatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VectorStoreFileListOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -18,6 +18,10 @@ const tierOverride = z
     slaEndpoint: z.boolean(),
     slaAvailabilityTarget: z.number().min(0).max(1),
     slaLatencyTargetMs: z.number().int().min(1).max(2_147_483_647),
+    maxFileBytes: z.number().int().min(1).max(536_870_912),
+    maxStoredBytes: z.number().int().min(1),
+    maxFiles: z.number().int().min(1),
+    maxVectorStores: z.number().int().min(1),
   })
   .partial()
   .strict();

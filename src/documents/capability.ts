@@ -1,9 +1,11 @@
+import { Extractor } from '../extract/index.js';
 import type { Db } from '../storage/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import { documentsContextSource } from './context-source.js';
 import { DocumentService, type DocumentServiceDeps } from './document-service.js';
 import { documentOperations } from './operations.js';
 import { SqlDocumentStore } from './sql-document-store.js';
+import { fileToDocument } from './upload.js';
 import { documentsUserData } from './user-data.js';
 
 /**
@@ -15,10 +17,18 @@ export function documentsCapability({
   ...deps
 }: Omit<DocumentServiceDeps, 'store'> & { db: Db; tiers: TierPolicy }) {
   const service = new DocumentService({ ...deps, store: new SqlDocumentStore(db) });
+  const extractor = new Extractor();
   return {
     name: 'documents',
     service,
-    operations: documentOperations(service, deps.tiers),
+    /** A file's bytes → a document to store (format from the bytes, text extracted): vector stores read files so. */
+    readFile: (
+      data: Buffer,
+      filename: string,
+      contentType: string,
+      given: { title?: string; metadata?: Record<string, unknown> },
+    ) => fileToDocument(data, filename, contentType, extractor, given),
+    operations: documentOperations(service, deps.tiers, extractor),
     context: documentsContextSource(service),
     userData: documentsUserData(service),
     start: () => service.start(),

@@ -40,27 +40,33 @@ function pageOf(pages: PageStarts | undefined, offset: number): number | null {
 }
 
 /**
- * Windows of at most CHUNK_CHARS ending on a sentence or paragraph boundary when one is in the last
+ * Windows of at most CHUNK_CHARS (or the document's own window) ending on a sentence or paragraph boundary when one is in the last
  * half of the window (else a whitespace, else a hard cut), each starting OVERLAP_CHARS back on a
  * boundary. Leading and trailing whitespace is trimmed off each span, so `text` is exactly
  * `source.slice(charStart, charEnd)`.
  */
-export function chunkText(documentId: string, source: string, pages?: PageStarts): Chunk[] {
+export function chunkText(
+  documentId: string,
+  source: string,
+  pages?: PageStarts,
+  window: { chars: number; overlapChars: number } = { chars: CHUNK_CHARS, overlapChars: OVERLAP_CHARS },
+): Chunk[] {
+  const { chars: size, overlapChars: overlap } = window;
   const ends = boundaries(source);
   const chunks: Chunk[] = [];
   let start = 0;
   while (start < source.length) {
     // A chunk never crosses a page break, so its page is the page all of its text is on.
     const nextPage = pages?.[firstAtLeast(pages, start + 1)];
-    const limit = Math.min(source.length, start + CHUNK_CHARS, nextPage ?? Number.POSITIVE_INFINITY);
+    const limit = Math.min(source.length, start + size, nextPage ?? Number.POSITIVE_INFINITY);
     let end = limit;
     if (limit < source.length && limit !== nextPage) {
       // Boundaries are sorted: the last one at or before the limit, if it is in the window's second half.
       const last = ends[firstAtLeast(ends, limit + 1) - 1];
-      if (last !== undefined && last > start + CHUNK_CHARS / 2) end = last;
+      if (last !== undefined && last > start + size / 2) end = last;
       else {
         const space = source.lastIndexOf(' ', limit);
-        if (space > start + CHUNK_CHARS / 2) end = space;
+        if (space > start + size / 2) end = space;
       }
     }
     let s = start;
@@ -84,7 +90,7 @@ export function chunkText(documentId: string, source: string, pages?: PageStarts
       continue;
     }
     // Step back by the overlap, to a boundary if there is one, but always forward.
-    const back = ends[firstAtLeast(ends, end - OVERLAP_CHARS)];
+    const back = ends[firstAtLeast(ends, end - overlap)];
     start = back !== undefined && back < end && back > start ? back : end;
   }
   return chunks;

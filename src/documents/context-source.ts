@@ -25,7 +25,8 @@ export function documentsContextSource(documents: DocumentService): ContextSourc
   });
   return {
     name: 'documents',
-    applies: (request) => request.use_rag === true,
+    // Named vector stores take the documents' place (vector-stores/context-source.ts).
+    applies: (request) => request.use_rag === true && (request.vector_store_ids?.length ?? 0) === 0,
     version: async (principal, request) => String(await documents.version(tenant(principal, request))),
     async contribute(principal, request, signal): Promise<ContextContribution> {
       const query = lastUserText(request);

@@ -4,7 +4,7 @@ import { type AttributeFilter, matchesFilter } from '../kernel/index.js';
 import { fusedRelevance, type Tenant } from '../retrieval/index.js';
 import type { PageStarts } from './chunker.js';
 import { type IngestionOptions, type IngestionPorts, IngestionWorker } from './ingestion-worker.js';
-import type { ChunkMatch, DocumentRecord } from './types.js';
+import type { ChunkMatch, ChunkWindow, DocumentRecord } from './types.js';
 
 /** A filtered search reads this many times `k` candidates (the index filters by tenant, not by metadata)… */
 const FILTER_DEPTH = 5;
@@ -23,6 +23,8 @@ export interface NewDocument {
   contentType: string;
   sizeBytes: number;
   pages?: PageStarts;
+  /** The document's own chunk window; the chunker's default when absent. */
+  chunking?: ChunkWindow | undefined;
 }
 
 export interface DocumentServiceDeps extends IngestionPorts {
@@ -73,6 +75,7 @@ export class DocumentService {
       chunksEmbedded: 0,
       failure: null,
       createdAt: now,
+      chunking: input.chunking ?? null,
     };
     // Bumped before too: a stored document always has its user's version row, which the ingestion worker's
     // refreshVersion (an update, never an insert) then changes as the document becomes findable.
@@ -99,6 +102,20 @@ export class DocumentService {
     if (!(await this.#deps.store.delete(tenant, id))) throw new AppError('NOT_FOUND', `No document ${id}`);
     // After the store: a job still writing this document to the index finds it gone and removes it too.
     await this.#deps.index.deleteDocument(tenant, id);
+    await this.#deps.store.bumpVersion(tenant);
+  }
+
+  /** The document's extracted text (what its chunks' spans point into). */
+  async text(tenant: Tenant, id: string): Promise<string> {
+    const text = await this.#deps.store.text(tenant, id);
+    if (text === undefined) throw new AppError('NOT_FOUND', `No document ${id}`);
+    return text;
+  }
+
+  /** Replaces the document's metadata: filtered searches and cached answers see the new one at once. */
+  async setMetadata(tenant: Tenant, id: string, metadata: Record<string, unknown>): Promise<void> {
+    if (!(await this.#deps.store.setMetadata(tenant, id, metadata)))
+      throw new AppError('NOT_FOUND', `No document ${id}`);
     await this.#deps.store.bumpVersion(tenant);
   }
 

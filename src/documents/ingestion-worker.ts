@@ -178,7 +178,7 @@ export class IngestionWorker {
     const { store, index } = this.#deps;
     const byTenant = new Map<string, Array<{ doc: DocumentRecord; chunks: Chunk[]; fresh: boolean }>>();
     for (const { doc, text, pages, attempts } of jobs) {
-      const chunks = chunkText(doc.id, text, pages);
+      const chunks = chunkText(doc.id, text, pages, doc.chunking ?? undefined);
       if (chunks.length === 0) {
         await store.finish(doc.id, { status: 'failed', code: 'EMPTY_DOCUMENT', message: 'The document has no text' });
         continue;

@@ -22,7 +22,7 @@ function freshVersion(): number {
 }
 
 const DOC_COLUMNS = `id, account_id, user_id, title, content_type, size_bytes, metadata, status, chunk_count,
-  chunks_embedded, failure_code, failure_message, created_at`;
+  chunks_embedded, failure_code, failure_message, created_at, chunk_chars, overlap_chars`;
 
 function toDocument(row: Row): DocumentRecord {
   const code = row.failure_code as string | null;
@@ -39,6 +39,10 @@ function toDocument(row: Row): DocumentRecord {
     chunksEmbedded: Number(row.chunks_embedded),
     failure: code ? { code, message: (row.failure_message as string | null) ?? '' } : null,
     createdAt: Number(row.created_at),
+    chunking:
+      row.chunk_chars === null || row.chunk_chars === undefined
+        ? null
+        : { chars: Number(row.chunk_chars), overlapChars: Number(row.overlap_chars) },
   };
 }
 
@@ -124,8 +128,8 @@ export class SqlDocumentStore implements DocumentStore {
   async insert(doc: DocumentRecord, text: string, pages: readonly number[]): Promise<void> {
     await this.#db.query(
       `INSERT INTO rag_documents (id, account_id, user_id, title, content_type, size_bytes, metadata, text, pages,
-        status, chunk_count, chunks_embedded, lease_until, attempts, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10, 'processing', 0, 0, 0, 0, $9)`,
+        status, chunk_count, chunks_embedded, lease_until, attempts, created_at, chunk_chars, overlap_chars)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10, 'processing', 0, 0, 0, 0, $9, $11, $12)`,
       [
         doc.id,
         doc.accountId,
@@ -137,6 +141,8 @@ export class SqlDocumentStore implements DocumentStore {
         text,
         doc.createdAt,
         JSON.stringify(pages),
+        doc.chunking?.chars ?? null,
+        doc.chunking?.overlapChars ?? null,
       ],
     );
   }
@@ -224,6 +230,14 @@ export class SqlDocumentStore implements DocumentStore {
       [id, tenant.accountId, tenant.userId],
     );
     return rows[0]?.text;
+  }
+
+  async setMetadata(tenant: Tenant, id: string, metadata: Record<string, unknown>): Promise<boolean> {
+    const rows = await this.#db.query(
+      'UPDATE rag_documents SET metadata = $4 WHERE id = $1 AND account_id = $2 AND user_id = $3 RETURNING id',
+      [id, tenant.accountId, tenant.userId, JSON.stringify(metadata)],
+    );
+    return rows.length > 0;
   }
 
   async claim(now: number, leaseMs: number): Promise<IngestionJob | undefined> {

@@ -13,6 +13,14 @@ export interface DocumentRecord extends Tenant {
   chunksEmbedded: number;
   failure: { code: string; message: string } | null;
   createdAt: number;
+  /** The document's own chunk window (a vector store's `static` strategy); null: the chunker's default. */
+  chunking: ChunkWindow | null;
+}
+
+/** A chunk window in characters, and how far each chunk starts back into the one before. */
+export interface ChunkWindow {
+  chars: number;
+  overlapChars: number;
 }
 
 export interface ChunkMatch extends Chunk {
@@ -50,6 +58,8 @@ export interface DocumentStore {
   deleteVersion(tenant: Tenant): Promise<void>;
   /** The user's documents after `after` in (created, id) order, at most `limit`: a page of their export. */
   exportPage(tenant: Tenant, after: DocumentRecord | undefined, limit: number): Promise<DocumentRecord[]>;
+  /** Replaces the document's metadata (what filters test); false when it is not the tenant's. */
+  setMetadata(tenant: Tenant, id: string, metadata: Record<string, unknown>): Promise<boolean>;
   /** The document's extracted text; undefined when it is not the tenant's (or was deleted). */
   text(tenant: Tenant, id: string): Promise<string | undefined>;
   /** Leases one `processing` document whose lease has run out (a crashed or restarted worker's). */

@@ -24,6 +24,8 @@ export const ERROR_STATUS = {
    */
   UNSUPPORTED_CONTENT: 400,
   INVALID_MODEL: 400,
+  /** A search of a vector store past its `expires_after` (its index entries are gone). */
+  VECTOR_STORE_EXPIRED: 400,
   RAG_K_EXCEEDS_TIER: 400,
   TIMEOUT_EXCEEDS_TIER: 400,
   /** An uploaded document with no text in it (an empty file, a scanned PDF without a text layer). */
@@ -45,6 +47,8 @@ export const ERROR_STATUS = {
   FEATURE_NOT_ALLOWED: 403,
   /** A key bound to one end user (`user_id` at its creation) used for another. */
   END_USER_NOT_ALLOWED: 403,
+  /** The tier's number of files or vector stores is reached (delete some, or move up a tier). */
+  QUOTA_EXCEEDED: 403,
   NOT_FOUND: 404,
   /** `previous_response_id` names no response this caller may continue (OpenAI's `previous_response_not_found`). */
   PREVIOUS_RESPONSE_NOT_FOUND: 404,
@@ -54,6 +58,8 @@ export const ERROR_STATUS = {
   REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
+  /** An upload that would take the account's stored files past its tier's total bytes. */
+  STORAGE_LIMIT_EXCEEDED: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   /** The request's header section is over Node's limit (16 KiB), answered before routing. */
   HEADERS_TOO_LARGE: 431,

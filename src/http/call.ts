@@ -55,6 +55,7 @@ class KoaCall implements Call {
   readonly principal: Call['principal'];
   readonly usage: Call['usage'];
   readonly upload: Call['upload'];
+  readonly streamedUpload: Call['streamedUpload'];
   #signal: AbortSignal | undefined;
 
   constructor(
@@ -66,6 +67,7 @@ class KoaCall implements Call {
     this.principal = state.principal;
     this.usage = state.usage;
     this.upload = state.upload;
+    this.streamedUpload = state.streamedUpload;
   }
 
   get log(): Call['log'] {

@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import type { OpenAPIBackend } from 'openapi-backend';
 import { jsonBody } from './body.js';
 import { acceptsMultipart, isMultipart, readMultipart } from './multipart.js';
+import { streamedMultipart } from './multipart-stream.js';
 import type { HttpPorts } from './ports.js';
 import { invalidText, urlTextProblem } from './text.js';
 import { answeredBeforeItsBody } from './timeouts.js';
@@ -59,6 +60,11 @@ export function routeBodies(
     const operation = operationOf(api, ctx);
     const limit = routeLimit(operation, ports.bodyLimitBytes);
     if (isMultipart(ctx.headers) && acceptsMultipart(operation)) {
+      // `x-upload: stream`: the handler reads the body after authentication and admission, as it arrives.
+      if (operation?.['x-upload'] === 'stream') {
+        ctx.state.streamedUpload = streamedMultipart(ctx);
+        return next();
+      }
       ctx.state.upload = await readMultipart(ctx, limit);
       return next();
     }

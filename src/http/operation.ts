@@ -55,6 +55,15 @@ interface StreamReply<S> {
   finished: Promise<void>;
 }
 
+/** Bytes streamed as they are read (a stored file's): `type` is the file's own media type. */
+interface BinaryStreamReply<S> {
+  status: S;
+  type: string;
+  headers?: Record<string, string>;
+  stream: Readable;
+  finished: Promise<void>;
+}
+
 /**
  * A JSON body written while it is read (json-stream.ts): the document's shape, where a list may be an
  * AsyncIterable of its items. For bodies too large to build in memory (an end user's export).
@@ -69,12 +78,14 @@ type RepliesFor<S, R> = R extends { content: infer C }
   ? {
       [T in keyof C & string]: T extends 'text/event-stream'
         ? StreamReply<S>
-        : C[T] extends ErrorBody
-          ? never
-          : T extends 'application/json'
-            ? { status: S; type?: T; body: C[T]; headers?: Record<string, string> } | JsonStreamReply<S, C[T]>
-            : // Other media types carry the data serialised (YAML, HTML, text): the handler gives the text.
-              { status: S; type: T; body: string; headers?: Record<string, string> };
+        : T extends 'application/octet-stream'
+          ? BinaryStreamReply<S>
+          : C[T] extends ErrorBody
+            ? never
+            : T extends 'application/json'
+              ? { status: S; type?: T; body: C[T]; headers?: Record<string, string> } | JsonStreamReply<S, C[T]>
+              : // Other media types carry the data serialised (YAML, HTML, text): the handler gives the text.
+                { status: S; type: T; body: string; headers?: Record<string, string> };
     }[keyof C & string]
   : { status: S; headers?: Record<string, string> };
 
@@ -86,6 +97,7 @@ export type Reply<K extends OperationId> = {
 /** Any operation's reply, as the HTTP layer writes it. */
 export type AnyReply =
   | StreamReply<number>
+  | BinaryStreamReply<number>
   | JsonStreamReply<number, unknown>
   | { status: number; type?: string; body?: unknown; headers?: Record<string, string> };
 

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Principal } from '../kernel/index.js';
@@ -19,6 +20,26 @@ interface ReadBody {
 export interface Upload {
   fields: Record<string, string>;
   file?: { field: string; filename: string; contentType: string; data: Buffer };
+}
+
+/** The one file part of a streamed multipart body, as it arrives. */
+export interface UploadPart {
+  field: string;
+  filename: string;
+  contentType: string;
+  /** The bytes; it fails with the error `tooLarge` made once more than the limit have come. */
+  stream: Readable;
+}
+
+/**
+ * A multipart/form-data body left unread for its handler (the contract's `x-upload: stream`): the handler reads it
+ * after authentication and admission, its file handed to `sink` as it arrives (never held whole in memory).
+ */
+export interface StreamedUpload {
+  read<T>(
+    sink: (part: UploadPart) => Promise<T>,
+    limit: { bytes: number; tooLarge: () => Error },
+  ): Promise<{ fields: Record<string, string>; file: T | undefined }>;
 }
 
 /** What the usage row of a request records beyond status and latency; handlers fill it in. */
@@ -56,6 +77,8 @@ export interface Call {
   disconnectSignal(): AbortSignal;
   /** The form and file of a multipart/form-data request (its `body` is then undefined). */
   readonly upload?: Upload | undefined;
+  /** A multipart/form-data body of an `x-upload: stream` operation, still to be read. */
+  readonly streamedUpload?: StreamedUpload | undefined;
 }
 
 export interface RequestState {
@@ -73,6 +96,7 @@ export interface RequestState {
   streamStalled?: true;
   /** A multipart/form-data body, for operations whose contract accepts one. */
   upload?: Upload;
+  streamedUpload?: StreamedUpload;
 }
 
 export type AppContext = Koa.ParameterizedContext<RequestState>;

@@ -7,13 +7,15 @@ import type { ResponseCreateBody } from './types.js';
 
 /** `file_search`'s `max_num_results` when the request names none: the chat's default `rag_k`. */
 const DEFAULT_FILE_SEARCH_RESULTS = 5;
+/** `file_search.vector_store_ids`: as many stores as chat's `vector_store_ids` may name. */
+const MAX_VECTOR_STORES = 10;
 /** Pages a `web_search` reads by `search_context_size` (the web step's limit caps them). */
 const PAGES_BY_CONTEXT_SIZE = { low: 2, medium: 3, high: 5 } as const;
 /** Built-in tool calls (code runs) at most before the answer, when `max_tool_calls` says nothing. */
 const DEFAULT_MAX_TOOL_CALLS = 4;
 
 export interface BuiltInTools {
-  fileSearch?: { k: number };
+  fileSearch?: { k: number; vectorStoreIds?: string[] };
   /** `domains`: only results on these domains (and their subdomains) are read and cited. */
   webSearch?: { pages: number; domains?: string[] };
   codeInterpreter?: true;
@@ -69,7 +71,14 @@ function readTools(tools: readonly Tool[]): {
         return;
       }
       case 'file_search': {
-        builtIns.fileSearch = { k: tool.max_num_results ?? DEFAULT_FILE_SEARCH_RESULTS };
+        const stores = tool.vector_store_ids ?? [];
+        if (stores.length > MAX_VECTOR_STORES) {
+          throw bad(`${field}.vector_store_ids`, `must name at most ${MAX_VECTOR_STORES} vector stores`);
+        }
+        builtIns.fileSearch = {
+          k: tool.max_num_results ?? DEFAULT_FILE_SEARCH_RESULTS,
+          ...(stores.length > 0 ? { vectorStoreIds: stores } : {}),
+        };
         if (tool.filters) {
           const read = readAttributeFilter(tool.filters, `${field}.filters`);
           if ('reason' in read) throw bad(read.field, read.reason);
@@ -212,6 +221,7 @@ export function planResponse(
       ? {
           use_rag: true,
           rag_k: builtIns.fileSearch.k,
+          ...(builtIns.fileSearch.vectorStoreIds ? { vector_store_ids: builtIns.fileSearch.vectorStoreIds } : {}),
           ...(filter ? { rag_filter: filter as ChatCompletionRequest['rag_filter'] } : {}),
           ...(minScore !== undefined ? { rag_min_score: minScore } : {}),
         }

@@ -21,6 +21,7 @@ import { BackgroundResponses1765300000000 } from './migrations/1765300000000-bac
 import { Conversations1765400000000 } from './migrations/1765400000000-conversations.js';
 import { WriteBatches1765450000000 } from './migrations/1765450000000-write-batches.js';
 import { ResponseChains1796000000000 } from './migrations/1796000000000-response-chains.js';
+import { FilesAndVectorStores1796100000000 } from './migrations/1796100000000-files-and-vector-stores.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -45,6 +46,7 @@ export const MIGRATIONS = [
   Conversations1765400000000,
   WriteBatches1765450000000,
   ResponseChains1796000000000,
+  FilesAndVectorStores1796100000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

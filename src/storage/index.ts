@@ -27,6 +27,7 @@ export {
   type WriteBehindState,
 } from './retrying-writer.js';
 export { type StagedStream, StagingLog, stagingLogOf } from './staging-log.js';
+export { inTransaction, type Statement, type Steps } from './steps.js';
 export { type Transaction, transaction } from './transaction.js';
 export { type TurnCommit, type TurnWriter, turnCommitOf } from './turn-commit.js';
 export { WriteBatches } from './write-batches.js';

@@ -39,7 +39,7 @@ export class TierPolicy {
    * 400 RAG_K_EXCEEDS_TIER when a number of retrieved items is above the tier's maximum: chat's `rag_k`, and
    * the `k` of the document and memory searches (`field`), so no endpoint retrieves more than chat may.
    */
-  checkRagK(account: Pick<Account, 'tier'>, ragK: number | undefined, field: 'rag_k' | 'k' = 'rag_k'): void {
+  checkRagK(account: Pick<Account, 'tier'>, ragK: number | undefined, field = 'rag_k'): void {
     const max = this.rulesFor(account).maxRagK;
     if (ragK === undefined || ragK <= max) return;
     throw new AppError('RAG_K_EXCEEDS_TIER', `${field} is at most ${max} on the ${account.tier} tier`, {

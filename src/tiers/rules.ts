@@ -15,7 +15,15 @@ export interface TierRules {
   /** The SLA report's targets: availability at least this (0..1), p95 latency at most this. */
   slaAvailabilityTarget: number;
   slaLatencyTargetMs: number;
+  /** Files API: the largest file, the account's stored bytes, and how many files and vector stores. */
+  maxFileBytes: number;
+  maxStoredBytes: number;
+  maxFiles: number;
+  maxVectorStores: number;
 }
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
 
 const ALL_MODELS = MODEL_IDS;
 
@@ -31,6 +39,10 @@ export const DEFAULT_TIER_RULES: Readonly<Record<Tier, TierRules>> = {
     slaEndpoint: false,
     slaAvailabilityTarget: 0.99,
     slaLatencyTargetMs: 30_000,
+    maxFileBytes: 16 * MiB,
+    maxStoredBytes: 256 * MiB,
+    maxFiles: 100,
+    maxVectorStores: 10,
   },
   startup: {
     rpm: 60,
@@ -43,6 +55,10 @@ export const DEFAULT_TIER_RULES: Readonly<Record<Tier, TierRules>> = {
     slaEndpoint: true,
     slaAvailabilityTarget: 0.99,
     slaLatencyTargetMs: 20_000,
+    maxFileBytes: 64 * MiB,
+    maxStoredBytes: 2 * GiB,
+    maxFiles: 1_000,
+    maxVectorStores: 100,
   },
   business: {
     rpm: 150,
@@ -55,6 +71,10 @@ export const DEFAULT_TIER_RULES: Readonly<Record<Tier, TierRules>> = {
     slaEndpoint: true,
     slaAvailabilityTarget: 0.995,
     slaLatencyTargetMs: 15_000,
+    maxFileBytes: 512 * MiB,
+    maxStoredBytes: 20 * GiB,
+    maxFiles: 10_000,
+    maxVectorStores: 1_000,
   },
   enterprise: {
     rpm: 300,
@@ -67,5 +87,9 @@ export const DEFAULT_TIER_RULES: Readonly<Record<Tier, TierRules>> = {
     slaEndpoint: true,
     slaAvailabilityTarget: 0.999,
     slaLatencyTargetMs: 10_000,
+    maxFileBytes: 512 * MiB,
+    maxStoredBytes: 100 * GiB,
+    maxFiles: 100_000,
+    maxVectorStores: 10_000,
   },
 };

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import fs, { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { backends } from '../support/databases.js';
@@ -72,6 +75,39 @@ for (const backend of backends()) {
         );
       }
       assert.ok(byDefault.usage.prompt_tokens > 0);
+    });
+
+    it("the file_search flow as written: an uploaded file's fact is found by the store's search and cited", async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'pvai-readme-'));
+      const path = join(dir, 'handbook.txt');
+      writeFileSync(
+        path,
+        'Welcome aboard.\n\nThe office opens at 8:15 on weekdays.\n\nParking is behind the building.',
+      );
+      try {
+        const file = await client.files.create({ file: fs.createReadStream(path), purpose: 'assistants' });
+        const store = await client.vectorStores.create({ name: 'Handbook' });
+        const attached = await client.vectorStores.files.createAndPoll(store.id, { file_id: file.id });
+        assert.equal(attached.status, 'completed');
+        const results = await client.vectorStores.search(store.id, { query: 'When does the office open?' });
+        const top = results.data[0];
+        assert.equal(top?.file_id, file.id);
+        assert.match(top?.content[0]?.text ?? '', /8:15/);
+        const response = await client.responses.create({
+          model: 'PV-TURBO',
+          input: 'When does the office open?',
+          tools: [{ type: 'file_search', vector_store_ids: [store.id] }],
+        });
+        const search = response.output.find((item) => item.type === 'file_search_call');
+        assert.ok(search, JSON.stringify(response.output));
+        const cited = response.output
+          .flatMap((item) => (item.type === 'message' ? item.content : []))
+          .flatMap((part) => (part.type === 'output_text' ? part.annotations : []))
+          .filter((a) => a.type === 'file_citation');
+        assert.deepEqual([...new Set(cited.map((a) => (a as { file_id: string }).file_id))], [file.id]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 }

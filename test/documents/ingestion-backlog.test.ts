@@ -23,6 +23,7 @@ function record(tenant: Tenant, id: string, sizeBytes: number, createdAt: number
     contentType: 'text/plain',
     sizeBytes,
     metadata: {},
+    chunking: null,
     status: 'processing',
     chunkCount: 0,
     chunksEmbedded: 0,

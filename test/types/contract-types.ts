@@ -98,6 +98,8 @@ export const streamedExport: Reply<'exportUserData'> = {
     memories: nothing(),
     documents: [],
     responses: [],
+    files: [],
+    vector_stores: [],
     conversations: [],
     usage: nothing(),
   },

@@ -109,6 +109,10 @@ export interface ChatCompletionRequest {
      */
     useRag?: boolean;
     /**
+     * pvai: with `use_rag`, search these vector stores of the caller (Vector Stores API) instead of the end user's documents; an id not the caller's is 404 naming it, an expired store 400 `VECTOR_STORE_EXPIRED`. Citations name the file (`document_id` is its file id, `title` its filename).
+     */
+    vectorStoreIds?: Array<string>;
+    /**
      * At most the tier's maximum (free 5, startup 10, business and enterprise 100).
      */
     ragK?: number;
@@ -223,6 +227,7 @@ export function ChatCompletionRequestFromJSONTyped(json: any, ignoreDiscriminato
         'maxCompletionTokens': json['max_completion_tokens'] == null ? undefined : json['max_completion_tokens'],
         'stream': json['stream'] == null ? undefined : json['stream'],
         'useRag': json['use_rag'] == null ? undefined : json['use_rag'],
+        'vectorStoreIds': json['vector_store_ids'] == null ? undefined : json['vector_store_ids'],
         'ragK': json['rag_k'] == null ? undefined : json['rag_k'],
         'skipCache': json['skip_cache'] == null ? undefined : json['skip_cache'],
         'useMemory': json['use_memory'] == null ? undefined : json['use_memory'],
@@ -266,6 +271,7 @@ export function ChatCompletionRequestToJSONTyped(value?: ChatCompletionRequest |
         'max_completion_tokens': value['maxCompletionTokens'],
         'stream': value['stream'],
         'use_rag': value['useRag'],
+        'vector_store_ids': value['vectorStoreIds'],
         'rag_k': value['ragK'],
         'skip_cache': value['skipCache'],
         'use_memory': value['useMemory'],

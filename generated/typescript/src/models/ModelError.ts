@@ -101,6 +101,9 @@ export const ModelErrorCodeEnum = {
     TOO_MANY_CONNECTIONS: 'TOO_MANY_CONNECTIONS',
     ACCOUNT_BUSY: 'ACCOUNT_BUSY',
     UPSTREAM_TIMEOUT: 'UPSTREAM_TIMEOUT',
+    STORAGE_LIMIT_EXCEEDED: 'STORAGE_LIMIT_EXCEEDED',
+    QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
+    VECTOR_STORE_EXPIRED: 'VECTOR_STORE_EXPIRED',
 } as const;
 export type ModelErrorCodeEnum = typeof ModelErrorCodeEnum[keyof typeof ModelErrorCodeEnum];
 

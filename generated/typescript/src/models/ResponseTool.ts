@@ -32,7 +32,8 @@ import {
  * `function` (`name`, `description`, `parameters`, `strict`): as chat's tools, grammar-constrained on the local
  * engine. `file_search`: the end user's documents (`max_num_results` within the tier's `rag_k`,
  * `ranking_options.score_threshold` on pvai's relevance score from 0 to 1, `filters` on document metadata;
- * `vector_store_ids` are accepted and ignored, the documents are the end user's own). `web_search` (also
+ * `vector_store_ids` (up to 10 of the caller's vector stores) searches those stores instead of the end user's
+ * documents, `filters` then testing the files' `attributes`). `web_search` (also
  * `web_search_preview` and the dated variants): a live web search, `search_context_size` low / medium / high
  * reading 2 / 3 / 5 pages, `filters.allowed_domains` keeping results on those domains.
  * `code_interpreter`: Python in the sandbox, with the tier's timeout, run when the model calls it. Any other

@@ -36,6 +36,14 @@ export interface UserErasureErased {
      */
     conversations: number;
     /**
+     * Files deleted (those uploaded with the user's `user_id`), with their bytes, and removed from every vector store.
+     */
+    files: number;
+    /**
+     * Vector stores deleted (those created with the user's `user_id`), with their index entries.
+     */
+    vectorStores: number;
+    /**
      * Usage rows kept without the user id.
      */
     usage: number;
@@ -49,6 +57,8 @@ export function instanceOfUserErasureErased(value: object): value is UserErasure
     if (!('documents' in value) || value['documents'] === undefined) return false;
     if (!('responses' in value) || value['responses'] === undefined) return false;
     if (!('conversations' in value) || value['conversations'] === undefined) return false;
+    if (!('files' in value) || value['files'] === undefined) return false;
+    if ((!('vectorStores' in (value as Record<string, any>)) && !('vector_stores' in (value as Record<string, any>))) || ((value as Record<string, any>)['vectorStores'] === undefined && (value as Record<string, any>)['vector_stores'] === undefined)) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
     return true;
 }
@@ -67,6 +77,8 @@ export function UserErasureErasedFromJSONTyped(json: any, ignoreDiscriminator: b
         'documents': json['documents'],
         'responses': json['responses'],
         'conversations': json['conversations'],
+        'files': json['files'],
+        'vectorStores': json['vector_stores'],
         'usage': json['usage'],
     };
 }
@@ -86,6 +98,8 @@ export function UserErasureErasedToJSONTyped(value?: UserErasureErased | null, i
         'documents': value['documents'],
         'responses': value['responses'],
         'conversations': value['conversations'],
+        'files': value['files'],
+        'vector_stores': value['vectorStores'],
         'usage': value['usage'],
     };
 }

@@ -48,6 +48,20 @@ import {
     UserUsageRecordToJSON,
     UserUsageRecordToJSONTyped,
 } from './UserUsageRecord.js';
+import type { FileObject } from './FileObject.js';
+import {
+    FileObjectFromJSON,
+    FileObjectFromJSONTyped,
+    FileObjectToJSON,
+    FileObjectToJSONTyped,
+} from './FileObject.js';
+import type { VectorStore } from './VectorStore.js';
+import {
+    VectorStoreFromJSON,
+    VectorStoreFromJSONTyped,
+    VectorStoreToJSON,
+    VectorStoreToJSONTyped,
+} from './VectorStore.js';
 
 /**
  * Everything the account holds about one end user, a list per kind of data (see `exportUserData`).
@@ -84,6 +98,14 @@ export interface UserExport {
      */
     conversations: Array<UserConversationExport>;
     /**
+     * The user's files (Files API, uploaded with their `user_id`), oldest first; the bytes are at `GET /z1/files/{file_id}/content`.
+     */
+    files: Array<FileObject>;
+    /**
+     * The user's vector stores (created with their `user_id`), oldest first.
+     */
+    vectorStores: Array<VectorStore>;
+    /**
      * The usage rows of the requests that named the user, oldest first.
      */
     usage: Array<UserUsageRecord>;
@@ -112,6 +134,8 @@ export function instanceOfUserExport(value: object): value is UserExport {
     if (!('documents' in value) || value['documents'] === undefined) return false;
     if (!('responses' in value) || value['responses'] === undefined) return false;
     if (!('conversations' in value) || value['conversations'] === undefined) return false;
+    if (!('files' in value) || value['files'] === undefined) return false;
+    if ((!('vectorStores' in (value as Record<string, any>)) && !('vector_stores' in (value as Record<string, any>))) || ((value as Record<string, any>)['vectorStores'] === undefined && (value as Record<string, any>)['vector_stores'] === undefined)) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
     return true;
 }
@@ -133,6 +157,8 @@ export function UserExportFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         'documents': ((json['documents'] as Array<any>).map(UserDocumentExportFromJSON)),
         'responses': ((json['responses'] as Array<any>).map(UserResponseExportFromJSON)),
         'conversations': ((json['conversations'] as Array<any>).map(UserConversationExportFromJSON)),
+        'files': ((json['files'] as Array<any>).map(FileObjectFromJSON)),
+        'vectorStores': ((json['vector_stores'] as Array<any>).map(VectorStoreFromJSON)),
         'usage': ((json['usage'] as Array<any>).map(UserUsageRecordFromJSON)),
     };
 }
@@ -155,6 +181,8 @@ export function UserExportToJSONTyped(value?: UserExport | null, ignoreDiscrimin
         'documents': ((value['documents'] as Array<any>).map(UserDocumentExportToJSON)),
         'responses': ((value['responses'] as Array<any>).map(UserResponseExportToJSON)),
         'conversations': ((value['conversations'] as Array<any>).map(UserConversationExportToJSON)),
+        'files': ((value['files'] as Array<any>).map(FileObjectToJSON)),
+        'vector_stores': ((value['vectorStores'] as Array<any>).map(VectorStoreToJSON)),
         'usage': ((value['usage'] as Array<any>).map(UserUsageRecordToJSON)),
     };
 }

@@ -1,0 +1,4 @@
+export { filesCapability } from './capability.js';
+export type { FileService } from './file-service.js';
+export { viewerOf } from './operations.js';
+export type { FileRecord, ListPage, Owner } from './types.js';

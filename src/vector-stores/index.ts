@@ -1,0 +1,1 @@
+export { vectorStoresCapability } from './capability.js';
