@@ -28,6 +28,7 @@ export class VectorStoreBackground {
   #running: Promise<void> | undefined;
   #again = false;
   #timer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<void> | undefined;
   #closed = false;
 
   constructor(deps: {
@@ -44,7 +45,7 @@ export class VectorStoreBackground {
   start(): void {
     this.#timer = setInterval(() => {
       this.kick();
-      void this.sweepExpired().catch((err) => this.#deps.log.error({ err }, 'vector store expiry sweep failed'));
+      this.sweepSoon();
     }, SWEEP_EVERY_MS);
     this.#timer.unref();
     this.kick();
@@ -85,6 +86,16 @@ export class VectorStoreBackground {
     }
   }
 
+  /** Runs the expiry sweep now, behind the request that met an expired store (one sweep at a time). */
+  sweepSoon(): void {
+    if (this.#closed || this.#sweeping) return;
+    this.#sweeping = this.sweepExpired()
+      .catch((err) => this.#deps.log.error({ err }, 'vector store expiry sweep failed'))
+      .finally(() => {
+        this.#sweeping = undefined;
+      });
+  }
+
   /** Stores past their expiry lose their index entries (and say `expired` from then on). */
   async sweepExpired(): Promise<void> {
     const { stores, documents, clock } = this.#deps;
@@ -98,5 +109,6 @@ export class VectorStoreBackground {
     this.#closed = true;
     clearInterval(this.#timer);
     await this.#running;
+    await this.#sweeping;
   }
 }

@@ -46,6 +46,7 @@ export function vectorStoresCapability(deps: {
     log: deps.logger,
   });
   deps.files.onDelete((file) => service.fileDeleted(file));
+  service.onExpiredSeen(() => background.sweepSoon());
   const shared = { stores: service, files: deps.files, background, clock: deps.clock };
   return {
     name: 'vector_stores',

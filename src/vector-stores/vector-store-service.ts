@@ -72,9 +72,15 @@ export function isExpired(store: VectorStoreRecord, now: number): boolean {
  */
 export class VectorStoreService {
   readonly #deps: VectorStoreDeps;
+  #expiredSeen: () => void = () => undefined;
 
   constructor(deps: VectorStoreDeps) {
     this.#deps = deps;
+  }
+
+  /** Told when a request meets a store past its expiry that the sweep has not reached yet (it then runs at once). */
+  onExpiredSeen(listener: () => void): void {
+    this.#expiredSeen = listener;
   }
 
   async create(input: NewStore): Promise<VectorStoreRecord> {
@@ -104,6 +110,7 @@ export class VectorStoreService {
     const store = await this.#deps.stores.get(viewer, id);
     if (!store)
       throw new AppError('NOT_FOUND', `No vector store ${id}`, { vector_store_id: id, ...(field ? { field } : {}) });
+    if (!store.expired && isExpired(store, this.#deps.clock())) this.#expiredSeen();
     return store;
   }
 
