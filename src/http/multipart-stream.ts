@@ -73,7 +73,10 @@ function readForm<T>(
       file?.destroy(err);
       ctx.req.unpipe(parser);
       answeredBeforeItsBody(ctx.req);
-      reject(err);
+      // Once the sink has stopped: what it wrote is then all there is for the handler to clean up.
+      const settle = () => reject(err);
+      if (sunk) sunk.then(settle, settle);
+      else settle();
     };
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated) {

@@ -17,6 +17,11 @@ import type {
 } from './types.js';
 
 const DAY_MS = 86_400_000;
+/**
+ * The largest file a store indexes: its bytes and text are read whole to extract it (a document upload's limit is
+ * 24 MiB); larger files are stored and downloadable but `failed` in a store.
+ */
+const MAX_INDEXED_BYTES = 64 * 1024 * 1024;
 /** How long a request extracting the file it attached holds it before the pump may take it up (it died). */
 const EXTRACT_LEASE_MS = 5 * 60_000;
 /** pvai's own window (documents' chunker), as a static strategy says it: ~180 tokens, ~30 back. */
@@ -210,6 +215,13 @@ export class VectorStoreService {
       await links.setOutcome(vectorStoreId, fileId, 'failed', {
         code: 'invalid_file',
         message: 'The file was deleted',
+      });
+      return;
+    }
+    if (file.bytes > MAX_INDEXED_BYTES) {
+      await links.setOutcome(vectorStoreId, fileId, 'failed', {
+        code: 'unsupported_file',
+        message: `Files over ${MAX_INDEXED_BYTES} bytes are stored but not indexed (their text is read whole)`,
       });
       return;
     }
