@@ -58,10 +58,13 @@ export function routeBodies(
   return async (ctx: AppContext, next) => {
     if (!BODY_METHODS.has(ctx.method)) return readerFor(ports.bodyLimitBytes)(ctx, next);
     const operation = operationOf(api, ctx);
-    const limit = routeLimit(operation, ports.bodyLimitBytes);
-    if (isMultipart(ctx.headers) && acceptsMultipart(operation)) {
+    const streamed = operation?.['x-upload'] === 'stream';
+    const multipart = isMultipart(ctx.headers) && acceptsMultipart(operation);
+    // A streamed upload's limit is for its file; any other body to its route is held to the global one.
+    const limit = streamed && !multipart ? ports.bodyLimitBytes : routeLimit(operation, ports.bodyLimitBytes);
+    if (multipart) {
       // `x-upload: stream`: the handler reads the body after authentication and admission, as it arrives.
-      if (operation?.['x-upload'] === 'stream') {
+      if (streamed) {
         ctx.state.streamedUpload = streamedMultipart(ctx);
         return next();
       }
