@@ -53,9 +53,10 @@ function readForm<T>(
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
+      // busboy's `limit` fires when a file *reaches* fileSize: one byte more, so that a file of exactly the limit passes.
       parser = busboy({
         headers: ctx.req.headers,
-        limits: { fileSize: limit.bytes, files: 1, fields: 16, fieldSize: FIELD_LIMIT_BYTES, parts: 17 },
+        limits: { fileSize: limit.bytes + 1, files: 1, fields: 16, fieldSize: FIELD_LIMIT_BYTES, parts: 17 },
         defCharset: 'latin1',
       });
     } catch (err) {

@@ -22,6 +22,7 @@ import base64
 import json
 import os
 import secrets
+import time
 import struct
 import sys
 import warnings
@@ -146,5 +147,36 @@ else:
     if decoded != as_float32:
         fail("create_embedding: the base64 vectors are not the float ones")
     ok(f"create_embedding: {len(floats)} vectors of {dimensions}, base64 = float, {as_float.usage.prompt_tokens} tokens")
+
+# 7. files and a vector store through the generated client: a multipart upload, an attach, a search that finds it
+with client(access_token=KEY) as api:
+    fact = b"The generated client found the lighthouse key under the third stair."
+    uploaded = pvai_client.FilesApi(api).create_file(file=("lighthouse.txt", fact), purpose="assistants")
+    if uploaded.bytes != len(fact) or uploaded.filename != "lighthouse.txt":
+        fail(f"create_file: expected {len(fact)} bytes named lighthouse.txt, got {uploaded}")
+    stores = pvai_client.VectorStoresApi(api)
+    store = stores.create_vector_store(pvai_client.VectorStoreCreateRequest(name="smoke"))
+    attached = stores.create_vector_store_file(
+        store.id, pvai_client.VectorStoreFileCreateRequest(file_id=uploaded.id, attributes={"kind": pvai_client.FileAttributesValue("note")})
+    )
+    for _ in range(100):
+        if attached.status != "in_progress":
+            break
+        time.sleep(0.1)
+        attached = stores.get_vector_store_file(store.id, uploaded.id)
+    if attached.status != "completed":
+        fail(f"create_vector_store_file: expected completed, got {attached.status} {attached.last_error}")
+    found = stores.search_vector_store(
+        store.id, pvai_client.VectorStoreSearchRequest(query=pvai_client.VectorStoreSearchRequestQuery("lighthouse key"))
+    )
+    top = found.data[0] if found.data else None
+    if top is None or top.file_id != uploaded.id or "third stair" not in top.content[0].text:
+        fail(f"search_vector_store: expected the uploaded fact first, got {found.data}")
+    pvai_client.FilesApi(api).delete_file(uploaded.id)
+    if stores.search_vector_store(
+        store.id, pvai_client.VectorStoreSearchRequest(query=pvai_client.VectorStoreSearchRequestQuery("lighthouse key"))
+    ).data:
+        fail("search_vector_store: the deleted file is still found")
+    ok(f"files and vector stores: uploaded {uploaded.bytes} bytes, attached, found at score {top.score}, deleted")
 
 print("python client smoke test passed")
