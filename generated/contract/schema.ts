@@ -980,7 +980,7 @@ export interface paths {
         };
         /**
          * A file's bytes
-         * @description The bytes as uploaded, streamed from the database, with the content type of the format pvai found.
+         * @description The bytes as uploaded, streamed from the database, as `application/octet-stream` (the format pvai found is the file's `content_type`).
          */
         get: operations["downloadFile"];
         put?: never;
@@ -6668,7 +6668,6 @@ export interface operations {
             200: components["responses"]["VectorStoreFileOk"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6841,7 +6840,6 @@ export interface operations {
             200: components["responses"]["VectorStoreFileBatchOk"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];

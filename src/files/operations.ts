@@ -118,7 +118,7 @@ export function fileOperations(files: FileService, tiers: Pick<TierPolicy, 'rule
       const finished = once(stream, 'close').then(() => undefined);
       return {
         status: 200,
-        type: file.contentType,
+        type: 'application/octet-stream',
         headers: {
           'Content-Length': String(file.bytes),
           'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`,

@@ -58,6 +58,11 @@ export function routeBodies(
   return async (ctx: AppContext, next) => {
     if (!BODY_METHODS.has(ctx.method)) return readerFor(ports.bodyLimitBytes)(ctx, next);
     const operation = operationOf(api, ctx);
+    // No operation for this method and path: the answer is 404 or 405, whatever the body's type; it is dropped.
+    if (!operation && !ctx.is('application/json')) {
+      answeredBeforeItsBody(ctx.req);
+      return next();
+    }
     const streamed = operation?.['x-upload'] === 'stream';
     const multipart = isMultipart(ctx.headers) && acceptsMultipart(operation);
     // A streamed upload's limit is for its file; any other body to its route is held to the global one.

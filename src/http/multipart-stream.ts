@@ -80,6 +80,10 @@ function readForm<T>(
       else settle();
     };
     parser.on('field', (name, value, info) => {
+      if (!name) {
+        fail(new AppError('INVALID_PARAMETER', 'A form field has no name', { field: 'body', reason: 'unnamed field' }));
+        return;
+      }
       if (info.valueTruncated) {
         fail(new AppError('INVALID_PARAMETER', `The field ${name} is too long`, { field: name, reason: 'too long' }));
         return;

@@ -7,7 +7,7 @@ import type { SqlStoreFiles } from './sql-store-files.js';
 import type { SqlVectorStores } from './sql-vector-stores.js';
 import { ownedStore, pageOf } from './store-operations.js';
 import type { BatchRecord, VectorStoreRecord } from './types.js';
-import type { VectorStoreService } from './vector-store-service.js';
+import type { Attach, VectorStoreService } from './vector-store-service.js';
 import { attributesOf, batchBody, chunkWindow, linkBody } from './wire.js';
 
 type FileOperationId =
@@ -127,10 +127,18 @@ export function storeFileOperations(deps: FileOperationDeps): Operations<FileOpe
     createVectorStoreFileBatch: async ({ params, body }, call) => {
       const store = await ownedStore(stores, call, params.vector_store_id);
       stores.requireLive(store);
-      const items = batchItems(body);
-      // Every id checked before anything is attached: one not the caller's attaches nothing.
-      const chosen: Array<{ file: FileRecord; item: (typeof items)[number] }> = [];
-      for (const item of items) chosen.push({ file: await fileFor(call, item.file_id, item.field), item });
+      // Every id and every item's attributes and strategy checked before anything is stored: a refusal attaches
+      // nothing.
+      const chosen: Array<{ file: FileRecord; how: Attach }> = [];
+      for (const item of batchItems(body)) {
+        chosen.push({
+          file: await fileFor(call, item.file_id, item.idField),
+          how: {
+            attributes: attributesOf(item.attributes, `${item.prefix}attributes`),
+            chunking: chunkWindow(item.chunking_strategy, `${item.prefix}chunking_strategy`),
+          },
+        });
+      }
       const batch: BatchRecord = {
         id: `vsfb_${randomBytes(12).toString('hex')}`,
         vectorStoreId: store.id,
@@ -139,18 +147,7 @@ export function storeFileOperations(deps: FileOperationDeps): Operations<FileOpe
         createdAt: deps.clock(),
       };
       await storeRows.insertBatch(batch);
-      for (const { file, item } of chosen) {
-        await stores.attach(
-          store,
-          file,
-          {
-            attributes: attributesOf(item.attributes, `${item.field.replace(/\.file_id$/, '')}.attributes`),
-            chunking: chunkWindow(item.chunking_strategy, 'chunking_strategy'),
-            batchId: batch.id,
-          },
-          false,
-        );
-      }
+      for (const { file, how } of chosen) await stores.attach(store, file, { ...how, batchId: batch.id }, false);
       background.kick();
       return { status: 200, body: await batchAnswer(store, batch) };
     },
@@ -187,17 +184,19 @@ function batchItems(body: BatchRequest) {
       reason: 'with file_ids',
     });
   }
-  if (body.files) return body.files.map((f, i) => ({ ...f, field: `files[${i}].file_id` }));
+  if (body.files) return body.files.map((f, i) => ({ ...f, idField: `files[${i}].file_id`, prefix: `files[${i}].` }));
   if (!body.file_ids) {
     throw new AppError('INVALID_PARAMETER', 'file_ids or files is required', {
       field: 'file_ids',
       reason: 'is required',
     });
   }
+  // The batch's own attributes and strategy, shared by every file_id: a refusal names the batch's field.
   return body.file_ids.map((id, i) => ({
     file_id: id,
     attributes: body.attributes,
     chunking_strategy: body.chunking_strategy,
-    field: `file_ids[${i}]`,
+    idField: `file_ids[${i}]`,
+    prefix: '',
   }));
 }

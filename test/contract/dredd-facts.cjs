@@ -11,6 +11,9 @@ const EXAMPLE_IDS = {
   response: 'resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718',
   conversation: 'conv_4e5f60718293a4b5c6d7e8f9011b2c3d',
   item: 'msg_4e5f60718293a4b5c6d7e8f9011b2c3d',
+  file: 'file-4e5f60718293a4b5c6d7e8f9',
+  vectorStore: 'vs_4e5f60718293a4b5c6d7e8f9',
+  batch: 'vsfb_4e5f60718293a4b5c6d7e8f9',
 };
 // Well-formed ids that name nothing, for the 404 transactions.
 const MISSING_IDS = {
@@ -21,6 +24,9 @@ const MISSING_IDS = {
   response: 'resp_00000000000000000000000000000000',
   conversation: 'conv_00000000000000000000000000000000',
   item: 'msg_00000000000000000000000000000000',
+  file: 'file-000000000000000000000000',
+  vectorStore: 'vs_000000000000000000000000',
+  batch: 'vsfb_000000000000000000000000',
   model: 'PV-NONEXISTENT',
 };
 const TOO_LONG_ID = 'x'.repeat(65); // every path id is maxLength 64: a 400 before any lookup

@@ -14,8 +14,9 @@
 //   - check the text/event-stream answers of chat completions and responses themselves (Dredd has no validator
 //     for it).
 // The hooks' own requests and what beforeAll learns are in dredd-server.cjs, the Responses API's stored responses
-// in dredd-responses.cjs, the conversations in dredd-conversations.cjs, the exported and erased end user in
-// dredd-erased-user.cjs, the contract's tables in dredd-facts.cjs.
+// in dredd-responses.cjs, the conversations in dredd-conversations.cjs, the files and vector stores (and createFile's
+// multipart body) in dredd-vector-stores.cjs, the exported and erased end user in dredd-erased-user.cjs, the
+// contract's tables in dredd-facts.cjs.
 // The server comes from test/contract/serve-for-contract.mjs: PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN.
 const hooks = require('hooks');
 const { checkChatStream } = require('./chat-stream-check.cjs');
@@ -30,6 +31,7 @@ const {
   responseIdOf,
 } = require('./dredd-responses.cjs');
 const { PVAI_API_KEY, PVAI_ADMIN_TOKEN, available, ids, must, probe } = require('./dredd-server.cjs');
+const vs = require('./dredd-vector-stores.cjs');
 
 const {
   EXAMPLE_IDS,
@@ -68,6 +70,7 @@ hooks.beforeAll((transactions, done) => {
     await probe('embeddings', 'POST', '/z1/embeddings', { model: 'PV-EMBED', input: 'probe' });
     await createFixtureResponses();
     await createFixtureConversations();
+    await vs.createFixtureVectorStores();
 
     // The account the admin transactions work on (a fresh one, so changing its tier harms nothing).
     const fixture = await must(201, 'POST', '/admin/accounts', {
@@ -165,14 +168,14 @@ function idKind(resource) {
   if (resource.includes('{response_id}')) return 'response';
   if (resource.includes('{item_id}')) return 'item'; // of the fixture conversation
   if (resource.includes('{conversation_id}')) return 'conversation';
-  return null;
+  return vs.vectorStoreKind(resource); // file, vectorStore, batch
 }
 
 function realId(kind, resource, method) {
   if (kind === 'key') return resource.endsWith('/rotate') ? ids.rotateKey : ids.revokeKey;
   if (kind === 'response') return responseIdOf(resource, method);
   if (kind === 'conversation' || kind === 'item') return conversationIdOf(kind, resource, method);
-  return ids[kind];
+  return vs.vectorStoreIdOf(kind, resource, method) ?? ids[kind];
 }
 
 hooks.beforeEach((t) => {
@@ -186,8 +189,9 @@ hooks.beforeEach((t) => {
   const hasBody = Boolean(t.request.body);
 
   const contentType = Object.entries(headers).find(([h]) => h.toLowerCase() === 'content-type')?.[1] ?? '';
-  if (String(contentType).startsWith('multipart/form-data')) {
-    // Dredd has no file to send; uploads are covered by test/documents/formats.test.ts and by schemathesis.
+  if (String(contentType).startsWith('multipart/form-data') && resource !== '/z1/files') {
+    // Dredd has no file to send (createFile's form is built by dredd-vector-stores.cjs); document uploads are
+    // covered by test/documents/formats.test.ts and by schemathesis.
     return skip(t, 'multipart/form-data: dredd cannot build a file upload');
   }
   if (isAdmin) headers.Authorization = `Bearer ${PVAI_ADMIN_TOKEN}`;
@@ -199,6 +203,7 @@ hooks.beforeEach((t) => {
     kind === 'model' ? 'PV-STANDARD' : kind ? (realId(kind, resource, method) ?? EXAMPLE_IDS[kind]) : null;
   if (kind && kind !== 'model') replaceId(t, kind, currentId);
   placeItemConversation(t, kind);
+  vs.placeVectorStore(t, kind);
 
   const capability = capabilityOf(resource);
   const unavailable = capability && available[capability] !== true;
@@ -224,6 +229,7 @@ hooks.beforeEach((t) => {
       error: { message: '', type: '', code: '', param: null },
     });
   }
+  if (vs.vectorStoreTransaction(t, status)) return; // createFile's form; what the Files and Vector Stores provoke
 
   if (status >= 200 && status < 300) {
     if (unavailable) return skip(t, `${capability} is not available on this server yet (it answers 503)`);
@@ -351,10 +357,12 @@ hooks.beforeEachValidation((t) => {
     if (code !== t.expectedCode) t.fail = `expected error code ${t.expectedCode}, got ${code}`;
   }
 
-  if (resource.endsWith('/cancel') && Number(t.real.statusCode) === 200) {
+  if (resource === '/z1/responses/{response_id}/cancel' && Number(t.real.statusCode) === 200) {
     const problem = checkCancelled(t.real.body);
     if (problem) t.fail = problem;
   }
+
+  t.fail = vs.checkVectorStoreAnswer(t) ?? t.fail; // a file's bytes and text as uploaded
 
   if (resource.startsWith('/z1/users/{user_id}') && Number(t.real.statusCode) === 200) {
     const problem = checkSeededUser(resource, t.real.body);

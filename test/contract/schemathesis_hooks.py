@@ -43,6 +43,11 @@ breaks the rule the field names (`_responses_refusal`, `_compact_refusal` and `_
 schemathesis_responses.py, the server's rules said again; a conversation's items, which only the server knows, are
 read from it); any other 400 stays a failure. A chat's `tool_choice: required` with no tools is refused as responses'.
 
+The Files and Vector Stores APIs: an upload (POST /z1/files) is refused for what its bytes are as a document upload is;
+search's `rewrite_query: true` and `filters` that are not attribute filters, a static `chunking_strategy` without its
+window or overlapping over half of it, a batch with both or neither of `file_ids` and `files`, and `attributes` keys
+over 64 characters are 400s dropped only when the request really did that (schemathesis_vector_stores.py).
+
 Two refusals depend on what the path names: a response not created in the background can neither be streamed again
 (GET /z1/responses/{id}?stream=true: 400 naming `stream`) nor cancelled (400 naming `response_id`). Those are dropped
 only when the server says that response is not a background one.
@@ -64,7 +69,8 @@ import schemathesis
 # exactly when this file is, or each run would generate other cases than it did before they were split off.
 sys.dont_write_bytecode = True  # no __pycache__ in test/contract/
 if __name__ in sys.modules:
-    from schemathesis_responses import _compact_refusal, _conversation_refusal, _responses_refusal
+    from schemathesis_responses import _compact_refusal, _conversation_refusal, _filter_fault, _responses_refusal
+    from schemathesis_vector_stores import OPERATIONS as VECTOR_STORES, _vector_store_refusal
 else:
     _spec = importlib.util.spec_from_file_location(
         "_schemathesis_responses", os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis_responses.py")
@@ -74,9 +80,18 @@ else:
     _responses_refusal = _rules._responses_refusal
     _compact_refusal = _rules._compact_refusal
     _conversation_refusal = _rules._conversation_refusal
+    _filter_fault = _rules._filter_fault
+    _spec = importlib.util.spec_from_file_location(
+        "_schemathesis_vector_stores",
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis_vector_stores.py"),
+    )
+    _stores = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_stores)
+    _vector_store_refusal, VECTOR_STORES = _stores._vector_store_refusal, _stores.OPERATIONS
 
 CHAT = ("POST", "/z1/chat/completions")
 UPLOAD = ("POST", "/z1/rag/documents")
+FILE_UPLOAD = ("POST", "/z1/files")  # OpenAI's Files API: the same formats, the same refusals of what the bytes are
 # A document upload's schema admits any bytes as `file`; the contract documents these refusals of what the
 # bytes turn out to be (not one of the five formats, no text, not decodable, corrupt, encrypted).
 CONTENT_REFUSALS = {"UNSUPPORTED_MEDIA_TYPE", "EMPTY_DOCUMENT", "DOCUMENT_UNREADABLE", "DOCUMENT_ENCRYPTED"}
@@ -327,12 +342,16 @@ def filter_failure(context, failure, case, response):
     if failure.code == "ST202" and operation in (GET_RESPONSE, CANCEL) and response.status_code == 400:
         body, details = _error(response)
         return body is None or not _not_background(case, details)
+    if failure.code == "ST202" and operation in VECTOR_STORES and response.status_code == 400:
+        # The Vector Stores API's documented refusals (schemathesis_vector_stores.py), when the request earned one.
+        body, details = _error(response)
+        return body is None or not _vector_store_refusal(operation, case.body, body["code"], details, _filter_fault)
     if failure.code == "ST202" and operation == EMBEDDINGS:
         # Dropped when the request really earned the documented refusal; any other 400 stays a failure.
         return not _embedding_refusal(case, response)
     if (
         failure.code == "ST202"
-        and operation == UPLOAD
+        and operation in (UPLOAD, FILE_UPLOAD)
         and response.status_code in (400, 415)
         and _code(response) in CONTENT_REFUSALS
         and isinstance(case.body, dict)

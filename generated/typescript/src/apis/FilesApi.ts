@@ -282,7 +282,7 @@ export class FilesApi extends runtime.BaseAPI {
     }
 
     /**
-     * The bytes as uploaded, streamed from the database, with the content type of the format pvai found.
+     * The bytes as uploaded, streamed from the database, as `application/octet-stream` (the format pvai found is the file\'s `content_type`).
      * A file\'s bytes
      */
     async downloadFileRaw(requestParameters: DownloadFileRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Blob>> {
@@ -293,7 +293,7 @@ export class FilesApi extends runtime.BaseAPI {
     }
 
     /**
-     * The bytes as uploaded, streamed from the database, with the content type of the format pvai found.
+     * The bytes as uploaded, streamed from the database, as `application/octet-stream` (the format pvai found is the file\'s `content_type`).
      * A file\'s bytes
      */
     async downloadFile(requestParameters: DownloadFileRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Blob> {
