@@ -58,7 +58,8 @@ export class DocumentService {
     await this.#worker.start();
   }
 
-  async create(tenant: Tenant, input: NewDocument): Promise<DocumentRecord> {
+  /** `waitMs`: how long to wait for the document to be ready (the upload's bounded wait unless given; 0: none). */
+  async create(tenant: Tenant, input: NewDocument, options: { waitMs?: number } = {}): Promise<DocumentRecord> {
     // The one refusal for a document with no text, whether it came as JSON content or as a file (whose
     // extractor says so first, more precisely): refused before anything is stored.
     if (input.text.trim() === '') throw new AppError('EMPTY_DOCUMENT', 'The document has no text');
@@ -82,10 +83,19 @@ export class DocumentService {
     await this.#deps.store.bumpVersion(tenant);
     await this.#deps.store.insert(doc, input.text, input.pages ?? []);
     await this.#deps.store.bumpVersion(tenant);
-    const done = this.#waitFor(doc.id, this.#deps.readyWaitMs ?? READY_WAIT_MS);
+    const waitMs = options.waitMs ?? this.#deps.readyWaitMs ?? READY_WAIT_MS;
+    const done = waitMs > 0 ? this.#waitFor(doc.id, waitMs) : undefined;
     this.#worker.kick();
     await done;
     return (await this.#deps.store.get(tenant, doc.id)) ?? doc;
+  }
+
+  /** Waits up to `ms` for the document to be ready or failed (at once when it is already). */
+  async settled(tenant: Tenant, id: string, ms = READY_WAIT_MS): Promise<void> {
+    const done = this.#waitFor(id, ms);
+    const doc = await this.#deps.store.get(tenant, id);
+    if (doc?.status !== 'processing') this.#settled(id);
+    await done;
   }
 
   list(tenant: Tenant): Promise<DocumentRecord[]> {

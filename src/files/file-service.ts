@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import type { StreamedUpload } from '../http/index.js';
+import { releaseReadBuffers } from './release-read-buffers.js';
 import type { CommitResult, SqlFileStore } from './sql-file-store.js';
 import type { FilePurpose, FileRecord, ListPage, Owner } from './types.js';
 import { sinkUpload } from './upload-sink.js';
@@ -125,6 +126,8 @@ export class FileService {
         for (let ordinal = 0; ; ordinal++) {
           const part = await store.part(file.id, ordinal);
           if (part === undefined) return;
+          // The parts read and sent are garbage outside the heap, as an upload's socket reads are.
+          if (ordinal > 0 && ordinal % 8 === 0) releaseReadBuffers();
           yield part;
         }
       })(),

@@ -81,7 +81,10 @@ interface StoreDocumentInput {
  * files are documents of its own tenant, ingested, indexed and searched there.
  */
 export interface StoreDocuments {
-  create(tenant: Tenant, input: StoreDocumentInput): Promise<{ id: string }>;
+  /** Stores the document and queues its ingestion; `waitMs: 0` answers at once. */
+  create(tenant: Tenant, input: StoreDocumentInput, options: { waitMs: 0 }): Promise<{ id: string }>;
+  /** Waits, within the upload's bound, for the document to be indexed (or to fail). */
+  settled(tenant: Tenant, id: string): Promise<void>;
   delete(tenant: Tenant, id: string): Promise<void>;
   forget(tenant: Tenant): Promise<number>;
   search(

@@ -194,7 +194,7 @@ export class VectorStoreService {
       extractNow ? now + EXTRACT_LEASE_MS : 0,
     );
     await this.#deps.stores.touch(store.id, now);
-    if (linked && extractNow) await this.ingest(store.id, file.id);
+    if (linked && extractNow) await this.ingest(store.id, file.id, true);
     return this.link(store, file.id);
   }
 
@@ -204,8 +204,12 @@ export class VectorStoreService {
     return link;
   }
 
-  /** Extracts a linked file's text into the store's document (a link still waiting for it). */
-  async ingest(vectorStoreId: string, fileId: string): Promise<void> {
+  /**
+   * Extracts a linked file's text into the store's document (a link still waiting for it). `waitForIndex`: the
+   * attaching request waits, as a document upload does, for it to be indexed; the pump does not (the ingestion
+   * worker then indexes a batch's files together).
+   */
+  async ingest(vectorStoreId: string, fileId: string, waitForIndex = false): Promise<void> {
     const { links, files, documents, readFile } = this.#deps;
     const link = await links.get(vectorStoreId, fileId);
     if (!link || link.documentId !== null || link.status !== 'in_progress') return;
@@ -232,15 +236,21 @@ export class VectorStoreService {
         title: file.filename,
         metadata: link.attributes,
       });
-      documentId = (await documents.create(tenant, { ...input, chunking: link.chunking })).id;
+      documentId = (await documents.create(tenant, { ...input, chunking: link.chunking }, { waitMs: 0 })).id;
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
       await links.setOutcome(vectorStoreId, fileId, 'failed', { code: 'invalid_file', message: err.message });
       return;
     }
+    // Linked before any wait: a request that dies now leaves a link with its document, never one the pump
+    // would extract a second time.
     await links.setDocument(vectorStoreId, fileId, documentId);
     // Detached (or the file deleted) while its text was read: its document must not outlive the link.
-    if (!(await links.get(vectorStoreId, fileId))) await documents.delete(tenant, documentId).catch(() => undefined);
+    if (!(await links.get(vectorStoreId, fileId))) {
+      await documents.delete(tenant, documentId).catch(() => undefined);
+      return;
+    }
+    if (waitForIndex) await documents.settled(tenant, documentId);
   }
 
   /** Removes the file from the store and its chunks from the index. */

@@ -93,7 +93,7 @@ for (const rag of ragBackends()) {
         user_id: userId,
         skip_cache: true,
         input: QUESTION,
-        tools: [{ type: 'file_search', vector_store_ids: ['vs_ignored'], ...tool }],
+        tools: [{ type: 'file_search', ...tool }],
         include: ['file_search_call.results'],
         ...extra,
       });

@@ -180,7 +180,15 @@ for (const rag of ragBackends()) {
       assert.deepEqual(erased, {
         object: 'user.erased',
         user_id: 'ada',
-        erased: { memories: 2, documents: 1, responses: 1, conversations: 0, usage: named.length },
+        erased: {
+          memories: 2,
+          documents: 1,
+          responses: 1,
+          conversations: 0,
+          files: 0,
+          vector_stores: 0,
+          usage: named.length,
+        },
       });
       await server.running.runtime.usage.flush();
       assert.deepEqual(await rowsOf('usage_records', accountId), [], 'no usage row names her');
@@ -190,6 +198,8 @@ for (const rag of ragBackends()) {
         documents: 0,
         responses: 0,
         conversations: 0,
+        files: 0,
+        vector_stores: 0,
         usage: 0,
       });
 
@@ -300,6 +310,8 @@ for (const rag of ragBackends()) {
         documents: 0,
         responses: 0,
         conversations: 0,
+        files: 0,
+        vector_stores: 0,
         usage: 0,
       });
       assert.equal((await exportOf(apiKey, 'bob')).body.memories.length, 1);
