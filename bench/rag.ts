@@ -10,7 +10,11 @@
  * - Ingestion: lexical indexing MB/s (chunker + putDocuments, as the ingestion worker writes); embedding tokens/s through pvai's
  *   LocalEmbedder ÷ node-llama-cpp directly; a 1 MB upload through the HTTP server.
  *
- * `--quick`: fewer queries for latency, 1k chunks only, a smaller embedding sample, no upload.
+ * - Through HTTP (bench/rag-vector-stores.ts, bench/upload-rss.ts): Cranfield via /z1/rag/documents + /z1/rag/search
+ *   beside /z1/files + file_batches + /z1/vector_stores/{id}/search (nDCG@10 within ±0.005, ingestion MB/s), and a
+ *   100 MiB streamed POST /z1/files (the server's RSS growth < 50 MB), in quick mode too.
+ *
+ * `--quick`: fewer queries for latency, 1k chunks only, a smaller embedding sample, no 1 MB upload.
  * Vectors of Cranfield's chunks and queries are cached in data/bench/ (the first run embeds them: minutes).
  */
 import os from 'node:os';
@@ -26,6 +30,8 @@ import { allPeers } from './rag/peers.js';
 import { qdrantAvailable, startQdrant } from './rag/qdrant-process.js';
 import { indexQuality, peerQuality, type QualityRow } from './rag/quality.js';
 import { measureUpload, type UploadResult } from './rag/upload.js';
+import { parityAll, parityIngestRows, parityQualityTable, parityTargets } from './rag-vector-stores.js';
+import { uploadRssAll, uploadRssRows, uploadRssTargets } from './upload-rss.js';
 
 const quick = process.argv.includes('--quick');
 const MODES: SearchMode[] = ['hybrid', 'lexical', 'dense'];
@@ -150,6 +156,11 @@ if (!quick) {
   log('upload done');
 }
 
+// The same corpus through the HTTP server's documents and vector-store paths; a 100 MiB file through /z1/files.
+const parity = await parityAll(corpus, log);
+const bigUpload = await uploadRssAll(log);
+notes.push(...parity.notes, ...bigUpload.notes);
+
 // ---- report ----
 const pass = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 const out: string[] = [];
@@ -167,6 +178,9 @@ out.push(
     quality.map((q) => [q.system, q.ndcg10.toFixed(3), q.recall100.toFixed(3)]),
   ),
 );
+out.push('');
+out.push('## Quality through HTTP: /z1/rag/search vs /z1/vector_stores/{id}/search (50 chunks asked, hybrid)');
+out.push(parityQualityTable(parity.rows));
 out.push('');
 out.push('## Retrieval latency (one user, k = 10, ms; a cell stops after 20 s once 30 queries are timed)');
 out.push(
@@ -201,6 +215,8 @@ out.push(
         `1 MB upload over HTTP, ${u.backend} (${u.chunkCount} chunks, answered ${u.status})`,
         `${Math.round(u.ms)} ms; planted word found at once: ${u.foundAtOnce ? `yes, hit ${u.rank} of 3` : 'NO'} (search ${Math.round(u.searchMs)} ms)`,
       ]),
+      ...parityIngestRows(parity.rows),
+      ...uploadRssRows(bigUpload.rows),
     ],
   ),
 );
@@ -239,6 +255,7 @@ for (const u of uploads) {
     pass(u.ms <= 2000 && u.foundAtOnce),
   ]);
 }
+targets.push(...parityTargets(parity.rows), ...uploadRssTargets(bigUpload.rows));
 out.push(table(['target', 'measured', ''], targets));
 const stolen = steal();
 if (notes.length > 0) {
