@@ -18,10 +18,10 @@ function toFile(row: Row): FileRecord {
 }
 
 /**
- * The owner condition of a read: the account's files, and through a key bound to an end user (`userId` set),
- * only that end user's. `$1` is the account, `$2` the end user when there is one.
+ * The owner condition of a read (files, vector stores): the account's, and through a key bound to an end user
+ * (`userId` set), only that end user's. `$1` is the account, `$2` the end user when there is one.
  */
-function ownerScope(owner: Owner): { sql: string; params: unknown[] } {
+export function ownerScope(owner: Owner): { sql: string; params: unknown[] } {
   return owner.userId === null
     ? { sql: 'account_id = $1', params: [owner.accountId] }
     : { sql: 'account_id = $1 AND owner_user_id = $2', params: [owner.accountId, owner.userId] };

@@ -11,34 +11,29 @@ const LEASE_MS = 5 * 60_000;
 /** How often links left by a crashed worker and stores past their expiry are looked for. */
 const SWEEP_EVERY_MS = 30_000;
 
+interface BackgroundDeps {
+  service: VectorStoreService;
+  links: SqlStoreFiles;
+  stores: SqlVectorStores;
+  documents: StoreDocuments;
+  clock: Clock;
+  log: Logger;
+}
+
 /**
  * The vector stores' work behind the requests: extracting the files of batches (and of attaches whose request
  * died), each leased so that any replica takes up what another left; and the expiry of stores, whose index
  * entries are removed once they are past `expires_after` (the store itself stays, `expired`).
  */
 export class VectorStoreBackground {
-  readonly #deps: {
-    service: VectorStoreService;
-    links: SqlStoreFiles;
-    stores: SqlVectorStores;
-    documents: StoreDocuments;
-    clock: Clock;
-    log: Logger;
-  };
+  readonly #deps: BackgroundDeps;
   #running: Promise<void> | undefined;
   #again = false;
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
   #closed = false;
 
-  constructor(deps: {
-    service: VectorStoreService;
-    links: SqlStoreFiles;
-    stores: SqlVectorStores;
-    documents: StoreDocuments;
-    clock: Clock;
-    log: Logger;
-  }) {
+  constructor(deps: BackgroundDeps) {
     this.#deps = deps;
   }
 

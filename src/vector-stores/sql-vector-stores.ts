@@ -1,4 +1,4 @@
-import type { ListPage } from '../files/index.js';
+import { type ListPage, ownerScope } from '../files/index.js';
 import type { Db, Row } from '../storage/index.js';
 import type { BatchRecord, Owner, VectorStoreRecord } from './types.js';
 
@@ -21,12 +21,6 @@ function toStore(row: Row): VectorStoreRecord {
     expired: Number(row.expired) === 1,
     createdAt: Number(row.created_at),
   };
-}
-
-function scope(viewer: Owner): { sql: string; params: unknown[] } {
-  return viewer.userId === null
-    ? { sql: 'account_id = $1', params: [viewer.accountId] }
-    : { sql: 'account_id = $1 AND owner_user_id = $2', params: [viewer.accountId, viewer.userId] };
 }
 
 /** Vector stores and their file batches, both dialects. Every read is scoped by its viewer (account, end user). */
@@ -57,7 +51,7 @@ export class SqlVectorStores {
   }
 
   async get(viewer: Owner, id: string): Promise<VectorStoreRecord | undefined> {
-    const s = scope(viewer);
+    const s = ownerScope(viewer);
     const rows = await this.#db.query(
       `SELECT ${COLUMNS} FROM vector_stores WHERE ${s.sql} AND id = $${s.params.length + 1}`,
       [...s.params, id],
@@ -72,7 +66,7 @@ export class SqlVectorStores {
 
   /** A page in `order` after `after` (or before `before`); the cursor store must be the viewer's. */
   async list(viewer: Owner, page: ListPage, cursor?: VectorStoreRecord): Promise<VectorStoreRecord[]> {
-    const s = scope(viewer);
+    const s = ownerScope(viewer);
     const params = [...s.params];
     let where = s.sql;
     const asc = page.order === 'asc';
