@@ -1008,8 +1008,8 @@ export interface paths {
          * Create a vector store (OpenAI's Vector Stores API)
          * @description A vector store is a set of the account's files, each extracted, chunked and indexed by the same ingestion
          *     and retrieval engine as `/z1/rag/documents` (hybrid lexical and dense search, page and character spans).
-         *     `file_ids` (up to 500) are attached as `POST …/files` attaches one; a file id not the caller's is 404
-         *     naming it. `chunking_strategy`: `auto` (pvai's ~180-token windows) or `static` (`max_chunk_size_tokens`
+         *     `file_ids` (up to 500) are attached as `POST …/files` attaches one (small files are usually `completed` in
+         *     this answer); a file id not the caller's is 404 naming it, and no store is made. `chunking_strategy`: `auto` (pvai's ~180-token windows) or `static` (`max_chunk_size_tokens`
          *     100–4096, `chunk_overlap_tokens` at most half of it; tokens counted as four characters).
          *     `expires_after` (`anchor: last_active_at`, `days` 1–365): the store expires that long after it was last
          *     used (searched, or a file attached) and its index entries are removed by the background worker; an
@@ -1451,10 +1451,17 @@ export interface components {
                 code: "server_error" | "unsupported_file" | "invalid_file";
                 message: string;
             } | null;
+            /** @description `auto` for pvai's own window (what a file attached without a strategy gets), else `static` with its window. */
             chunking_strategy: {
                 /** @enum {string} */
-                type: "static";
-                static: components["schemas"]["StaticChunking"];
+                type: "auto" | "static";
+                /** @description With `static`: its window, in tokens of four characters. */
+                static?: {
+                    /** Format: int32 */
+                    max_chunk_size_tokens?: number;
+                    /** Format: int32 */
+                    chunk_overlap_tokens?: number;
+                };
             };
             attributes: {
                 [key: string]: unknown;
@@ -1475,12 +1482,19 @@ export interface components {
             /** @enum {boolean} */
             deleted: true;
         };
+        /** @description OpenAI's page of the file's text (`data`), and the same parts as `content` with the file's `file_id`, `filename` and `attributes` (as Llama Stack's clients read it). */
         VectorStoreFileContent: {
             /** @enum {string} */
             object: "vector_store.file_content.page";
             data: components["schemas"]["TextContentPart"][];
             has_more: boolean;
             next_page: string | null;
+            file_id: string;
+            filename: string;
+            attributes: {
+                [key: string]: unknown;
+            } | null;
+            content: components["schemas"]["TextContentPart"][];
         };
         TextContentPart: {
             /** @enum {string} */
@@ -1530,7 +1544,8 @@ export interface components {
         VectorStoreSearchResults: {
             /** @enum {string} */
             object: "vector_store.search_results.page";
-            search_query: string[];
+            /** @description The query as it was given (a string, or the list of strings). */
+            search_query: string | string[];
             data: components["schemas"]["VectorStoreSearchResult"][];
             has_more: boolean;
             next_page: string | null;
@@ -3015,6 +3030,23 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "id": "file-4e5f60718293a4b5c6d7e8f9",
+                 *       "object": "vector_store.file",
+                 *       "usage_bytes": 24,
+                 *       "created_at": 1795000000,
+                 *       "vector_store_id": "vs_4e5f60718293a4b5c6d7e8f9",
+                 *       "status": "completed",
+                 *       "last_error": null,
+                 *       "chunking_strategy": {
+                 *         "type": "auto"
+                 *       },
+                 *       "attributes": {
+                 *         "year": 2026
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["VectorStoreFile"];
             };
         };

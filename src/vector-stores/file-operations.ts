@@ -113,14 +113,20 @@ export function storeFileOperations(deps: FileOperationDeps): Operations<FileOpe
     },
     getVectorStoreFileContent: async ({ params }, call) => {
       const store = await ownedStore(stores, call, params.vector_store_id);
-      const text = await stores.text(store, await stores.link(store, params.file_id));
+      const link = await stores.link(store, params.file_id);
+      const text = await stores.text(store, link);
+      const parts = text === '' ? [] : [{ type: 'text' as const, text }];
       return {
         status: 200,
         body: {
           object: 'vector_store.file_content.page',
-          data: text === '' ? [] : [{ type: 'text', text }],
+          data: parts,
           has_more: false,
           next_page: null,
+          file_id: link.fileId,
+          filename: link.filename,
+          attributes: link.attributes,
+          content: parts,
         },
       };
     },

@@ -4,7 +4,6 @@ import { type Call, endUserOf, type Operations, requirePrincipal } from '../http
 import { readAttributeFilter } from '../kernel/index.js';
 import { fusedRelevance } from '../retrieval/index.js';
 import type { TierPolicy } from '../tiers/index.js';
-import type { VectorStoreBackground } from './background.js';
 import type { VectorStoreRecord } from './types.js';
 import type { VectorStoreService } from './vector-store-service.js';
 import { chunkWindow, storeBody } from './wire.js';
@@ -20,7 +19,6 @@ type StoreOperationId =
 export interface StoreOperationDeps {
   stores: VectorStoreService;
   files: FileService;
-  background: Pick<VectorStoreBackground, 'kick'>;
   tiers: Pick<TierPolicy, 'rulesFor' | 'checkRagK'>;
   clock: () => number;
 }
@@ -49,7 +47,7 @@ export function pageOf<T extends { id: string }>(items: readonly T[], limit: num
  * through a key bound to an end user only that end user's stores exist. Another's id is 404, as a missing one.
  */
 export function storeOperations(deps: StoreOperationDeps): Operations<StoreOperationId> {
-  const { stores, files, background, tiers, clock } = deps;
+  const { stores, files, tiers, clock } = deps;
   const body = async (store: VectorStoreRecord) => storeBody(store, await stores.usage(store), clock());
   return {
     createVectorStore: async ({ body: request }, call) => {
@@ -83,8 +81,8 @@ export function storeOperations(deps: StoreOperationDeps): Operations<StoreOpera
         chunking,
         expiresAfterDays: input.expires_after?.days ?? null,
       });
-      for (const file of attached) await stores.attach(store, file, { attributes: {}, chunking: null }, false);
-      if (attached.length > 0) background.kick();
+      // Attached as POST …/files attaches one: small files are then `completed` in this answer.
+      for (const file of attached) await stores.attach(store, file, { attributes: {}, chunking: null }, true);
       return { status: 200, body: await body(store) };
     },
     listVectorStores: async ({ query }, call) => {
@@ -144,7 +142,7 @@ export function storeOperations(deps: StoreOperationDeps): Operations<StoreOpera
         status: 200,
         body: {
           object: 'vector_store.search_results.page',
-          search_query: queries,
+          search_query: request.query,
           data: hits.map((hit) => ({
             file_id: hit.link.fileId,
             filename: hit.link.filename,

@@ -25,7 +25,7 @@ const MAX_INDEXED_BYTES = 64 * 1024 * 1024;
 /** How long a request extracting the file it attached holds it before the pump may take it up (it died). */
 const EXTRACT_LEASE_MS = 5 * 60_000;
 /** pvai's own window (documents' chunker), as a static strategy says it: ~180 tokens, ~30 back. */
-const AUTO_CHUNKING = { chars: 720, overlapChars: 120 };
+export const AUTO_CHUNKING = { chars: 720, overlapChars: 120 };
 /** Characters per token where a strategy is given in tokens (OpenAI's rule of thumb for English). */
 export const CHARS_PER_TOKEN = 4;
 
@@ -145,6 +145,8 @@ export class VectorStoreService {
       ...(change.name !== undefined ? { name: change.name } : {}),
       ...(change.metadata !== undefined ? { metadata: change.metadata ?? {} } : {}),
       ...(change.expiresAfterDays !== undefined ? { expiresAfterDays: change.expiresAfterDays } : {}),
+      // A change is activity: it renews an expiry counted from the last use.
+      lastActiveAt: Math.max(store.lastActiveAt, this.#deps.clock()),
     };
     await this.#deps.stores.update(updated);
     return updated;

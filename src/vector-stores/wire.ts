@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import type { Schema } from '../http/index.js';
 import type { BatchRecord, FileCounts, StoreFileRecord, VectorStoreRecord } from './types.js';
-import { CHARS_PER_TOKEN, isExpired } from './vector-store-service.js';
+import { AUTO_CHUNKING, CHARS_PER_TOKEN, isExpired } from './vector-store-service.js';
 
 const DAY_MS = 86_400_000;
 const seconds = (ms: number) => Math.floor(ms / 1000);
@@ -39,13 +39,17 @@ export function linkBody(link: StoreFileRecord): Schema<'VectorStoreFile'> {
     vector_store_id: link.vectorStoreId,
     status: link.status,
     last_error: link.lastError,
-    chunking_strategy: {
-      type: 'static',
-      static: {
-        max_chunk_size_tokens: Math.round(link.chunking.chars / CHARS_PER_TOKEN),
-        chunk_overlap_tokens: Math.round(link.chunking.overlapChars / CHARS_PER_TOKEN),
-      },
-    },
+    // A file chunked by pvai's own window says `auto`, as it was asked (Llama Stack answers so too).
+    chunking_strategy:
+      link.chunking.chars === AUTO_CHUNKING.chars && link.chunking.overlapChars === AUTO_CHUNKING.overlapChars
+        ? { type: 'auto' }
+        : {
+            type: 'static',
+            static: {
+              max_chunk_size_tokens: Math.round(link.chunking.chars / CHARS_PER_TOKEN),
+              chunk_overlap_tokens: Math.round(link.chunking.overlapChars / CHARS_PER_TOKEN),
+            },
+          },
     attributes: link.attributes,
   };
 }

@@ -121,6 +121,66 @@ for (const backend of backends()) {
       assert.equal((await h.client.files.retrieve(accounts)).id, accounts);
     });
 
+    it('what clients read back: files done at creation, a change renews activity, content with its file, the query as given', async () => {
+      const a = await upload('The west gate closes at dusk.', 'gate.txt');
+      const b = await upload('Visitors sign in at the lodge.', 'lodge.txt');
+      const store = await h.client.vectorStores.create({ name: 'grounds', file_ids: [a, b] });
+      assert.deepEqual(store.file_counts, { in_progress: 0, completed: 2, failed: 0, cancelled: 0, total: 2 });
+
+      clock.advance(5_000);
+      const renamed = await h.client.vectorStores.update(store.id, { name: 'grounds 2' });
+      assert.ok((renamed.last_active_at ?? 0) > (store.last_active_at ?? 0), 'a change is activity');
+
+      const files = await h.client.vectorStores.files.list(store.id);
+      assert.deepEqual(
+        files.data.map((f) => f.chunking_strategy?.type),
+        ['auto', 'auto'],
+      );
+      const fixed = await h.server.request<{ chunking_strategy: unknown }>(
+        'POST',
+        `/z1/vector_stores/${store.id}/files`,
+        {
+          apiKey: h.apiKey,
+          body: {
+            file_id: await upload('The orchard is north of the lodge.', 'orchard.txt'),
+            attributes: { area: 'north' },
+            chunking_strategy: { type: 'static', static: { max_chunk_size_tokens: 200, chunk_overlap_tokens: 50 } },
+          },
+        },
+      );
+      assert.deepEqual(fixed.body.chunking_strategy, {
+        type: 'static',
+        static: { max_chunk_size_tokens: 200, chunk_overlap_tokens: 50 },
+      });
+
+      const content = await h.server.request<Record<string, unknown>>(
+        'GET',
+        `/z1/vector_stores/${store.id}/files/${a}/content`,
+        { apiKey: h.apiKey },
+      );
+      const parts = [{ type: 'text', text: 'The west gate closes at dusk.' }];
+      assert.deepEqual(content.body, {
+        object: 'vector_store.file_content.page',
+        data: parts,
+        has_more: false,
+        next_page: null,
+        file_id: a,
+        filename: 'gate.txt',
+        attributes: {},
+        content: parts,
+      });
+
+      const asked = async (query: unknown) =>
+        (
+          await h.server.request<{ search_query: unknown }>('POST', `/z1/vector_stores/${store.id}/search`, {
+            apiKey: h.apiKey,
+            body: { query },
+          })
+        ).body.search_query;
+      assert.equal(await asked('west gate'), 'west gate');
+      assert.deepEqual(await asked(['west gate', 'lodge']), ['west gate', 'lodge']);
+    });
+
     it("chat's vector_store_ids: the store's chunk reaches the model and the citation names the file", async () => {
       const fileId = await upload('The rooftop garden opens at 6pm on Fridays.', 'garden.txt');
       const store = await h.client.vectorStores.create({ name: 'garden' });

@@ -13,16 +13,16 @@
  */
 
 import { mapValues } from '../runtime.js';
-import type { StaticChunking } from './StaticChunking.js';
+import type { VectorStoreFileChunkingStrategyStatic } from './VectorStoreFileChunkingStrategyStatic.js';
 import {
-    StaticChunkingFromJSON,
-    StaticChunkingFromJSONTyped,
-    StaticChunkingToJSON,
-    StaticChunkingToJSONTyped,
-} from './StaticChunking.js';
+    VectorStoreFileChunkingStrategyStaticFromJSON,
+    VectorStoreFileChunkingStrategyStaticFromJSONTyped,
+    VectorStoreFileChunkingStrategyStaticToJSON,
+    VectorStoreFileChunkingStrategyStaticToJSONTyped,
+} from './VectorStoreFileChunkingStrategyStatic.js';
 
 /**
- * 
+ * `auto` for pvai's own window (what a file attached without a strategy gets), else `static` with its window.
  * @export
  * @interface VectorStoreFileChunkingStrategy
  */
@@ -34,7 +34,7 @@ export interface VectorStoreFileChunkingStrategy {
     /**
      * 
      */
-    _static: StaticChunking;
+    _static?: VectorStoreFileChunkingStrategyStatic;
 }
 
 
@@ -42,6 +42,7 @@ export interface VectorStoreFileChunkingStrategy {
  * @export
  */
 export const VectorStoreFileChunkingStrategyTypeEnum = {
+    auto: 'auto',
     static: 'static',
 } as const;
 export type VectorStoreFileChunkingStrategyTypeEnum = typeof VectorStoreFileChunkingStrategyTypeEnum[keyof typeof VectorStoreFileChunkingStrategyTypeEnum];
@@ -52,9 +53,6 @@ export type VectorStoreFileChunkingStrategyTypeEnum = typeof VectorStoreFileChun
  */
 export function instanceOfVectorStoreFileChunkingStrategy(value: object): value is VectorStoreFileChunkingStrategy {
     if (!('type' in value) || value['type'] === undefined) return false;
-    if (value['type'] !== 'static') return false;
-    
-    if ((!('_static' in (value as Record<string, any>)) && !('static' in (value as Record<string, any>))) || ((value as Record<string, any>)['_static'] === undefined && (value as Record<string, any>)['static'] === undefined)) return false;
     return true;
 }
 
@@ -69,7 +67,7 @@ export function VectorStoreFileChunkingStrategyFromJSONTyped(json: any, ignoreDi
     return {
         
         'type': json['type'],
-        '_static': StaticChunkingFromJSON(json['static']),
+        '_static': json['static'] == null ? undefined : VectorStoreFileChunkingStrategyStaticFromJSON(json['static']),
     };
 }
 
@@ -85,7 +83,7 @@ export function VectorStoreFileChunkingStrategyToJSONTyped(value?: VectorStoreFi
     return {
         
         'type': value['type'],
-        'static': StaticChunkingToJSON(value['_static']),
+        'static': VectorStoreFileChunkingStrategyStaticToJSON(value['_static']),
     };
 }
 

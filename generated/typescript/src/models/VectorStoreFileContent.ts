@@ -22,7 +22,7 @@ import {
 } from './TextContentPart.js';
 
 /**
- * 
+ * OpenAI's page of the file's text (`data`), and the same parts as `content` with the file's `file_id`, `filename` and `attributes` (as Llama Stack's clients read it).
  * @export
  * @interface VectorStoreFileContent
  */
@@ -43,6 +43,22 @@ export interface VectorStoreFileContent {
      * 
      */
     nextPage: string | null;
+    /**
+     * 
+     */
+    fileId: string;
+    /**
+     * 
+     */
+    filename: string;
+    /**
+     * 
+     */
+    attributes: { [key: string]: any; } | null;
+    /**
+     * 
+     */
+    content: Array<TextContentPart>;
 }
 
 
@@ -65,6 +81,10 @@ export function instanceOfVectorStoreFileContent(value: object): value is Vector
     if (!('data' in value) || value['data'] === undefined) return false;
     if ((!('hasMore' in (value as Record<string, any>)) && !('has_more' in (value as Record<string, any>))) || ((value as Record<string, any>)['hasMore'] === undefined && (value as Record<string, any>)['has_more'] === undefined)) return false;
     if ((!('nextPage' in (value as Record<string, any>)) && !('next_page' in (value as Record<string, any>))) || ((value as Record<string, any>)['nextPage'] === undefined && (value as Record<string, any>)['next_page'] === undefined)) return false;
+    if ((!('fileId' in (value as Record<string, any>)) && !('file_id' in (value as Record<string, any>))) || ((value as Record<string, any>)['fileId'] === undefined && (value as Record<string, any>)['file_id'] === undefined)) return false;
+    if (!('filename' in value) || value['filename'] === undefined) return false;
+    if (!('attributes' in value) || value['attributes'] === undefined) return false;
+    if (!('content' in value) || value['content'] === undefined) return false;
     return true;
 }
 
@@ -82,6 +102,10 @@ export function VectorStoreFileContentFromJSONTyped(json: any, ignoreDiscriminat
         'data': ((json['data'] as Array<any>).map(TextContentPartFromJSON)),
         'hasMore': json['has_more'],
         'nextPage': json['next_page'],
+        'fileId': json['file_id'],
+        'filename': json['filename'],
+        'attributes': json['attributes'],
+        'content': ((json['content'] as Array<any>).map(TextContentPartFromJSON)),
     };
 }
 
@@ -100,6 +124,10 @@ export function VectorStoreFileContentToJSONTyped(value?: VectorStoreFileContent
         'data': ((value['data'] as Array<any>).map(TextContentPartToJSON)),
         'has_more': value['hasMore'],
         'next_page': value['nextPage'],
+        'file_id': value['fileId'],
+        'filename': value['filename'],
+        'attributes': value['attributes'],
+        'content': ((value['content'] as Array<any>).map(TextContentPartToJSON)),
     };
 }
 

@@ -20,6 +20,13 @@ import {
     VectorStoreSearchResultToJSON,
     VectorStoreSearchResultToJSONTyped,
 } from './VectorStoreSearchResult.js';
+import type { VectorStoreSearchResultsSearchQuery } from './VectorStoreSearchResultsSearchQuery.js';
+import {
+    VectorStoreSearchResultsSearchQueryFromJSON,
+    VectorStoreSearchResultsSearchQueryFromJSONTyped,
+    VectorStoreSearchResultsSearchQueryToJSON,
+    VectorStoreSearchResultsSearchQueryToJSONTyped,
+} from './VectorStoreSearchResultsSearchQuery.js';
 
 /**
  * 
@@ -34,7 +41,7 @@ export interface VectorStoreSearchResults {
     /**
      * 
      */
-    searchQuery: Array<string>;
+    searchQuery: VectorStoreSearchResultsSearchQuery;
     /**
      * 
      */
@@ -84,7 +91,7 @@ export function VectorStoreSearchResultsFromJSONTyped(json: any, ignoreDiscrimin
     return {
         
         'object': json['object'],
-        'searchQuery': json['search_query'],
+        'searchQuery': VectorStoreSearchResultsSearchQueryFromJSON(json['search_query']),
         'data': ((json['data'] as Array<any>).map(VectorStoreSearchResultFromJSON)),
         'hasMore': json['has_more'],
         'nextPage': json['next_page'],
@@ -103,7 +110,7 @@ export function VectorStoreSearchResultsToJSONTyped(value?: VectorStoreSearchRes
     return {
         
         'object': value['object'],
-        'search_query': value['searchQuery'],
+        'search_query': VectorStoreSearchResultsSearchQueryToJSON(value['searchQuery']),
         'data': ((value['data'] as Array<any>).map(VectorStoreSearchResultToJSON)),
         'has_more': value['hasMore'],
         'next_page': value['nextPage'],
