@@ -14,6 +14,7 @@ import { admissionFor, openEngines } from './engines.js';
 import { filesCapability } from './files/index.js';
 import { type HttpPorts, loadContract } from './http/index.js';
 import { type Account, EMBEDDING_MODEL_ID, MODEL_IDS } from './kernel/index.js';
+import { mcpCapability } from './mcp/index.js';
 import { extractorFor, memoryCapability } from './memory/index.js';
 import { metricsCapability } from './metrics/index.js';
 import { creditsPerRequest, embeddingCredits, modelsCapability } from './models/index.js';
@@ -108,7 +109,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   const memory = plug(memoryCapability({ ...host, index, embedder, extractor }));
   const documents = plug(documentsCapability({ ...host, index, embedder }));
   const files = plug(filesCapability(host));
-  plug(
+  const vectorStores = plug(
     vectorStoresCapability({
       ...host,
       files: files.service,
@@ -138,6 +139,17 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   );
   plug(modelsCapability({ tiers, ...routeFacts, embedding: embeddings.limits }));
   plug(codeCapability({ sandbox, tiers }));
+  plug(
+    mcpCapability({
+      documents: documents.service,
+      memory: memory.service,
+      vectorStores: vectorStores.service,
+      web: web.service,
+      sandbox,
+      tiers,
+      credits,
+    }),
+  );
   const responseStore = new SqlResponseStore(db);
   const conversations = plug(conversationsCapability({ db, responses: responseStore, clock }));
   plug(

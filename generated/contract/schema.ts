@@ -327,6 +327,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/z1/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pvai as an MCP server (Streamable HTTP)
+         * @description The Model Context Protocol's Streamable HTTP transport, stateless: each POST carries one JSON-RPC message
+         *     and a request is answered with its JSON-RPC response as `application/json` (a notification or a response
+         *     from the client: 202, no body). No session is kept (no `Mcp-Session-Id`); `GET` (a server-to-client
+         *     stream) and `DELETE` (ending a session) are 405. Protocol versions: the one the official TypeScript SDK
+         *     speaks by default and the earlier ones it still accepts, negotiated by `initialize`.
+         *
+         *     Tools, each with an input schema and structured output, acting for one end user: the key's bound end user,
+         *     else the `X-PV-User` header (a call that needs one and names none is the tool's error result):
+         *     `search_documents` (the end user's documents, or named vector stores), `remember` / `recall` / `forget`
+         *     (memory), `run_python` (the sandbox, with the tier's timeout) and `web_search` (grounding behind its SSRF
+         *     guard). Every POST is authenticated, rate-limited and on a usage row like any operation; a `tools/call`
+         *     costs 1 credit, refunded when it fails, and says so in `X-Credits-Charged` (docs/mcp.md).
+         */
+        post: operations["mcpMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/z1/code/execute": {
         parameters: {
             query?: never;
@@ -1276,6 +1307,47 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One JSON-RPC 2.0 message of the Model Context Protocol: a request (`id` and `method`), a notification (`method` alone), a result or an error response (`id` and `result` or `error`). */
+        JsonRpcMessage: components["schemas"]["JsonRpcRequest"] | components["schemas"]["JsonRpcNotification"] | components["schemas"]["JsonRpcResult"] | components["schemas"]["JsonRpcError"];
+        JsonRpcId: string | number;
+        JsonRpcRequest: {
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            id: components["schemas"]["JsonRpcId"];
+            method: string;
+            params?: {
+                [key: string]: unknown;
+            };
+        };
+        JsonRpcNotification: {
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            method: string;
+            params?: {
+                [key: string]: unknown;
+            };
+        };
+        JsonRpcResult: {
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            id: components["schemas"]["JsonRpcId"];
+            result: {
+                [key: string]: unknown;
+            };
+        };
+        JsonRpcError: {
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            id: components["schemas"]["JsonRpcId"];
+            error: {
+                /** Format: int32 */
+                code: number;
+                message: string;
+                data?: unknown;
+            } & {
+                [key: string]: unknown;
+            };
+        };
         FileUpload: {
             /** Format: binary */
             file: string;
@@ -4581,6 +4653,77 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    mcpMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The protocol version `initialize` negotiated (the official SDK's supported ones). */
+                "mcp-protocol-version"?: "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05" | "2024-10-07";
+                /** @description The end user the tools act for (else the key's bound end user). */
+                "x-pv-user"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "method": "tools/list",
+                 *       "params": {}
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcMessage"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response (a result, or a JSON-RPC error such as an unknown tool). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": 1,
+                     *       "result": {
+                     *         "tools": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessage"];
+                };
+            };
+            /** @description A notification or a response, taken. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["InsufficientCredits"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

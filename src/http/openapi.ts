@@ -145,7 +145,12 @@ function adapt(
   ports: Pick<HttpPorts, 'stopping' | 'streamWriteTimeoutMs'>,
 ) {
   return async (c: OpenApiContext, ctx: AppContext) => {
-    const request = { body: c.request.requestBody, params: c.request.params, query: c.request.query };
+    const request = {
+      body: c.request.requestBody,
+      params: c.request.params,
+      query: c.request.query,
+      headers: c.request.headers,
+    };
     const reply = await operation(request as OperationRequest<OperationId>, callOf(ctx, ports.stopping));
     await writeReply(ctx, reply as AnyReply, ports.streamWriteTimeoutMs);
   };

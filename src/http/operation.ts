@@ -24,7 +24,7 @@ export type RequestBody<K extends OperationId> =
       ? JsonOf<NonNullable<R> extends { content: infer C } ? C : never> | undefined
       : undefined;
 
-type ParamsIn<K extends OperationId, Where extends 'path' | 'query'> = Op<K>['parameters'] extends infer P
+type ParamsIn<K extends OperationId, Where extends 'path' | 'query' | 'header'> = Op<K>['parameters'] extends infer P
   ? P extends Record<Where, infer V>
     ? [V] extends [never]
       ? Record<string, never>
@@ -41,6 +41,8 @@ export interface OperationRequest<K extends OperationId> {
   body: RequestBody<K>;
   params: ParamsIn<K, 'path'>;
   query: ParamsIn<K, 'query'>;
+  /** The header parameters the contract declares for the operation (names in lower case), as sent. */
+  headers: ParamsIn<K, 'header'>;
 }
 
 type ErrorBody = Schema<'Error'>;

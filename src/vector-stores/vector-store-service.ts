@@ -339,6 +339,12 @@ export class VectorStoreService {
     });
   }
 
+  /** The viewer's named stores (404 / 400 naming `vector_store_ids[i]`), searched for one query. */
+  async searchNamed(viewer: Owner, ids: readonly string[], query: string, k: number) {
+    const hits = await this.search(await this.usable(viewer, ids, 'vector_store_ids'), [query], k, {});
+    return hits.map((hit) => ({ ...hit, fileId: hit.link.fileId, filename: hit.link.filename }));
+  }
+
   /** What changes whenever a search of these stores could answer differently (the chat cache key). */
   async version(stores: readonly VectorStoreRecord[]): Promise<string> {
     const versions = await Promise.all(stores.map((s) => this.#deps.documents.version(storeTenant(s.accountId, s.id))));

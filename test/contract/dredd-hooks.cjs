@@ -31,6 +31,7 @@ const {
   responseIdOf,
 } = require('./dredd-responses.cjs');
 const { PVAI_API_KEY, PVAI_ADMIN_TOKEN, available, ids, must, probe } = require('./dredd-server.cjs');
+const { mcpTransaction } = require('./dredd-mcp.cjs');
 const vs = require('./dredd-vector-stores.cjs');
 
 const {
@@ -230,6 +231,7 @@ hooks.beforeEach((t) => {
     });
   }
   if (vs.vectorStoreTransaction(t, status)) return; // createFile's form; what the Files and Vector Stores provoke
+  if (mcpTransaction(t, status)) return; // /z1/mcp's notification, tool call without credits, bound key
 
   if (status >= 200 && status < 300) {
     if (unavailable) return skip(t, `${capability} is not available on this server yet (it answers 503)`);

@@ -1,0 +1,1 @@
+export { mcpCapability } from './capability.js';
