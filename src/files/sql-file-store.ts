@@ -27,6 +27,9 @@ export function ownerScope(owner: Owner): { sql: string; params: unknown[] } {
     : { sql: 'account_id = $1 AND owner_user_id = $2', params: [owner.accountId, owner.userId] };
 }
 
+/** The account's stored bytes and number of finished files: the totals a commit and an upload's caps read. */
+const TOTALS = `SELECT COALESCE(SUM(bytes), 0) AS bytes, COUNT(*) AS n FROM files WHERE account_id = $1 AND status = 'processed'`;
+
 export type CommitResult = { ok: true; file: FileRecord } | { ok: false; limit: 'bytes' | 'files' };
 
 /**
@@ -63,10 +66,7 @@ export class SqlFileStore {
     const postgres = this.#db.dialect === 'postgres';
     return inTransaction(this.#db, function* (): Steps<CommitResult> {
       if (postgres) yield ["SELECT pg_advisory_xact_lock(hashtextextended('pvai_files:' || $1, 0))", [file.accountId]];
-      const [totals] = yield [
-        `SELECT COALESCE(SUM(bytes), 0) AS bytes, COUNT(*) AS n FROM files WHERE account_id = $1 AND status = 'processed'`,
-        [file.accountId],
-      ];
+      const [totals] = yield [TOTALS, [file.accountId]];
       if (Number(totals?.n ?? 0) + 1 > caps.maxFiles) return { ok: false, limit: 'files' };
       if (Number(totals?.bytes ?? 0) + file.bytes > caps.maxStoredBytes) return { ok: false, limit: 'bytes' };
       yield [
@@ -95,10 +95,7 @@ export class SqlFileStore {
 
   /** The account's stored bytes and number of files (finished uploads). */
   async totals(accountId: string): Promise<{ bytes: number; files: number }> {
-    const [row] = await this.#db.query(
-      `SELECT COALESCE(SUM(bytes), 0) AS bytes, COUNT(*) AS n FROM files WHERE account_id = $1 AND status = 'processed'`,
-      [accountId],
-    );
+    const [row] = await this.#db.query(TOTALS, [accountId]);
     return { bytes: Number(row?.bytes ?? 0), files: Number(row?.n ?? 0) };
   }
 
