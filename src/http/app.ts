@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Handler, OpenAPIBackend } from 'openapi-backend';
-import { contractBackend, useIndexedRouter } from './openapi.js';
+import { useCompiledContract } from './compiled-contract.js';
+import { contractBackend } from './openapi.js';
 import type { Operations } from './operation.js';
 import { type ContractDeps, REQUEST_PIPELINE } from './pipeline.js';
 import type { HttpPorts } from './ports.js';
@@ -34,7 +35,8 @@ function inOrder(handlers: readonly Handler[]): Handler {
  * Refuses to start when an operation of the document has no handler.
  */
 export async function createOpenApi(operations: Operations, ports: HttpPorts): Promise<OpenAPIBackend> {
-  const api = contractBackend();
+  // Lazy: the routing and validation come from the process's compiled contract once init() has run.
+  const api = contractBackend({ lazy: true });
   const deps: ContractDeps = { api, ports, operations };
   const hooks = new Map<string, Handler[]>();
   for (const stage of REQUEST_PIPELINE) {
@@ -48,12 +50,12 @@ export async function createOpenApi(operations: Operations, ports: HttpPorts): P
   }
   for (const [hook, handlers] of hooks) api.register(hook, inOrder(handlers));
   await api.init();
+  await useCompiledContract(api);
   const missing = api
     .getOperations()
     .map((op) => op.operationId)
     .filter((id): id is string => Boolean(id) && !(id && hooks.has(id)));
   if (missing.length > 0) throw new Error(`operations without a handler: ${missing.join(', ')}`);
-  useIndexedRouter(api);
   return api;
 }
 

@@ -5,7 +5,7 @@ import type { Tier } from '../../src/kernel/index.js';
 import type { FactExtractor } from '../../src/memory/index.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { assertConformsToContract } from './contract.js';
-import { type Backend, createTestDatabase } from './databases.js';
+import { type Backend, createMigratedTestDatabase } from './databases.js';
 import { TINY_CHAT_MODEL } from './models.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -74,7 +74,7 @@ export interface TestServerOptions {
 }
 
 export async function startTestServer(backend: Backend, options: TestServerOptions = {}): Promise<TestServer> {
-  const database = await createTestDatabase(backend);
+  const database = await createMigratedTestDatabase(backend);
   const config = testServerConfig(database, options.config);
   const running = await startServer(config, {
     ...(options.clock ? { clock: options.clock } : {}),
