@@ -139,7 +139,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   );
   plug(modelsCapability({ tiers, ...routeFacts, embedding: embeddings.limits }));
   plug(codeCapability({ sandbox, tiers }));
-  plug(
+  const mcp = plug(
     mcpCapability({
       documents: documents.service,
       memory: memory.service,
@@ -148,6 +148,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       sandbox,
       tiers,
       credits,
+      remote: config.mcp,
     }),
   );
   const responseStore = new SqlResponseStore(db);
@@ -160,6 +161,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       store: responseStore,
       conversations: conversations.service,
       sandbox,
+      mcp: mcp.connector,
       defaultMaxOutputTokens: (model) => routeFacts.budget(model).answerTokens,
       principalOf: (accountId, keyId) => accounts.service.principalOf(accountId, keyId),
       recordUsage: (row) => usage.service.record(row),

@@ -2645,10 +2645,13 @@ export interface components {
          *     `function_call` by its `call_id`. Items of an earlier output passed back (`function_call`,
          *     `file_search_call`, `web_search_call`, `code_interpreter_call`, `reasoning`) are read as the conversation's
          *     history; an `item_reference` names an item of a stored response of the same end user.
+         *     `mcp_approval_response` (`approval_request_id`, `approve`, `reason`) answers an `mcp_approval_request` of the
+         *     response named by `previous_response_id`: approved, the call runs before the model continues; declined, the
+         *     model is told so. `mcp_list_tools`, `mcp_call` and `mcp_approval_request` items passed back are history.
          */
         ResponseInputItem: {
             /** @enum {string} */
-            type?: "message" | "function_call_output" | "function_call" | "file_search_call" | "web_search_call" | "code_interpreter_call" | "reasoning" | "item_reference" | "compaction";
+            type?: "message" | "function_call_output" | "function_call" | "file_search_call" | "web_search_call" | "code_interpreter_call" | "reasoning" | "item_reference" | "compaction" | "mcp_approval_response" | "mcp_approval_request" | "mcp_call" | "mcp_list_tools";
             /** @enum {string} */
             role?: "user" | "assistant" | "system" | "developer";
             content?: string | ({
@@ -2667,6 +2670,10 @@ export interface components {
             status?: string;
             /** @description A `compaction` item's summary, as `POST /z1/responses/compact` made it. */
             encrypted_content?: string;
+            approval_request_id?: string;
+            approve?: boolean;
+            reason?: string | null;
+            server_label?: string;
         } & {
             [key: string]: unknown;
         };
@@ -2678,8 +2685,14 @@ export interface components {
          *     documents, `filters` then testing the files' `attributes`). `web_search` (also
          *     `web_search_preview` and the dated variants): a live web search, `search_context_size` low / medium / high
          *     reading 2 / 3 / 5 pages, `filters.allowed_domains` keeping results on those domains.
-         *     `code_interpreter`: Python in the sandbox, with the tier's timeout, run when the model calls it. Any other
-         *     type is 400 `INVALID_PARAMETER` naming it.
+         *     `code_interpreter`: Python in the sandbox, with the tier's timeout, run when the model calls it. `mcp`: the
+         *     tools of a remote MCP server (Streamable HTTP) at `server_url`, or pvai's own (`server_url: pvai`, no network
+         *     hop), named `server_label`: listed once per response chain (an `mcp_list_tools` item), offered to the model as
+         *     functions (`allowed_tools` keeps some), called by pvai when the model calls them (`mcp_call` items), each
+         *     call first asked of the client as an `mcp_approval_request` unless `require_approval` is `never` for it
+         *     (default `always`). `headers` go to that server only. Outbound connections follow docs/mcp.md: public
+         *     addresses, private ones only where the operator allows the host, time and size limits. Any other type is 400
+         *     `INVALID_PARAMETER` naming it.
          */
         ResponseTool: {
             type: string;
@@ -2710,9 +2723,37 @@ export interface components {
             container?: string | {
                 [key: string]: unknown;
             };
+            server_label?: string;
+            server_url?: string;
+            server_description?: string | null;
+            connector_id?: string;
+            headers?: {
+                [key: string]: string;
+            } | null;
+            allowed_tools?: components["schemas"]["McpToolNames"] | ({
+                tool_names?: components["schemas"]["McpToolNames"];
+                read_only?: boolean;
+            } & {
+                [key: string]: unknown;
+            });
+            require_approval?: ("always" | "never") | ({
+                always?: {
+                    tool_names?: components["schemas"]["McpToolNames"];
+                } & {
+                    [key: string]: unknown;
+                };
+                never?: {
+                    tool_names?: components["schemas"]["McpToolNames"];
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            });
         } & {
             [key: string]: unknown;
         };
+        McpToolNames: string[];
         /** @description `none`, `auto`, `required`, a function (`{type: function, name}`) or a built-in tool (`{type: file_search}`, `web_search`, `web_search_preview`, `code_interpreter`). `required` or a named function with no `tools` is 400 `INVALID_PARAMETER` naming `tool_choice`. */
         ResponseToolChoice: ("none" | "auto" | "required") | ({
             type: string;
@@ -2820,14 +2861,17 @@ export interface components {
          *     document's id, title, page and character span; `url_citation` with `start_index`/`end_index` into the text),
          *     `function_call` (`call_id`, `name`, `arguments`), `file_search_call` (`queries`, `results` when `include`
          *     asks), `web_search_call` (`action`: the search and, when `include` asks, its sources),
-         *     `code_interpreter_call` (`code`, `outputs`).
+         *     `code_interpreter_call` (`code`, `outputs`), `mcp_list_tools` (`server_label`, `tools`, `error` when the
+         *     server could not be listed), `mcp_call` (`server_label`, `name`, `arguments`, `output` or `error`,
+         *     `approval_request_id` when it was approved), `mcp_approval_request` (`server_label`, `name`, `arguments`: a
+         *     call waiting for the client's `mcp_approval_response`).
          */
         ResponseOutputItem: {
             id: string;
             /** @enum {string} */
-            type: "message" | "function_call" | "file_search_call" | "web_search_call" | "code_interpreter_call";
+            type: "message" | "function_call" | "file_search_call" | "web_search_call" | "code_interpreter_call" | "mcp_list_tools" | "mcp_call" | "mcp_approval_request";
             /** @enum {string} */
-            status: "in_progress" | "searching" | "interpreting" | "completed" | "incomplete" | "failed";
+            status: "in_progress" | "searching" | "interpreting" | "calling" | "completed" | "incomplete" | "failed";
             /** @enum {string} */
             role?: "assistant";
             content?: components["schemas"]["ResponseOutputText"][];
@@ -2853,6 +2897,20 @@ export interface components {
                 type: "logs";
                 logs: string;
             }[] | null;
+            server_label?: string;
+            tools?: {
+                name: string;
+                description?: string | null;
+                input_schema: {
+                    [key: string]: unknown;
+                };
+                annotations?: {
+                    [key: string]: unknown;
+                } | null;
+            }[];
+            output?: string | null;
+            error?: string | null;
+            approval_request_id?: string | null;
         };
         ResponseOutputText: {
             /** @enum {string} */

@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { resolveRouting } from './routing.js';
 import { type Config, configSchema, type RawConfig, resolveTiers } from './schema.js';
-import { webFromEnv } from './web.js';
+import { mcpFromEnv, webFromEnv } from './web.js';
 
 /** A bad setting stops the start; the message names the setting and what is wrong with it. */
 export class ConfigError extends Error {
@@ -83,7 +83,14 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 export function loadConfig(env: Env = process.env, overrides: RawConfig = {}): Config {
   const file = env.PVAI_CONFIG ? readConfigFile(resolve(env.PVAI_CONFIG)) : {};
   const web = webFromEnv(env, file.web);
-  const result = configSchema.safeParse({ ...file, ...fromEnv(env), ...(web ? { web } : {}), ...overrides });
+  const mcp = mcpFromEnv(env, file.mcp);
+  const result = configSchema.safeParse({
+    ...file,
+    ...fromEnv(env),
+    ...(web ? { web } : {}),
+    ...(mcp ? { mcp } : {}),
+    ...overrides,
+  });
   if (!result.success) {
     throw new ConfigError(`invalid configuration: ${result.error.issues.map(describeIssue).join('; ')}`);
   }

@@ -4,7 +4,7 @@ import { DEFAULT_TIER_RULES, type TierRules } from '../tiers/index.js';
 import { cacheSchema } from './cache.js';
 import { corsSchema, httpSchema } from './http.js';
 import { localEngineSchema, routingSchema, type TargetConfig } from './routing.js';
-import { webSchema } from './web.js';
+import { mcpSchema, webSchema } from './web.js';
 
 const tierOverride = z
   .object({
@@ -120,6 +120,8 @@ export const configSchema = z
     cache: cacheSchema,
     /** Web grounding: search provider and page fetching (src/config/web.ts). */
     web: webSchema,
+    /** Remote MCP servers of Responses' `mcp` tools: whom pvai connects to, how long, how much (src/config/web.ts). */
+    mcp: mcpSchema,
     /** Overrides of the sandbox defaults (src/sandbox/types.ts); validated again by the sandbox. */
     sandbox: z
       .object({

@@ -86,3 +86,40 @@ export function webFromEnv(env: Env, file: unknown): Record<string, unknown> | u
   );
   return any ? out : undefined;
 }
+
+/**
+ * Remote MCP servers named by a Responses `mcp` tool: the connection policy (docs/mcp.md). Public addresses on any
+ * port; private ones (loopback, RFC 1918, link-local, ...) only by `allow` (origins and CIDRs, as the web fetcher's
+ * `fetchAllow`; PVAI_MCP_ALLOW). Each listing and each call has its time, each HTTP answer its size.
+ */
+export const mcpSchema = z
+  .object({
+    allow: z
+      .array(
+        z
+          .string()
+          .trim()
+          .refine(isAllowEntry, 'each entry must be an origin (http://host:port, no path) or a CIDR (10.0.0.0/8)'),
+      )
+      .default([]),
+    listTimeoutMs: z.number().int().min(100).max(120_000).default(10_000),
+    callTimeoutMs: z.number().int().min(100).max(600_000).default(60_000),
+    maxResponseBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(4 * 1024 * 1024),
+  })
+  .strict()
+  .default({ allow: [], listTimeoutMs: 10_000, callTimeoutMs: 60_000, maxResponseBytes: 4 * 1024 * 1024 });
+
+/** PVAI_MCP_ALLOW (comma-separated origins and CIDRs) over the file's `mcp.allow`. */
+export function mcpFromEnv(env: Env, file: unknown): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = file && typeof file === 'object' ? { ...(file as object) } : {};
+  const allow = env.PVAI_MCP_ALLOW?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (allow && allow.length > 0) out.allow = allow;
+  return file !== undefined || (allow && allow.length > 0) ? out : undefined;
+}

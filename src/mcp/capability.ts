@@ -1,10 +1,13 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AppError } from '../errors/index.js';
 import type { Principal } from '../kernel/index.js';
 import { fusedRelevance } from '../retrieval/index.js';
 import type { CodeRunner } from '../sandbox/index.js';
 import type { TierPolicy } from '../tiers/index.js';
-import { type McpOperationDeps, mcpOperations } from './operations.js';
-import type { ToolPorts } from './tools.js';
+import { FetchGuard } from '../web/index.js';
+import { mcpConnector, type RemoteMcpLimits } from './connector.js';
+import { type McpOperationDeps, mcpOperations, SERVER_INFO } from './operations.js';
+import { registerTools, type ToolPorts } from './tools.js';
 
 type Tenant = { accountId: string; userId: string };
 
@@ -64,9 +67,14 @@ export interface McpDeps {
   sandbox: CodeRunner;
   tiers: TierPolicy;
   credits: McpOperationDeps['credits'];
+  /** Remote MCP servers (Responses' `mcp` tools): private hosts allowed, time and size limits. */
+  remote: RemoteMcpLimits & { allow: readonly string[] };
 }
 
-/** pvai as an MCP server at /z1/mcp: documents, memory and the sandbox as tools, behind the same keys. */
+/**
+ * pvai as an MCP server at /z1/mcp (documents, memory, the sandbox and web search as tools, behind the same keys),
+ * and the client the Responses API's `mcp` tools connect with (`connector`).
+ */
 export function mcpCapability(deps: McpDeps) {
   const portsFor = (principal: Principal): ToolPorts => {
     const { account } = principal;
@@ -132,5 +140,14 @@ export function mcpCapability(deps: McpDeps) {
       },
     };
   };
-  return { name: 'mcp', operations: mcpOperations({ portsFor, credits: deps.credits }) };
+  const connector = mcpConnector({
+    guard: new FetchGuard({ allow: deps.remote.allow, anyPort: true }),
+    limits: deps.remote,
+    ownServer(caller) {
+      const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+      registerTools(server, portsFor(caller.principal), caller);
+      return server;
+    },
+  });
+  return { name: 'mcp', operations: mcpOperations({ portsFor, credits: deps.credits }), connector };
 }

@@ -14,7 +14,7 @@ import { OneExchange } from './one-exchange.js';
 import { registerTools, type ToolPorts } from './tools.js';
 
 /** The name and version pvai's MCP server reports in `initialize`. */
-const SERVER_INFO = { name: 'pvai', version: '2.0.0' };
+export const SERVER_INFO = { name: 'pvai', version: '2.0.0' };
 /** What one `tools/call` costs (docs/mcp.md); `initialize`, `tools/list` and notifications cost nothing. */
 const TOOL_CALL_CREDITS = 1;
 

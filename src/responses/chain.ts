@@ -1,5 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { ChatMessage } from '../providers/index.js';
+import type { McpToolInfo } from './mcp-toolbox.js';
 import type { LocalResponses, ResponseChain, ResponseStore, StoredItem, StoredResponse, Tenant } from './types.js';
 
 /**
@@ -45,6 +46,20 @@ export interface Continued {
   depth: number;
   /** The size of `history` (conversationBytes). */
   bytes: number;
+  /** The MCP servers the chain listed (by `server_label`, the latest listing): not listed again. */
+  mcpListed: Map<string, McpToolInfo[]>;
+}
+
+/** The tools each `mcp_list_tools` item of these outputs lists, by server label (a failed listing is none). */
+function mcpListings(outputs: ReadonlyArray<readonly StoredItem[]>): Map<string, McpToolInfo[]> {
+  const listed = new Map<string, McpToolInfo[]>();
+  for (const output of outputs) {
+    for (const { item } of output) {
+      if (item.type !== 'mcp_list_tools' || item.error || typeof item.server_label !== 'string') continue;
+      if (Array.isArray(item.tools)) listed.set(item.server_label, item.tools as McpToolInfo[]);
+    }
+  }
+  return listed;
 }
 
 /**
@@ -63,7 +78,13 @@ export async function continueFrom(
   const kept = local?.get(id);
   if (kept) {
     if (!own(kept)) throw previousNotFound(id);
-    return { history: kept.conversation, storedId: null, depth: 0, bytes: conversationBytes(kept.conversation) };
+    return {
+      history: kept.conversation,
+      storedId: null,
+      depth: 0,
+      bytes: conversationBytes(kept.conversation),
+      mcpListed: mcpListings([kept.output]),
+    };
   }
   const chain = await store.chain(tenant.accountId, id);
   // Another end user's conversation is as absent as another account's.
@@ -75,7 +96,13 @@ export async function continueFrom(
       { field: 'previous_response_id', deleted_response_id: chain.missing },
     );
   }
-  return { history: chainConversation(chain), storedId: id, depth: chain.depth, bytes: chain.contextBytes };
+  return {
+    history: chainConversation(chain),
+    storedId: id,
+    depth: chain.depth,
+    bytes: chain.contextBytes,
+    mcpListed: mcpListings(chain.responses.map((r) => r.output)),
+  };
 }
 
 /**

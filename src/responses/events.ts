@@ -77,6 +77,8 @@ export class ResponseEvents {
       file_search_call: ['in_progress', 'searching', 'completed'],
       web_search_call: ['in_progress', 'searching', 'completed'],
       code_interpreter_call: ['in_progress', 'interpreting', 'completed'],
+      mcp_list_tools: ['in_progress', item.status === 'failed' ? 'failed' : 'completed'],
+      mcp_call: ['in_progress', item.status === 'failed' ? 'failed' : 'completed'],
     };
     await this.send('response.output_item.added', {
       output_index: outputIndex,
@@ -88,6 +90,11 @@ export class ResponseEvents {
         item_id: item.id,
         code: item.code ?? '',
       });
+    }
+    if (item.type === 'mcp_call') {
+      const args = { output_index: outputIndex, item_id: item.id };
+      await this.send('response.mcp_call_arguments.delta', { ...args, delta: item.arguments ?? '' });
+      await this.send('response.mcp_call_arguments.done', { ...args, arguments: item.arguments ?? '' });
     }
     for (const step of steps[item.type] ?? []) {
       await this.send(`response.${item.type}.${step}`, { output_index: outputIndex, item_id: item.id });

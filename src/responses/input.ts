@@ -11,7 +11,15 @@ export function newId(prefix: string): string {
 }
 
 /** Items of an earlier output passed back that say nothing the conversation's messages need. */
-const HISTORY_ONLY = new Set(['file_search_call', 'web_search_call', 'code_interpreter_call', 'reasoning']);
+const HISTORY_ONLY = new Set([
+  'file_search_call',
+  'web_search_call',
+  'code_interpreter_call',
+  'reasoning',
+  'mcp_list_tools',
+  'mcp_call',
+  'mcp_approval_request',
+]);
 
 function bad(field: string, reason: string, message = `${field} ${reason}`): AppError {
   return new AppError('INVALID_PARAMETER', message, { field, reason });
@@ -24,8 +32,18 @@ function outputText(output: unknown, field: string, images: boolean): string {
   return textOf(output, field, images);
 }
 
+/** The client's answer to an `mcp_approval_request` (`mcp_approval_response`). */
+export interface McpApproval {
+  requestId: string;
+  approve: boolean;
+  reason?: string;
+  field: string;
+}
+
 export interface ReadInput {
   messages: ChatMessage[];
+  /** The `mcp_approval_response` items, in order. */
+  approvals: McpApproval[];
   /** The request's items as stored, each with an id (given or made). */
   items: StoredItem[];
 }
@@ -77,11 +95,13 @@ export function readInput(
     const id = newId('msg');
     return {
       messages: [{ role: 'user', content: input }],
+      approvals: [],
       items: [{ id, item: { id, type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] } }],
     };
   }
   const messages: ChatMessage[] = [];
   const items: StoredItem[] = [];
+  const approvals: McpApproval[] = [];
   const pendingCalls: ToolCall[] = [];
   const callIds = new Set(options.knownCallIds ?? []);
   const flushCalls = () => {
@@ -140,6 +160,13 @@ export function readInput(
       return;
     }
     if (type !== undefined && HISTORY_ONLY.has(type)) return;
+    if (type === 'mcp_approval_response') {
+      if (typeof item.approval_request_id !== 'string') throw bad(`${field}.approval_request_id`, 'is required');
+      if (typeof item.approve !== 'boolean') throw bad(`${field}.approve`, 'is required');
+      const reason = typeof item.reason === 'string' ? { reason: item.reason } : {};
+      approvals.push({ requestId: item.approval_request_id, approve: item.approve, ...reason, field });
+      return;
+    }
     if (type === 'compaction') {
       // A compaction of a conversation of the user's own messages only holds no notes: nothing to add.
       const summary = openSummary(item.encrypted_content, `${field}.encrypted_content`);
@@ -153,7 +180,7 @@ export function readInput(
     messages.push({ role, content: contentOf(item.content, `${field}.content`, reading) });
   });
   flushCalls();
-  return { messages, items };
+  return { messages, approvals, items };
 }
 
 /** The ids an input names through `item_reference`, to look up before reading it. */

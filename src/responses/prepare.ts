@@ -7,6 +7,8 @@ import type { ChatMessage } from '../providers/index.js';
 import { type Continued, checkChainLimits, continueFrom, conversationBytes } from './chain.js';
 import { newId, readInput, referencedIds } from './input.js';
 import { refuseImagesIn } from './input-content.js';
+import { type PendingApproval, pendingApprovals } from './mcp-approvals.js';
+import type { McpToolInfo } from './mcp-toolbox.js';
 import { planResponse, type ResponsePlan } from './request.js';
 import type {
   ConversationPort,
@@ -39,6 +41,8 @@ export interface PreparedResponse {
   temperature: number;
   /** The sandbox's timeout for code the model runs (the tier's default). */
   codeTimeoutSeconds: number;
+  /** The MCP servers the chain listed already, and the calls its last turn left waiting for approval. */
+  mcp: { listed: ReadonlyMap<string, McpToolInfo[]>; pending: PendingApproval[] };
 }
 
 export interface PrepareDeps {
@@ -121,7 +125,8 @@ export async function prepareResponse(
     history = readInput(items as InputItem[], resolvedEarlier, { field: 'conversation.items', images }).messages;
   }
   const resolved = await deps.store.items(tenant, referencedIds(body.input));
-  const { messages, items } = readInput(body.input, resolved, { knownCallIds: callIdsOf(history), images });
+  const { messages, items, approvals } = readInput(body.input, resolved, { knownCallIds: callIdsOf(history), images });
+  const pending = pendingApprovals(history, approvals);
   if (continued && body.previous_response_id) {
     checkChainLimits(body.previous_response_id, continued, conversationBytes(messages));
   }
@@ -152,5 +157,6 @@ export async function prepareResponse(
     maxOutputTokens: body.max_output_tokens ?? deps.defaultMaxOutputTokens(body.model),
     temperature,
     codeTimeoutSeconds: options.codeTimeoutSeconds,
+    mcp: { listed: continued?.mcpListed ?? new Map(), pending },
   };
 }

@@ -3,6 +3,7 @@ import { AppError } from '../errors/index.js';
 import { readAttributeFilter } from '../kernel/index.js';
 import type { ChatMessage, ToolDefinition } from '../providers/index.js';
 import { CODE_TOOL, CODE_TOOL_NAME } from './code-interpreter.js';
+import { type McpServerSpec, readMcpTool } from './mcp-servers.js';
 import type { ResponseCreateBody } from './types.js';
 
 /** `file_search`'s `max_num_results` when the request names none: the chat's default `rag_k`. */
@@ -28,6 +29,8 @@ export interface ResponsePlan {
   /** The same without the instructions: what is stored as the conversation this response continues. */
   conversation: ChatMessage[];
   builtIns: BuiltInTools;
+  /** The `mcp` tools' servers: listed, and their tools added to the chat's, when the response starts. */
+  mcp: McpServerSpec[];
   /** `tool_choice` names `code_interpreter`: the first round must call it. */
   forceCode: boolean;
   maxToolCalls: number;
@@ -44,11 +47,13 @@ type Tool = NonNullable<ResponseCreateBody['tools']>[number];
 function readTools(tools: readonly Tool[]): {
   functions: ToolDefinition[];
   builtIns: BuiltInTools;
+  mcp: McpServerSpec[];
   filter?: unknown;
   minScore?: number;
 } {
   const functions: ToolDefinition[] = [];
   const builtIns: BuiltInTools = {};
+  const mcp: McpServerSpec[] = [];
   let filter: unknown;
   let minScore: number | undefined;
   tools.forEach((tool, i) => {
@@ -108,15 +113,24 @@ function readTools(tools: readonly Tool[]): {
       case 'code_interpreter':
         builtIns.codeInterpreter = true;
         return;
+      case 'mcp':
+        mcp.push(readMcpTool(tool, field, new Set(mcp.map((m) => m.label))));
+        return;
       default:
         throw bad(
           `${field}.type`,
-          'must be function, file_search, web_search (web_search_preview) or code_interpreter',
-          `${field}.type ${tool.type} is not a tool pvai runs: function, file_search, web_search and code_interpreter are`,
+          'must be function, file_search, web_search (web_search_preview), code_interpreter or mcp',
+          `${field}.type ${tool.type} is not a tool pvai runs: function, file_search, web_search, code_interpreter and mcp are`,
         );
     }
   });
-  return { functions, builtIns, ...(filter ? { filter } : {}), ...(minScore !== undefined ? { minScore } : {}) };
+  return {
+    functions,
+    builtIns,
+    mcp,
+    ...(filter ? { filter } : {}),
+    ...(minScore !== undefined ? { minScore } : {}),
+  };
 }
 
 /** `text.format` as chat's `response_format`. */
@@ -149,7 +163,7 @@ export function planResponse(
   if (body.include?.includes('message.output_text.logprobs')) {
     throw bad('include', 'cannot ask for message.output_text.logprobs: log-probabilities are not returned');
   }
-  const { functions, builtIns, filter, minScore } = readTools(body.tools ?? []);
+  const { functions, builtIns, mcp, filter, minScore } = readTools(body.tools ?? []);
   const choice = body.tool_choice;
   // A call the model must make, with no tool at all: refused as OpenAI does, not answered in text.
   if ((choice === 'required' || (typeof choice === 'object' && choice !== null)) && (body.tools ?? []).length === 0) {
@@ -167,8 +181,9 @@ export function planResponse(
       delete builtIns.fileSearch;
       delete builtIns.webSearch;
       delete builtIns.codeInterpreter;
+      mcp.length = 0;
     }
-    toolChoice = functions.length > 0 || builtIns.codeInterpreter ? choice : undefined;
+    toolChoice = functions.length > 0 || builtIns.codeInterpreter || mcp.length > 0 ? choice : undefined;
   } else if (choice) {
     const named = choice.type === 'function' ? choice.name : undefined;
     if (choice.type === 'function' && named === undefined) {
@@ -240,6 +255,7 @@ export function planResponse(
     chat,
     conversation,
     builtIns,
+    mcp,
     forceCode,
     maxToolCalls: body.max_tool_calls ?? DEFAULT_MAX_TOOL_CALLS,
     include: new Set(body.include ?? []),

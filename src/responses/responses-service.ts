@@ -7,11 +7,20 @@ import type { Principal } from '../kernel/index.js';
 import { type ChatMessage, contentText, type FinishReason, type ToolCall, type Usage } from '../providers/index.js';
 import type { CodeRunner } from '../sandbox/index.js';
 import { type ResponseState, responseBody, type Totals } from './body.js';
-import { storedTurn } from './chain.js';
-import { CODE_TOOL_NAME, codeOf, runCode } from './code-interpreter.js';
+import { CODE_TOOL_NAME } from './code-interpreter.js';
 import { type EventSink, ResponseEvents, sseSink } from './events.js';
+import { finishResponse } from './finish.js';
+import {
+  type HostedState,
+  hostedCall,
+  markApprovals,
+  type Opened,
+  openHosted,
+  runHostedCalls,
+} from './hosted-calls.js';
 import { newId } from './input.js';
-import { codeItem, functionCallItem, messageItem, searchItems } from './output.js';
+import type { McpConnectorPort } from './mcp-toolbox.js';
+import { functionCallItem, messageItem, searchItems } from './output.js';
 import { type PreparedResponse, type PrepareOptions, prepareResponse } from './prepare.js';
 import {
   type Accounting,
@@ -30,6 +39,9 @@ import type {
   StoredResponse,
 } from './types.js';
 
+/** Items of calls pvai ran between model calls: streamed whole once they ran. */
+const HOSTED_ITEMS = new Set(['code_interpreter_call', 'mcp_call', 'mcp_approval_request']);
+
 /** The slot of an item that opened in a stream and is not complete yet (a failed stream leaves some). */
 const OPENING: OutputItem = { id: '', type: 'message', status: 'in_progress' };
 
@@ -42,6 +54,8 @@ export interface ResponsesServiceDeps {
   sandbox: CodeRunner;
   clock: Clock;
   conversations?: ConversationPort | undefined;
+  /** pvai's MCP client, for `mcp` tools (none: a request naming one gets its servers' listing failed). */
+  mcp?: McpConnectorPort | undefined;
   /** The answer limit of a model's route, echoed as `max_output_tokens` when a request sets none. */
   defaultMaxOutputTokens(model: ResponseCreateBody['model']): number;
   /** The temperature of a model's route, for a request that sets none (undefined: the contract's). */
@@ -50,15 +64,14 @@ export interface ResponsesServiceDeps {
   readsImages?(model: ResponseCreateBody['model']): boolean;
 }
 
-/** The state of one response across its model calls (more than one when code runs between them). */
-interface Run {
-  output: OutputItem[];
-  conversation: ChatMessage[];
+/** The state of one response across its model calls (more than one when code or MCP tools run between them). */
+interface Run extends HostedState {
+  /** The first call's request (the MCP servers' tools among its tools): what later calls are made from. */
+  base: ChatCompletionRequest;
   accounting: Accounting;
   citations: Citation[];
   memoryContext: ResponseBody['memory_context'];
   finishReason: FinishReason;
-  codeRuns: number;
 }
 
 function add(totals: Totals, usage: Usage, cache: CacheStatus): void {
@@ -101,9 +114,23 @@ export class ResponsesService {
     p: PreparedResponse,
     signal: AbortSignal,
   ): Promise<{ body: ResponseBody; accounting: Accounting; record: StoredResponse }> {
+    const opened = await openHosted(p, this.#deps.mcp, principal, signal);
+    try {
+      return await this.#completeOpened(principal, p, opened, signal);
+    } finally {
+      await opened.mcp?.close();
+    }
+  }
+
+  async #completeOpened(
+    principal: Principal,
+    p: PreparedResponse,
+    opened: Opened,
+    signal: AbortSignal,
+  ): Promise<{ body: ResponseBody; accounting: Accounting; record: StoredResponse }> {
     let run: Run | undefined;
     let failed: AppError | undefined;
-    let request = this.#firstRequest(p);
+    let request = this.#firstRequest(p, opened);
     for (;;) {
       let answer: Awaited<ReturnType<ChatService['complete']>>;
       try {
@@ -113,7 +140,7 @@ export class ResponsesService {
         failed = err;
         break;
       }
-      run ??= this.#start(p, answer.meta.citations ?? [], answer.meta.memoryContext, answer.cache);
+      run ??= this.#start(p, opened, answer.meta.citations ?? [], answer.meta.memoryContext, answer.cache);
       // The sources this call was given: its answer's [n] name them.
       run.citations = answer.meta.citations ?? [];
       run.accounting.credits += answer.credits;
@@ -126,7 +153,7 @@ export class ResponsesService {
       }
       for (const call of toolCalls) {
         round.calls.push(
-          call.function.name === CODE_TOOL_NAME ? { call } : { call, item: functionCallItem(newId('fc'), call) },
+          hostedCall(call.function.name, opened.mcp) ? { call } : { call, item: functionCallItem(newId('fc'), call) },
         );
       }
       const next = await this.#afterRound(p, run, round, signal);
@@ -150,8 +177,16 @@ export class ResponsesService {
     sink: EventSink,
     options: RunOptions = {},
   ): Promise<{ accounting: Accounting; done: Promise<RunOutcome> }> {
-    const first = await this.#deps.chat.stream(principal, this.#firstRequest(p), signal);
-    const run = this.#start(p, first.meta.citations ?? [], first.meta.memoryContext, first.cache);
+    const opened = await openHosted(p, this.#deps.mcp, principal, signal);
+    let first: Awaited<ReturnType<ChatService['stream']>>;
+    try {
+      first = await this.#deps.chat.stream(principal, this.#firstRequest(p, opened), signal);
+    } catch (err) {
+      await opened.mcp?.close();
+      throw err;
+    }
+    const run = this.#start(p, opened, first.meta.citations ?? [], first.meta.memoryContext, first.cache);
+    const hosted = (name: string) => hostedCall(name, opened.mcp);
     run.accounting.credits += first.credits;
     const events = new ResponseEvents(sink, options.firstSequence);
     // The round under way: a cancel keeps its message as far as it was written.
@@ -175,7 +210,7 @@ export class ResponsesService {
         let cache = first.cache;
         for (;;) {
           progress = { text: null };
-          const outcome = await streamRound(parts, events, run.citations, () => this.#nextIndex(run), progress);
+          const outcome = await streamRound(parts, events, run.citations, () => this.#nextIndex(run), progress, hosted);
           if (cancelledBy(signal)) break;
           if ('failed' in outcome) {
             failed = outcome.failed;
@@ -184,9 +219,9 @@ export class ResponsesService {
           add(run.accounting.totals, outcome.answer.usage, cache);
           const before = run.output.length;
           const next = await this.#afterRound(p, run, outcome.answer, signal);
-          // Code runs this round added: shown once they ran.
+          // Code runs and MCP calls this round added: shown once they ran.
           for (const item of run.output.slice(before)) {
-            if (item.type === 'code_interpreter_call') await events.wholeItem(run.output.indexOf(item), item);
+            if (HOSTED_ITEMS.has(item.type)) await events.wholeItem(run.output.indexOf(item), item);
           }
           if (!next || cancelledBy(signal)) break;
           try {
@@ -221,6 +256,8 @@ export class ResponsesService {
         const body = this.#body(p, run, error);
         await events.finished(body).catch(() => undefined);
         return { body, failed: error, ...(err instanceof AppError ? {} : { cause: err }) };
+      } finally {
+        await opened.mcp?.close();
       }
     })();
     return { accounting: run.accounting, done };
@@ -238,22 +275,30 @@ export class ResponsesService {
     return { out, accounting: started.accounting, done };
   }
 
-  #firstRequest(p: PreparedResponse): ChatCompletionRequest {
+  #firstRequest(p: PreparedResponse, opened: Opened): ChatCompletionRequest {
     return p.plan.forceCode
-      ? { ...p.plan.chat, tool_choice: { type: 'function', function: { name: CODE_TOOL_NAME } } }
-      : p.plan.chat;
+      ? { ...opened.request, tool_choice: { type: 'function', function: { name: CODE_TOOL_NAME } } }
+      : opened.request;
   }
 
-  #start(p: PreparedResponse, citations: Citation[], memoryContext: Run['memoryContext'], cache: CacheStatus): Run {
+  #start(
+    p: PreparedResponse,
+    opened: Opened,
+    citations: Citation[],
+    memoryContext: Run['memoryContext'],
+    cache: CacheStatus,
+  ): Run {
     const query = contentText(p.plan.conversation.filter((m) => m.role === 'user').at(-1)?.content ?? null);
     return {
-      output: searchItems(p.plan.builtIns, query, citations, p.plan.include),
-      conversation: [...p.plan.conversation],
+      output: [...opened.items, ...searchItems(p.plan.builtIns, query, citations, p.plan.include)],
+      conversation: [...opened.conversation],
       accounting: { credits: 0, cache, totals: { input: 0, output: 0, cached: 0 } },
       citations,
       memoryContext,
       finishReason: 'stop',
-      codeRuns: 0,
+      hostedRuns: 0,
+      mcp: opened.mcp,
+      base: opened.request,
     };
   }
 
@@ -282,35 +327,19 @@ export class ResponsesService {
     if (round.message) placed(round.message.item, round.message.index);
     for (const { item, index } of round.calls) if (item) placed(item, index);
     const calls: ToolCall[] = round.calls.map((c) => c.call);
+    const hosted = round.calls.filter((c) => !c.item).map((c) => c.call);
+    markApprovals(hosted, run.mcp);
     run.conversation.push({
       role: 'assistant',
       content: round.text,
       ...(calls.length > 0 ? { tool_calls: calls } : {}),
     });
-    const code = round.calls.filter((c) => !c.item);
-    if (code.length === 0) return undefined;
-    let limited = false;
-    for (const { call } of code) {
-      const source = codeOf(call.function.arguments);
-      // Past max_tool_calls a call is not run; the model and the client are told so, and the conversation
-      // stays whole (every call answered).
-      limited ||= run.codeRuns >= p.plan.maxToolCalls;
-      const limits = { timeoutSeconds: p.codeTimeoutSeconds, accountId: p.tenant.accountId };
-      const ran = limited
-        ? {
-            code: source,
-            logs: `[not run: max_tool_calls (${p.plan.maxToolCalls}) reached]`,
-            status: 'incomplete' as const,
-          }
-        : await runCode(this.#deps.sandbox, source, limits, signal);
-      if (!limited) run.codeRuns++;
-      run.output.push(codeItem(newId('ci'), ran, source));
-      run.conversation.push({ role: 'tool', tool_call_id: call.id, content: ran.logs || '(the code printed nothing)' });
-    }
-    // Function calls beside the code are the client's to run: the response ends with them, its code answered.
-    if (limited || code.length < round.calls.length) return undefined;
+    if (hosted.length === 0) return undefined;
+    const { stop } = await runHostedCalls(this.#deps.sandbox, p, run, hosted, signal);
+    // Function calls beside the hosted ones are the client's to run: the response ends with them, its own answered.
+    if (stop || hosted.length < round.calls.length) return undefined;
     const system: ChatMessage[] = p.body.instructions ? [{ role: 'system', content: p.body.instructions }] : [];
-    const { tool_choice: choice, ...rest } = p.plan.chat;
+    const { tool_choice: choice, ...rest } = run.base;
     // A tool was called: "required" (or a named tool) is satisfied, and forcing it again would never end.
     const after = choice === 'required' || typeof choice === 'object' ? 'auto' : choice;
     return {
@@ -357,27 +386,7 @@ export class ResponsesService {
     });
   }
 
-  /**
-   * The response ended: stored (unless `store: false`), and its input and output appended to its conversation
-   * when it answered (completed or incomplete). Returns the record with its whole conversation, kept or not (a
-   * socket keeps its `store: false` ones whole); the store gets its own turn after its predecessor's.
-   */
-  async #finish(p: PreparedResponse, run: Run, body: ResponseBody): Promise<StoredResponse> {
-    const record: StoredResponse = {
-      id: p.id,
-      tenant: p.tenant,
-      createdAt: p.createdAt,
-      body,
-      previousId: null,
-      conversation: run.conversation,
-      input: p.inputItems,
-      output: body.output.map((item) => ({ id: item.id, item: item as Record<string, unknown> })),
-    };
-    if (p.body.store !== false) await this.#deps.store.put({ ...record, ...storedTurn(p, run.conversation) });
-    const answered = body.status === 'completed' || body.status === 'incomplete';
-    if (answered && p.conversationId !== null) {
-      await this.#deps.conversations?.append(p.tenant, p.conversationId, [...record.input, ...record.output]);
-    }
-    return record;
+  #finish(p: PreparedResponse, run: Run, body: ResponseBody): Promise<StoredResponse> {
+    return finishResponse(this.#deps, p, run.conversation, body);
   }
 }

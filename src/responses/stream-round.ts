@@ -7,7 +7,7 @@ import { newId } from './input.js';
 import { functionCallItem, messageItem } from './output.js';
 import type { OutputItem } from './types.js';
 
-/** One model call's answer: its text, its tool calls (each with the output item it is, unless it runs code). */
+/** One model call's answer: its text, its tool calls (each with the output item it is, unless pvai runs it). */
 export interface RoundAnswer {
   text: string | null;
   /** `index`: the output index a streamed item took as it opened. */
@@ -27,6 +27,7 @@ export interface RoundProgress {
 
 interface OpenCall {
   call: ToolCall;
+  /** pvai runs it (code, an MCP server's tool): shown as its own item once it ran, not as a function call. */
   code: boolean;
   itemId: string;
   outputIndex: number;
@@ -34,9 +35,9 @@ interface OpenCall {
 
 /**
  * Relays one streamed model call as response events: the message item opens at its first text, each
- * function call at its first fragment (a call of `code_interpreter` is the sandbox's, shown as a
- * code_interpreter_call once it ran, not as a function call); at the finish every open item is closed with
- * its final text, arguments and annotations.
+ * function call at its first fragment (a call `hosted` says pvai runs, code or an MCP server's tool, is shown as
+ * its own item once it ran, not as a function call); at the finish every open item is closed with its final text,
+ * arguments and annotations.
  */
 export async function streamRound(
   parts: AsyncGenerator<AnswerPart, void, undefined>,
@@ -44,6 +45,7 @@ export async function streamRound(
   citations: readonly Citation[],
   nextIndex: () => number,
   progress: RoundProgress = { text: null },
+  hosted: (name: string) => boolean = (name) => name === CODE_TOOL_NAME,
 ): Promise<RoundOutcome> {
   let text: string | null = null;
   let message: { id: string; index: number } | undefined;
@@ -85,7 +87,7 @@ export async function streamRound(
       if (!open) {
         const name = part.name ?? '';
         const call: ToolCall = { id: part.id ?? newId('call'), type: 'function', function: { name, arguments: '' } };
-        const code = name === CODE_TOOL_NAME;
+        const code = hosted(name);
         open = { call, code, itemId: newId(code ? 'ci' : 'fc'), outputIndex: code ? -1 : nextIndex() };
         calls.set(part.index, open);
         if (!code) {

@@ -1,5 +1,6 @@
-import { Agent, request } from 'undici';
-import { BlockedUrlError, type CheckedTarget, type FetchGuard } from './guard.js';
+import { request } from 'undici';
+import { BlockedUrlError, type FetchGuard } from './guard.js';
+import { pinnedAgent } from './pinned-agent.js';
 
 export interface FetchLimits {
   /** The whole fetch step (every page, redirects included). */
@@ -41,25 +42,6 @@ export interface FetcherOptions {
   userAgent?: string;
   /** Certificate authorities trusted for https pages instead of Node's bundle (tests; private CAs). */
   ca?: string | Buffer;
-}
-
-/**
- * A dispatcher that connects to the checked address only: no second DNS answer can move the connection.
- * The TLS server name and the Host header stay the URL's host, so certificates are checked against it.
- */
-function pinnedAgent(target: CheckedTarget, ca: string | Buffer | undefined): Agent {
-  const { address, family } = target;
-  return new Agent({
-    connections: 1,
-    pipelining: 0,
-    connect: {
-      ...(ca ? { ca } : {}),
-      lookup: ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-        if (options?.all) callback(null, [{ address, family }]);
-        else callback(null, address, family);
-      }) as never,
-    },
-  });
 }
 
 /**

@@ -41,6 +41,8 @@ export interface FetchGuardOptions {
   allow?: readonly string[];
   /** Ports allowed besides 80 and 443 (an allowlisted origin's own port is always allowed). */
   allowPorts?: readonly number[];
+  /** Every port allowed (MCP servers listen where they like); the address policy still applies. */
+  anyPort?: boolean;
   resolve?: Resolver;
 }
 
@@ -56,9 +58,11 @@ export class FetchGuard {
   readonly #allow: Allowlist;
   readonly #resolve: Resolver;
   readonly #ports: ReadonlySet<number>;
+  readonly #anyPort: boolean;
 
   constructor(options: FetchGuardOptions = {}) {
     this.#allow = new Allowlist(options.allow ?? []);
+    this.#anyPort = options.anyPort === true;
     this.#ports = new Set([...STANDARD_PORTS, ...(options.allowPorts ?? [])]);
     this.#resolve = options.resolve ?? systemResolver;
   }
@@ -77,7 +81,7 @@ export class FetchGuard {
     if (url.username || url.password) throw new BlockedUrlError(shown, 'URLs with credentials are not fetched');
     const originAllowed = this.#allow.allowsOrigin(url);
     const port = effectivePort(url);
-    if (!originAllowed && !this.#ports.has(port)) {
+    if (!originAllowed && !this.#anyPort && !this.#ports.has(port)) {
       throw new BlockedUrlError(shown, `port ${port} is not an allowed port (80, 443 or allowlisted)`);
     }
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;

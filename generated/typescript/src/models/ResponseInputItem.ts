@@ -35,6 +35,9 @@ import {
  * `function_call` by its `call_id`. Items of an earlier output passed back (`function_call`,
  * `file_search_call`, `web_search_call`, `code_interpreter_call`, `reasoning`) are read as the conversation's
  * history; an `item_reference` names an item of a stored response of the same end user.
+ * `mcp_approval_response` (`approval_request_id`, `approve`, `reason`) answers an `mcp_approval_request` of the
+ * response named by `previous_response_id`: approved, the call runs before the model continues; declined, the
+ * model is told so. `mcp_list_tools`, `mcp_call` and `mcp_approval_request` items passed back are history.
  * 
  * @export
  * @interface ResponseInputItem
@@ -81,6 +84,22 @@ export interface ResponseInputItem {
      * A `compaction` item's summary, as `POST /z1/responses/compact` made it.
      */
     encryptedContent?: string;
+    /**
+     * 
+     */
+    approvalRequestId?: string;
+    /**
+     * 
+     */
+    approve?: boolean;
+    /**
+     * 
+     */
+    reason?: string | null;
+    /**
+     * 
+     */
+    serverLabel?: string;
 }
 
 
@@ -97,6 +116,10 @@ export const ResponseInputItemTypeEnum = {
     reasoning: 'reasoning',
     item_reference: 'item_reference',
     compaction: 'compaction',
+    mcp_approval_response: 'mcp_approval_response',
+    mcp_approval_request: 'mcp_approval_request',
+    mcp_call: 'mcp_call',
+    mcp_list_tools: 'mcp_list_tools',
 } as const;
 export type ResponseInputItemTypeEnum = typeof ResponseInputItemTypeEnum[keyof typeof ResponseInputItemTypeEnum];
 
@@ -140,6 +163,10 @@ export function ResponseInputItemFromJSONTyped(json: any, ignoreDiscriminator: b
         'output': json['output'] == null ? undefined : ResponseInputItemOutputFromJSON(json['output']),
         'status': json['status'] == null ? undefined : json['status'],
         'encryptedContent': json['encrypted_content'] == null ? undefined : json['encrypted_content'],
+        'approvalRequestId': json['approval_request_id'] == null ? undefined : json['approval_request_id'],
+        'approve': json['approve'] == null ? undefined : json['approve'],
+        'reason': json['reason'] === undefined ? undefined : json['reason'] === null ? null : json['reason'],
+        'serverLabel': json['server_label'] == null ? undefined : json['server_label'],
     };
 }
 
@@ -165,6 +192,10 @@ export function ResponseInputItemToJSONTyped(value?: ResponseInputItem | null, i
         'output': ResponseInputItemOutputToJSON(value['output']),
         'status': value['status'],
         'encrypted_content': value['encryptedContent'],
+        'approval_request_id': value['approvalRequestId'],
+        'approve': value['approve'],
+        'reason': value['reason'],
+        'server_label': value['serverLabel'],
     };
 }
 

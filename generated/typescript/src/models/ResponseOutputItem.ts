@@ -41,13 +41,23 @@ import {
     ResponseOutputItemOutputsInnerToJSON,
     ResponseOutputItemOutputsInnerToJSONTyped,
 } from './ResponseOutputItemOutputsInner.js';
+import type { ResponseOutputItemToolsInner } from './ResponseOutputItemToolsInner.js';
+import {
+    ResponseOutputItemToolsInnerFromJSON,
+    ResponseOutputItemToolsInnerFromJSONTyped,
+    ResponseOutputItemToolsInnerToJSON,
+    ResponseOutputItemToolsInnerToJSONTyped,
+} from './ResponseOutputItemToolsInner.js';
 
 /**
  * `message` (role assistant, `content` of `output_text` parts with `annotations`: `file_citation` with the
  * document's id, title, page and character span; `url_citation` with `start_index`/`end_index` into the text),
  * `function_call` (`call_id`, `name`, `arguments`), `file_search_call` (`queries`, `results` when `include`
  * asks), `web_search_call` (`action`: the search and, when `include` asks, its sources),
- * `code_interpreter_call` (`code`, `outputs`).
+ * `code_interpreter_call` (`code`, `outputs`), `mcp_list_tools` (`server_label`, `tools`, `error` when the
+ * server could not be listed), `mcp_call` (`server_label`, `name`, `arguments`, `output` or `error`,
+ * `approval_request_id` when it was approved), `mcp_approval_request` (`server_label`, `name`, `arguments`: a
+ * call waiting for the client's `mcp_approval_response`).
  * 
  * @export
  * @interface ResponseOutputItem
@@ -109,6 +119,26 @@ export interface ResponseOutputItem {
      * 
      */
     outputs?: Array<ResponseOutputItemOutputsInner> | null;
+    /**
+     * 
+     */
+    serverLabel?: string;
+    /**
+     * 
+     */
+    tools?: Array<ResponseOutputItemToolsInner>;
+    /**
+     * 
+     */
+    output?: string | null;
+    /**
+     * 
+     */
+    error?: string | null;
+    /**
+     * 
+     */
+    approvalRequestId?: string | null;
 }
 
 
@@ -121,6 +151,9 @@ export const ResponseOutputItemTypeEnum = {
     file_search_call: 'file_search_call',
     web_search_call: 'web_search_call',
     code_interpreter_call: 'code_interpreter_call',
+    mcp_list_tools: 'mcp_list_tools',
+    mcp_call: 'mcp_call',
+    mcp_approval_request: 'mcp_approval_request',
 } as const;
 export type ResponseOutputItemTypeEnum = typeof ResponseOutputItemTypeEnum[keyof typeof ResponseOutputItemTypeEnum];
 
@@ -131,6 +164,7 @@ export const ResponseOutputItemStatusEnum = {
     in_progress: 'in_progress',
     searching: 'searching',
     interpreting: 'interpreting',
+    calling: 'calling',
     completed: 'completed',
     incomplete: 'incomplete',
     failed: 'failed',
@@ -180,6 +214,11 @@ export function ResponseOutputItemFromJSONTyped(json: any, ignoreDiscriminator: 
         'code': json['code'] === undefined ? undefined : json['code'] === null ? null : json['code'],
         'containerId': json['container_id'] == null ? undefined : json['container_id'],
         'outputs': json['outputs'] === undefined ? undefined : json['outputs'] === null ? null : ((json['outputs'] as Array<any>).map(ResponseOutputItemOutputsInnerFromJSON)),
+        'serverLabel': json['server_label'] == null ? undefined : json['server_label'],
+        'tools': json['tools'] == null ? undefined : ((json['tools'] as Array<any>).map(ResponseOutputItemToolsInnerFromJSON)),
+        'output': json['output'] === undefined ? undefined : json['output'] === null ? null : json['output'],
+        'error': json['error'] === undefined ? undefined : json['error'] === null ? null : json['error'],
+        'approvalRequestId': json['approval_request_id'] === undefined ? undefined : json['approval_request_id'] === null ? null : json['approval_request_id'],
     };
 }
 
@@ -208,6 +247,11 @@ export function ResponseOutputItemToJSONTyped(value?: ResponseOutputItem | null,
         'code': value['code'],
         'container_id': value['containerId'],
         'outputs': value['outputs'] == null ? undefined : ((value['outputs'] as Array<any>).map(ResponseOutputItemOutputsInnerToJSON)),
+        'server_label': value['serverLabel'],
+        'tools': value['tools'] == null ? undefined : ((value['tools'] as Array<any>).map(ResponseOutputItemToolsInnerToJSON)),
+        'output': value['output'],
+        'error': value['error'],
+        'approval_request_id': value['approvalRequestId'],
     };
 }
 

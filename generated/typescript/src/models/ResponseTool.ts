@@ -27,6 +27,20 @@ import {
     ResponseToolRankingOptionsToJSON,
     ResponseToolRankingOptionsToJSONTyped,
 } from './ResponseToolRankingOptions.js';
+import type { ResponseToolRequireApproval } from './ResponseToolRequireApproval.js';
+import {
+    ResponseToolRequireApprovalFromJSON,
+    ResponseToolRequireApprovalFromJSONTyped,
+    ResponseToolRequireApprovalToJSON,
+    ResponseToolRequireApprovalToJSONTyped,
+} from './ResponseToolRequireApproval.js';
+import type { ResponseToolAllowedTools } from './ResponseToolAllowedTools.js';
+import {
+    ResponseToolAllowedToolsFromJSON,
+    ResponseToolAllowedToolsFromJSONTyped,
+    ResponseToolAllowedToolsToJSON,
+    ResponseToolAllowedToolsToJSONTyped,
+} from './ResponseToolAllowedTools.js';
 
 /**
  * `function` (`name`, `description`, `parameters`, `strict`): as chat's tools, grammar-constrained on the local
@@ -36,8 +50,14 @@ import {
  * documents, `filters` then testing the files' `attributes`). `web_search` (also
  * `web_search_preview` and the dated variants): a live web search, `search_context_size` low / medium / high
  * reading 2 / 3 / 5 pages, `filters.allowed_domains` keeping results on those domains.
- * `code_interpreter`: Python in the sandbox, with the tier's timeout, run when the model calls it. Any other
- * type is 400 `INVALID_PARAMETER` naming it.
+ * `code_interpreter`: Python in the sandbox, with the tier's timeout, run when the model calls it. `mcp`: the
+ * tools of a remote MCP server (Streamable HTTP) at `server_url`, or pvai's own (`server_url: pvai`, no network
+ * hop), named `server_label`: listed once per response chain (an `mcp_list_tools` item), offered to the model as
+ * functions (`allowed_tools` keeps some), called by pvai when the model calls them (`mcp_call` items), each
+ * call first asked of the client as an `mcp_approval_request` unless `require_approval` is `never` for it
+ * (default `always`). `headers` go to that server only. Outbound connections follow docs/mcp.md: public
+ * addresses, private ones only where the operator allows the host, time and size limits. Any other type is 400
+ * `INVALID_PARAMETER` naming it.
  * 
  * @export
  * @interface ResponseTool
@@ -92,6 +112,34 @@ export interface ResponseTool {
      * 
      */
     container?: ResponseToolContainer;
+    /**
+     * 
+     */
+    serverLabel?: string;
+    /**
+     * 
+     */
+    serverUrl?: string;
+    /**
+     * 
+     */
+    serverDescription?: string | null;
+    /**
+     * 
+     */
+    connectorId?: string;
+    /**
+     * 
+     */
+    headers?: { [key: string]: string; } | null;
+    /**
+     * 
+     */
+    allowedTools?: ResponseToolAllowedTools;
+    /**
+     * 
+     */
+    requireApproval?: ResponseToolRequireApproval;
 }
 
 
@@ -137,6 +185,13 @@ export function ResponseToolFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'searchContextSize': json['search_context_size'] == null ? undefined : json['search_context_size'],
         'userLocation': json['user_location'] === undefined ? undefined : json['user_location'] === null ? null : json['user_location'],
         'container': json['container'] == null ? undefined : ResponseToolContainerFromJSON(json['container']),
+        'serverLabel': json['server_label'] == null ? undefined : json['server_label'],
+        'serverUrl': json['server_url'] == null ? undefined : json['server_url'],
+        'serverDescription': json['server_description'] === undefined ? undefined : json['server_description'] === null ? null : json['server_description'],
+        'connectorId': json['connector_id'] == null ? undefined : json['connector_id'],
+        'headers': json['headers'] === undefined ? undefined : json['headers'] === null ? null : json['headers'],
+        'allowedTools': json['allowed_tools'] == null ? undefined : ResponseToolAllowedToolsFromJSON(json['allowed_tools']),
+        'requireApproval': json['require_approval'] == null ? undefined : ResponseToolRequireApprovalFromJSON(json['require_approval']),
     };
 }
 
@@ -164,6 +219,13 @@ export function ResponseToolToJSONTyped(value?: ResponseTool | null, ignoreDiscr
         'search_context_size': value['searchContextSize'],
         'user_location': value['userLocation'],
         'container': ResponseToolContainerToJSON(value['container']),
+        'server_label': value['serverLabel'],
+        'server_url': value['serverUrl'],
+        'server_description': value['serverDescription'],
+        'connector_id': value['connectorId'],
+        'headers': value['headers'],
+        'allowed_tools': ResponseToolAllowedToolsToJSON(value['allowedTools']),
+        'require_approval': ResponseToolRequireApprovalToJSON(value['requireApproval']),
     };
 }
 
