@@ -1,4 +1,3 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AppError } from '../errors/index.js';
 import type { Principal } from '../kernel/index.js';
 import { fusedRelevance } from '../retrieval/index.js';
@@ -6,8 +5,8 @@ import type { CodeRunner } from '../sandbox/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import { FetchGuard } from '../web/index.js';
 import { mcpConnector, type RemoteMcpLimits } from './connector.js';
-import { type McpOperationDeps, mcpOperations, SERVER_INFO } from './operations.js';
-import { registerTools, type ToolPorts } from './tools.js';
+import { type McpOperationDeps, mcpOperations, ownServer } from './operations.js';
+import type { ToolPorts } from './tools.js';
 
 type Tenant = { accountId: string; userId: string };
 
@@ -17,6 +16,12 @@ const WEB_SEARCH_MS = 30_000;
 /** What the MCP tools need of the documents and memory (their services, given by the composition root). */
 export interface McpDeps {
   documents: {
+    list(
+      tenant: Tenant,
+    ): Promise<
+      Array<{ id: string; title: string; contentType: string; status: string; sizeBytes: number; createdAt: number }>
+    >;
+    text(tenant: Tenant, id: string): Promise<string>;
     search(
       tenant: Tenant,
       query: string,
@@ -104,6 +109,19 @@ export function mcpCapability(deps: McpDeps) {
           char_end: m.charEnd,
         }));
       },
+      async listDocuments(userId) {
+        const documents = await deps.documents.list(tenant(userId));
+        return documents
+          .sort((a, b) => b.createdAt - a.createdAt)
+          .map((d) => ({
+            document_id: d.id,
+            title: d.title,
+            content_type: d.contentType,
+            status: d.status,
+            size_bytes: d.sizeBytes,
+          }));
+      },
+      readDocument: (userId, documentId) => deps.documents.text(tenant(userId), documentId),
       async webSearch(query) {
         const { passages } = await deps.web.ground(query, AbortSignal.timeout(WEB_SEARCH_MS));
         return passages.map((p) => ({
@@ -144,9 +162,7 @@ export function mcpCapability(deps: McpDeps) {
     guard: new FetchGuard({ allow: deps.remote.allow, anyPort: true }),
     limits: deps.remote,
     ownServer(caller) {
-      const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
-      registerTools(server, portsFor(caller.principal), caller);
-      return server;
+      return ownServer(portsFor(caller.principal), caller);
     },
   });
   return { name: 'mcp', operations: mcpOperations({ portsFor, credits: deps.credits }), connector };

@@ -11,10 +11,11 @@ import { AppError } from '../errors/index.js';
 import { endUserOf, type Operations, requirePrincipal } from '../http/index.js';
 import type { Principal } from '../kernel/index.js';
 import { OneExchange } from './one-exchange.js';
-import { registerTools, type ToolPorts } from './tools.js';
+import { registerDocumentResources } from './resources.js';
+import { registerTools, type ToolCaller, type ToolPorts } from './tools.js';
 
 /** The name and version pvai's MCP server reports in `initialize`. */
-export const SERVER_INFO = { name: 'pvai', version: '2.0.0' };
+const SERVER_INFO = { name: 'pvai', version: '2.0.0' };
 /** What one `tools/call` costs (docs/mcp.md); `initialize`, `tools/list` and notifications cost nothing. */
 const TOOL_CALL_CREDITS = 1;
 
@@ -24,6 +25,14 @@ export interface McpOperationDeps {
     charge(accountId: string, amount: number): Promise<{ ok: boolean; balance: number }>;
     refund(accountId: string, amount: number): Promise<unknown>;
   };
+}
+
+/** pvai's MCP server for one caller: its tools and the end user's documents as resources. */
+export function ownServer(ports: ToolPorts, caller: ToolCaller): McpServer {
+  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {}, resources: {} } });
+  registerTools(server, ports, caller);
+  registerDocumentResources(server, ports, caller);
+  return server;
 }
 
 /** Whether the answer says the call failed (a JSON-RPC error, or a tool's error result): then it costs nothing. */
@@ -86,8 +95,7 @@ export function mcpOperations(deps: McpOperationDeps): Operations<'mcpMessage'> 
           );
         }
       }
-      const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
-      registerTools(server, deps.portsFor(principal), { principal, userId });
+      const server = ownServer(deps.portsFor(principal), { principal, userId });
       const transport = new OneExchange();
       let charged = price;
       try {

@@ -31,6 +31,11 @@ export interface ToolPorts {
   ): Promise<Array<{ memory_id: string; content: string; score: number }>>;
   forget(userId: string, memoryId: string): Promise<void>;
   webSearch(query: string): Promise<Array<{ url: string; title: string; text: string; score: number }>>;
+  /** The end user's documents, newest first, and one's extracted text (NOT_FOUND when it is not theirs). */
+  listDocuments(
+    userId: string,
+  ): Promise<Array<{ document_id: string; title: string; content_type: string; status: string; size_bytes: number }>>;
+  readDocument(userId: string, documentId: string): Promise<string>;
   runPython(
     code: string,
     timeoutSeconds: number | undefined,

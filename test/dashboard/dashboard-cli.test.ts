@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { DashboardClient } from '../support/dashboard.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { freePort, pvai, ROOT } from '../support/processes.js';
+import { cliCommand, cliEnv, freePort, pvai, ROOT } from '../support/processes.js';
 
 /** The dashboard's passwords from the CLI, and `pvai serve` telling where the dashboard is. */
 describe('pvai and the developer dashboard', () => {
@@ -39,9 +38,9 @@ describe('pvai and the developer dashboard', () => {
     const set = await pvai(['accounts', 'set-password', '--account', accountId, '--password', 'second-password'], env);
     assert.match(set.stdout, /password set/);
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'pvai.ts'), 'serve'], {
+    const child = spawn(process.execPath, [...cliCommand(), 'serve'], {
       cwd: ROOT,
-      env: { ...process.env, PVAI_LOG_LEVEL: 'warn', PVAI_HOST: '127.0.0.1', PVAI_PORT: String(port), ...env },
+      env: cliEnv({ PVAI_LOG_LEVEL: 'warn', PVAI_HOST: '127.0.0.1', PVAI_PORT: String(port), ...env }),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { backends } from '../support/databases.js';
+import { qdrantPoints, type Retrieval, ragBackends, startRetrieval } from '../support/qdrant.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -21,16 +21,23 @@ async function connect(server: TestServer, apiKey: string, userId?: string): Pro
 
 type Structured = Record<string, unknown>;
 
-for (const backend of backends()) {
-  describe(`the MCP TypeScript SDK against /z1/mcp (${backend})`, () => {
+for (const rag of ragBackends()) {
+  describe(`the MCP TypeScript SDK against /z1/mcp (${rag.label})`, () => {
     let server: TestServer;
+    let retrieval: Retrieval;
     let apiKey: string;
 
     before(async () => {
-      server = await startTestServer(backend, { config: { tiers: { business: { rpm: 10_000 } } } });
+      retrieval = await startRetrieval(rag);
+      server = await startTestServer(rag.backend, {
+        config: { ...retrieval.config, tiers: { business: { rpm: 10_000 } } },
+      });
       ({ apiKey } = await server.createAccount('business', 10_000));
     });
-    after(() => server?.close());
+    after(async () => {
+      await server?.close();
+      await retrieval?.stop();
+    });
 
     it('lists the tools with their schemas', async () => {
       const client = await connect(server, apiKey, 'alice');
@@ -84,9 +91,35 @@ for (const backend of backends()) {
       const results = (found.structuredContent as { results: Array<{ text: string; title: string }> }).results;
       assert.equal(results[0]?.title, 'Handbook');
       assert.match(results[0]?.text ?? '', /15:30/);
+      // On Qdrant the search went there: the document's chunk is a point of carol's.
+      if (retrieval.url) assert.ok((await qdrantPoints(retrieval.url, 'carol')) > 0);
       const ran = await carol.callTool({ name: 'run_python', arguments: { code: 'print(6 * 7)' } });
       assert.equal((ran.structuredContent as Structured).output, '42\n');
       await carol.close();
+    });
+
+    it('lists the end user’s documents as resources and reads their text; another end user’s are not there', async () => {
+      const put = await server.request<{ id: string }>('POST', '/z1/rag/documents', {
+        apiKey,
+        body: { user_id: 'dora', title: 'Garden notes', content: 'The quince tree flowers in April.' },
+      });
+      assert.equal(put.status, 201, put.text);
+      const dora = await connect(server, apiKey, 'dora');
+      const { resources } = await dora.listResources();
+      const uri = `pvai://documents/${put.body.id}`;
+      assert.deepEqual(
+        resources.map((r) => [r.uri, r.name, r.mimeType]),
+        [[uri, 'Garden notes', 'text/plain']],
+      );
+      const read = await dora.readResource({ uri });
+      assert.deepEqual(read.contents, [{ uri, mimeType: 'text/plain', text: 'The quince tree flowers in April.' }]);
+
+      const erin = await connect(server, apiKey, 'erin');
+      assert.deepEqual((await erin.listResources()).resources, []);
+      await assert.rejects(erin.readResource({ uri }), (err: Error & { code?: number }) => err.code === -32002);
+      const nobody = await connect(server, apiKey);
+      assert.deepEqual((await nobody.listResources()).resources, []);
+      await Promise.all([dora.close(), erin.close(), nobody.close()]);
     });
 
     it('without an end user a tool call is an error result; another account’s key is refused', async () => {

@@ -48,7 +48,7 @@ for (const backend of backends()) {
       refused = await startMcpTestServer();
       h = await startResponses(backend, {
         config: {
-          mcp: { allow: [mcp.origin, hanging.origin], listTimeoutMs: 1000, maxResponseBytes: 256 * 1024 },
+          mcp: { allow: [mcp.origin, hanging.origin], listTimeoutMs: 1000 },
         },
       });
     });
@@ -172,6 +172,35 @@ for (const backend of backends()) {
       );
     });
 
+    it('the openai SDK reads every item of the approval round trip', async () => {
+      h.upstream.script(ADD('call_sdk'));
+      const tools = [{ type: 'mcp' as const, server_label: 'calc', server_url: mcp.url }];
+      const first = await h.client.responses.create({
+        model: 'PV-TURBO',
+        input: 'What is 2 + 3?',
+        tools,
+        user: 'alice',
+      });
+      const listed = first.output.find((o) => o.type === 'mcp_list_tools');
+      assert.ok(listed?.type === 'mcp_list_tools' && listed.tools.some((t) => t.name === 'add'));
+      const request = first.output.find((o) => o.type === 'mcp_approval_request');
+      assert.ok(request?.type === 'mcp_approval_request', JSON.stringify(first.output));
+      assert.deepEqual([request.server_label, request.name], ['calc', 'add']);
+
+      h.upstream.script(ANSWER);
+      const second = await h.client.responses.create({
+        model: 'PV-TURBO',
+        previous_response_id: first.id,
+        tools,
+        user: 'alice',
+        input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
+      });
+      const call = second.output.find((o) => o.type === 'mcp_call');
+      assert.ok(call?.type === 'mcp_call');
+      assert.deepEqual([call.output, call.approval_request_id, call.error ?? null], ['5', request.id, null]);
+      assert.equal(second.output_text, 'Two and three make 5.');
+    });
+
     it('a declined call is not run and the model is told so', async () => {
       h.upstream.script(ADD());
       const first = await h.create<Body>(ask([tool({ require_approval: { never: { tool_names: ['echo'] } } })]));
@@ -227,7 +256,7 @@ for (const backend of backends()) {
     it('a tool error and an answer past the size limit are failed mcp_call items; the response goes on', async () => {
       h.upstream.script(
         { kind: 'tool-call', name: 'fail', id: 'call_f', argumentChunks: ['{}'] },
-        { kind: 'tool-call', name: 'flood', id: 'call_x', argumentChunks: ['{"bytes":1000000}'] },
+        { kind: 'tool-call', name: 'flood', id: 'call_x', argumentChunks: ['{"bytes":10000000}'] },
         ANSWER,
       );
       const res = await h.create<Body>(ask([tool()]));
@@ -241,7 +270,8 @@ for (const backend of backends()) {
         ],
       );
       assert.match(calls[0]?.error ?? '', /the tool broke/);
-      assert.match(calls[1]?.error ?? '', /262144 bytes/);
+      // 10 MB past the default cap of 4 MiB per answer.
+      assert.match(calls[1]?.error ?? '', /4194304 bytes/);
       assert.equal(res.body.output.at(-1)?.type, 'message');
     });
 

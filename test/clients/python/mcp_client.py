@@ -4,17 +4,20 @@
     node test/contract/serve-for-contract.mjs --backend sqlite -- .tools/venv-mcp/bin/python test/clients/python/mcp_client.py
 
 The SDK's Streamable HTTP client connects to /z1/mcp with the server's API key and an end user (`X-PV-User`),
-negotiates a protocol version, lists the tools (each with its input schema), stores a memory with `remember` and
-finds it with `recall` (structured output), runs Python with `run_python`, and reads a refusal as the tool's error
-result; a wrong key is refused before any tool runs. Every check prints `ok …` or `FAIL …`; the exit status is 1
+negotiates a protocol version, lists the tools (each with its input schema), and calls each: `remember` then
+`recall` (structured output), `search_documents` over a document put through the REST API, `web_search` (the
+contract server's stand-in SearXNG), `run_python`, and `forget` of another's memory as the tool's error result; a
+wrong key is refused before any tool runs. Every check prints `ok …` or `FAIL …`; the exit status is 1
 when any failed.
 """
 
 import asyncio
+import json
 import os
 import secrets
 import sys
 import traceback
+import urllib.request
 
 sys.dont_write_bytecode = True
 from mcp import ClientSession  # noqa: E402
@@ -43,6 +46,18 @@ def is_error(result):
     return result.is_error if hasattr(result, "is_error") else result.isError
 
 
+def put_document(content):
+    """A document of the end user, through the ordinary REST operation (ready when it answers 201)."""
+    body = json.dumps({"user_id": USER, "title": "Ferry", "content": content}).encode()
+    request = urllib.request.Request(
+        f"{os.environ['PVAI_URL']}/z1/rag/documents",
+        data=body,
+        headers={"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request) as response:
+        expect(response.status == 201, "a document put through /z1/rag/documents")
+
+
 async def session_checks():
     headers = {"Authorization": f"Bearer {API_KEY}", "X-PV-User": USER}
     async with create_mcp_http_client(headers=headers) as http:
@@ -67,6 +82,15 @@ async def session_checks():
                 found = await session.call_tool("recall", {"query": "favourite tea", "k": 3})
                 memories = (structured(found) or {}).get("memories", [])
                 expect(any(m.get("content") == fact for m in memories), f"recall finds it: {len(memories)} memories")
+
+                put_document(f"The harbour ferry for {USER} leaves at 07:45 from pier 3.")
+                searched = await session.call_tool("search_documents", {"query": "harbour ferry pier", "k": 3})
+                results = (structured(searched) or {}).get("results", [])
+                expect(any("07:45" in r.get("text", "") for r in results), f"search_documents: {len(results)} results")
+
+                web = await session.call_tool("web_search", {"query": "harbour ferry timetable"})
+                pages = (structured(web) or {}).get("results", [])
+                expect(not is_error(web) and len(pages) > 0 and pages[0].get("url"), f"web_search: {len(pages)} pages")
 
                 ran = await session.call_tool("run_python", {"code": "print(6 * 7)"})
                 output = (structured(ran) or {}).get("output", "")
