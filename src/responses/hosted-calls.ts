@@ -78,14 +78,12 @@ export async function openHosted(
 
 /**
  * A call that needs the client's approval takes the approval request's id before the turn is stored: the next
- * request's `mcp_approval_response` names it, and finds it waiting in the conversation (mcp-approvals.ts).
+ * request's `mcp_approval_response` names it, and finds it waiting in the conversation (mcp-approvals.ts). A copy:
+ * the model's answer itself (which the response cache may hold) keeps the id the model gave.
  */
-export function markApprovals(calls: readonly ToolCall[], mcp: McpToolbox | undefined): void {
-  for (const call of calls) {
-    if (call.function.name !== CODE_TOOL_NAME && mcp?.needsApproval(call.function.name)) {
-      call.id = newId(APPROVAL_PREFIX);
-    }
-  }
+export function withApprovalId(call: ToolCall, mcp: McpToolbox | undefined): ToolCall {
+  if (call.function.name === CODE_TOOL_NAME || !mcp?.needsApproval(call.function.name)) return call;
+  return { ...call, id: newId(APPROVAL_PREFIX) };
 }
 
 /**

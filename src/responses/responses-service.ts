@@ -13,10 +13,10 @@ import { finishResponse } from './finish.js';
 import {
   type HostedState,
   hostedCall,
-  markApprovals,
   type Opened,
   openHosted,
   runHostedCalls,
+  withApprovalId,
 } from './hosted-calls.js';
 import { newId } from './input.js';
 import type { McpConnectorPort } from './mcp-toolbox.js';
@@ -326,9 +326,9 @@ export class ResponsesService {
     };
     if (round.message) placed(round.message.item, round.message.index);
     for (const { item, index } of round.calls) if (item) placed(item, index);
+    for (const entry of round.calls) if (!entry.item) entry.call = withApprovalId(entry.call, run.mcp);
     const calls: ToolCall[] = round.calls.map((c) => c.call);
     const hosted = round.calls.filter((c) => !c.item).map((c) => c.call);
-    markApprovals(hosted, run.mcp);
     run.conversation.push({
       role: 'assistant',
       content: round.text,
