@@ -1,6 +1,16 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
+/** Origins (`http://127.0.0.1:8089`) and CIDRs (`10.0.0.0/8`) reached although not public. */
+const allowList = z
+  .array(
+    z
+      .string()
+      .trim()
+      .refine(isAllowEntry, 'each entry must be an origin (http://host:port, no path) or a CIDR (10.0.0.0/8)'),
+  )
+  .default([]);
+
 /**
  * Web grounding (`use_web_search`): the search provider and the page fetcher's limits. Every limit is
  * optional here; the defaults, and why, are in src/web (DEFAULT_WEB_LIMITS, DEFAULT_FETCH_LIMITS).
@@ -32,14 +42,7 @@ export const webSchema = z
     maxPassages: z.number().int().min(1).max(50).optional(),
     passageChars: z.number().int().min(200).max(100_000).optional(),
     /** Origins (`http://127.0.0.1:8089`) and CIDRs (`10.0.0.0/8`) fetched although not public. */
-    fetchAllow: z
-      .array(
-        z
-          .string()
-          .trim()
-          .refine(isAllowEntry, 'each entry must be an origin (http://host:port, no path) or a CIDR (10.0.0.0/8)'),
-      )
-      .default([]),
+    fetchAllow: allowList,
     /** Ports fetched besides 80 and 443 (an allowlisted origin's port always is). */
     fetchAllowPorts: z.array(z.number().int().min(1).max(65535)).default([]),
   })
@@ -65,6 +68,14 @@ function isAllowEntry(entry: string): boolean {
 
 type Env = Record<string, string | undefined>;
 
+/** A comma-separated variable's entries, trimmed, the empty ones left out. */
+function commaList(value: string | undefined): string[] | undefined {
+  return value
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
 /** The PVAI_WEB_* variables over the file's `web` object. */
 export function webFromEnv(env: Env, file: unknown): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = file && typeof file === 'object' ? { ...(file as object) } : {};
@@ -77,13 +88,7 @@ export function webFromEnv(env: Env, file: unknown): Record<string, unknown> | u
   set('PVAI_WEB_SEARCH_PROVIDER', 'searchProvider', env.PVAI_WEB_SEARCH_PROVIDER?.trim().toLowerCase());
   set('PVAI_WEB_SEARCH_URL', 'searchUrl', env.PVAI_WEB_SEARCH_URL?.trim());
   set('PVAI_WEB_SEARCH_API_KEY', 'searchApiKey', env.PVAI_WEB_SEARCH_API_KEY);
-  set(
-    'PVAI_WEB_FETCH_ALLOW',
-    'fetchAllow',
-    env.PVAI_WEB_FETCH_ALLOW?.split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
+  set('PVAI_WEB_FETCH_ALLOW', 'fetchAllow', commaList(env.PVAI_WEB_FETCH_ALLOW));
   return any ? out : undefined;
 }
 
@@ -94,14 +99,7 @@ export function webFromEnv(env: Env, file: unknown): Record<string, unknown> | u
  */
 export const mcpSchema = z
   .object({
-    allow: z
-      .array(
-        z
-          .string()
-          .trim()
-          .refine(isAllowEntry, 'each entry must be an origin (http://host:port, no path) or a CIDR (10.0.0.0/8)'),
-      )
-      .default([]),
+    allow: allowList,
     listTimeoutMs: z.number().int().min(100).max(120_000).default(10_000),
     callTimeoutMs: z.number().int().min(100).max(600_000).default(60_000),
     maxResponseBytes: z
@@ -117,9 +115,7 @@ export const mcpSchema = z
 /** PVAI_MCP_ALLOW (comma-separated origins and CIDRs) over the file's `mcp.allow`. */
 export function mcpFromEnv(env: Env, file: unknown): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = file && typeof file === 'object' ? { ...(file as object) } : {};
-  const allow = env.PVAI_MCP_ALLOW?.split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const allow = commaList(env.PVAI_MCP_ALLOW);
   if (allow && allow.length > 0) out.allow = allow;
   return file !== undefined || (allow && allow.length > 0) ? out : undefined;
 }

@@ -4,6 +4,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { McpSession, McpToolInfo } from '../responses/index.js';
 import type { FetchGuard } from '../web/index.js';
 import { type OutboundConnections, outboundConnections } from './outbound.js';
 import type { ToolCaller } from './tools.js';
@@ -17,25 +18,6 @@ export interface RemoteMcpLimits {
   listTimeoutMs: number;
   callTimeoutMs: number;
   maxResponseBytes: number;
-}
-
-interface McpToolInfo {
-  name: string;
-  description: string | null;
-  input_schema: Record<string, unknown>;
-  annotations: Record<string, unknown> | null;
-}
-
-/** One connection to an MCP server, for the length of one response. */
-export interface McpSession {
-  listTools(signal: AbortSignal): Promise<McpToolInfo[]>;
-  /** `text`: what the model reads of the result; `isError`: the tool reported a failure. */
-  callTool(
-    name: string,
-    args: Record<string, unknown>,
-    signal: AbortSignal,
-  ): Promise<{ text: string; isError: boolean }>;
-  close(): Promise<void>;
 }
 
 /** What the model reads of a tool's result: its text parts, other parts named, else its structured content. */

@@ -119,19 +119,7 @@ export async function runHostedCalls(
       run.output.push(codeItem(newId('ci'), ran, source));
       run.conversation.push({ role: 'tool', tool_call_id: call.id, content: ran.logs || '(the code printed nothing)' });
     } else if (run.mcp) {
-      const ran = limited
-        ? {
-            item: {
-              ...run.mcp.approvalItem(call, newId('mcp')),
-              type: 'mcp_call' as const,
-              status: 'incomplete' as const,
-              output: null,
-              error: notRun,
-              approval_request_id: null,
-            },
-            text: notRun,
-          }
-        : await run.mcp.call(call, null, signal);
+      const ran = limited ? run.mcp.notRun(call, notRun) : await run.mcp.call(call, null, signal);
       run.output.push(ran.item);
       run.conversation.push({
         role: 'tool',

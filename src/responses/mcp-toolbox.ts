@@ -139,15 +139,13 @@ export class McpToolbox {
 
   /** The call waiting for the client's approval: its id becomes the call's id in the conversation. */
   approvalItem(call: ToolCall, id: string): OutputItem {
-    const route = this.#routes.get(call.function.name);
-    return {
-      id,
-      type: 'mcp_approval_request',
-      status: 'completed',
-      server_label: route?.server.label ?? '',
-      name: route?.tool ?? call.function.name,
-      arguments: call.function.arguments,
-    };
+    return { id, type: 'mcp_approval_request', status: 'completed', ...this.#named(call) };
+  }
+
+  /** A call not run (a limit reached): its `mcp_call` item, `incomplete`, and what the model reads of it. */
+  notRun(call: ToolCall, reason: string): { item: OutputItem; text: string } {
+    const item = { ...this.#callItem(call, null), status: 'incomplete' as const, output: null, error: reason };
+    return { item, text: reason };
   }
 
   /** Runs the call on its server: the `mcp_call` item and what the model reads of it. */
@@ -157,14 +155,7 @@ export class McpToolbox {
     signal: AbortSignal,
   ): Promise<{ item: OutputItem; text: string }> {
     const route = this.#routes.get(call.function.name);
-    const base = {
-      id: newId('mcp'),
-      type: 'mcp_call' as const,
-      server_label: route?.server.label ?? '',
-      name: route?.tool ?? call.function.name,
-      arguments: call.function.arguments,
-      approval_request_id: approvalRequestId,
-    };
+    const base = this.#callItem(call, approvalRequestId);
     const failed = (error: string) => ({
       item: { ...base, status: 'failed' as const, output: null, error },
       text: `Error: ${error}`,
@@ -195,6 +186,25 @@ export class McpToolbox {
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
     await Promise.all(sessions.map((s) => s.then((session) => session.close()).catch(() => undefined)));
+  }
+
+  /** The server and tool a call names, and its arguments, as the items show them. */
+  #named(call: ToolCall) {
+    const route = this.#routes.get(call.function.name);
+    return {
+      server_label: route?.server.label ?? '',
+      name: route?.tool ?? call.function.name,
+      arguments: call.function.arguments,
+    };
+  }
+
+  #callItem(call: ToolCall, approvalRequestId: string | null) {
+    return {
+      id: newId('mcp'),
+      type: 'mcp_call' as const,
+      ...this.#named(call),
+      approval_request_id: approvalRequestId,
+    };
   }
 
   /** One connection per server per response, made when first needed. */
