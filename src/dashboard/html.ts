@@ -34,7 +34,7 @@ function render(value: unknown): string {
   return escapeHtml(value);
 }
 
-type Section = 'keys' | 'usage' | 'sla' | 'documents';
+type Section = 'keys' | 'usage' | 'sla' | 'documents' | 'password';
 
 const NAV: ReadonlyArray<{ section: Section; label: string; path: string }> = [
   { section: 'keys', label: 'API keys', path: '/dashboard/keys' },
@@ -46,7 +46,7 @@ const NAV: ReadonlyArray<{ section: Section; label: string; path: string }> = [
 export interface LayoutOptions {
   title: string;
   /** The signed-in account: the navigation and the sign-out form; absent on the sign-in page. */
-  session?: { email: string; csrfToken: string; tier: string };
+  session?: { email: string; csrfToken: string; tier: string; accountId: string; credits: number };
   section?: Section;
   body: Html;
 }
@@ -67,6 +67,7 @@ export function layout(o: LayoutOptions): string {
   </nav>
   <form method="post" action="/dashboard/sign-out" class="signout">
     <span class="who">${o.session.email} <span class="tier">${o.session.tier}</span></span>
+    <a href="/dashboard/password"${o.section === 'password' ? new Html(' aria-current="page"') : ''}>Password</a>
     <input type="hidden" name="_csrf" value="${o.session.csrfToken}">
     <button type="submit" class="secondary">Sign out</button>
   </form>
@@ -86,12 +87,33 @@ export function layout(o: LayoutOptions): string {
 <a class="skip" href="#main">Skip to content</a>
 ${nav}
 <main id="main" tabindex="-1"${o.session ? '' : new Html(' class="narrow"')}>
-<h1>${o.title}</h1>
+${o.session ? creditBanner(o.session) : ''}<h1>${o.title}</h1>
 ${o.body}
 </main>
 </body>
 </html>
 `.text;
+}
+
+/**
+ * Below this balance every page warns: ten requests of the dearest chat model (PV-ADVANCED, 5 credits each),
+ * a few minutes of an app's traffic, so the warning comes before the refusals rather than with them.
+ */
+export const LOW_CREDITS = 50;
+
+/** The warning on every signed-in page when the balance is 0 (requests are refused) or under LOW_CREDITS. */
+function creditBanner({ credits, accountId }: { credits: number; accountId: string }): Html | '' {
+  if (credits >= LOW_CREDITS) return '';
+  const what =
+    credits <= 0
+      ? html`<strong>Your account has no credits left:</strong> requests that cost credits are refused (402,
+<code>INSUFFICIENT_CREDITS</code>) until credits are added.`
+      : html`<strong>Your account is low on credits:</strong> ${formatNumber(credits)} left. Requests are refused
+once the balance reaches 0.`;
+  return html`<div class="error credit-banner" role="alert">${what} Ask whoever runs this pvai service to add credits
+(<code>pvai credits add --account ${accountId} --amount N</code>); the <a href="/dashboard/usage">Usage</a> page shows what
+spends them.</div>
+`;
 }
 
 /** A hidden field with the session's CSRF token: every state-changing form carries one. */

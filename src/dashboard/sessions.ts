@@ -49,4 +49,12 @@ export class SessionStore {
   async end(token: string): Promise<void> {
     await this.#db.query('DELETE FROM dashboard_sessions WHERE token_hash = $1', [hashToken(token)]);
   }
+
+  /** Ends every session of the account but the one of `keptToken` (after a password change, on every replica). */
+  async endOthers(accountId: string, keptToken: string): Promise<void> {
+    await this.#db.query('DELETE FROM dashboard_sessions WHERE account_id = $1 AND token_hash <> $2', [
+      accountId,
+      hashToken(keptToken),
+    ]);
+  }
 }

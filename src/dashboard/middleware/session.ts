@@ -21,7 +21,13 @@ async function signedInBy(ctx: Koa.Context, deps: SessionDeps): Promise<Signed |
     token,
     session,
     account,
-    page: { email: account.email, tier: account.tier, csrfToken: session.csrfToken },
+    page: {
+      email: account.email,
+      tier: account.tier,
+      csrfToken: session.csrfToken,
+      accountId: account.id,
+      credits: account.credits,
+    },
   };
 }
 
