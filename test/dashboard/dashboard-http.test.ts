@@ -248,12 +248,14 @@ for (const backend of backends()) {
       await asAlice.signIn(alice.email, alice.password);
       await asAlice.get('/dashboard/users/erase?user=dave');
       const hers = await asAlice.post('/dashboard/users/erase', { user: 'dave', confirm: 'dave' });
-      assert.equal(hers.status, 200);
-      assert.match(hers.html, /0 documents\s+and 1 memory deleted/);
+      assert.equal(hers.status, 303, 'Post/Redirect/Get: a reload erases nothing again');
+      assert.match((await asAlice.get(hers.location ?? '')).html, /0 documents\s+and 1 memory deleted/);
       assert.match((await asBob.get('/dashboard/documents?user=dave')).html, /Dave log/);
 
       await asBob.get('/dashboard/users/erase?user=dave');
-      const erased = await asBob.post('/dashboard/users/erase', { user: 'dave', confirm: 'dave' });
+      const posted = await asBob.post('/dashboard/users/erase', { user: 'dave', confirm: 'dave' });
+      assert.equal(posted.status, 303);
+      const erased = await asBob.get(posted.location ?? '');
       assert.equal(erased.status, 200);
       assert.match(erased.html, /Erased <code>dave<\/code>: 1 document\s+and 1 memory deleted; \d+ usage rows? kept/);
       const after = await asBob.get('/dashboard/documents?user=dave');

@@ -3,7 +3,7 @@ import { type DashboardRouter, formOf, signedIn } from '../context.js';
 import type { DashboardDeps } from '../deps.js';
 import { requiredEndUserIdOf } from '../end-user-id.js';
 import { eraseConfirmPage, erasedPage } from '../user-data-pages.js';
-import { download, send } from '../web.js';
+import { DASHBOARD_PATH, download, seeOther, send } from '../web.js';
 
 /** The end user a request names (`user`, as the Documents page's form has it), exactly; none is a 404 page. */
 function userOf(value: unknown): string {
@@ -51,6 +51,20 @@ export function usersRoutes(
       return send(ctx, 400, eraseConfirmPage({ session: signed.page, userId, preview: await preview(tenant), error }));
     }
     const erased = await users.erase(tenant);
-    send(ctx, 200, erasedPage({ session: signed.page, userId, erased }));
+    // Post/Redirect/Get: what was erased rides in the query, so a reload shows it again and erases nothing.
+    const counts = new URLSearchParams({
+      user: userId,
+      documents: String(erased.documents),
+      memories: String(erased.memories),
+      usage: String(erased.usage),
+    });
+    seeOther(ctx, `${DASHBOARD_PATH}/users/erased?${counts}`);
+  });
+
+  router.get('/users/erased', (ctx) => {
+    const userId = userOf(ctx.query.user);
+    const count = (name: string) => Math.max(0, Math.trunc(Number(ctx.query[name]) || 0));
+    const erased = { documents: count('documents'), memories: count('memories'), usage: count('usage') };
+    send(ctx, 200, erasedPage({ session: signedIn(ctx).page, userId, erased }));
   });
 }
