@@ -33,6 +33,13 @@ export interface BarChartOptions {
 const WIDTH = 720;
 const HEIGHT = 220;
 const PAD = { top: 16, right: 12, bottom: 28, left: 76 };
+/** Between the plot's right edge and a target's label. */
+const LABEL_GAP = 6;
+
+/** The width an axis label of 11 px takes, at most (system-ui's widest digits and letters are under 6.5 px). */
+function labelWidth(text: string): number {
+  return Math.ceil(text.length * 6.5);
+}
 
 /** A step of 1, 2 or 5 × 10^n giving about four ticks up to max. */
 function niceMax(max: number, integers: boolean): { top: number; step: number } {
@@ -65,7 +72,9 @@ export function barChart(o: BarChartOptions): Html {
     Math.max(low + step, Math.ceil(scaleMax / step - 1e-9) * step),
   );
   const span = high - low || 1;
-  const plotW = WIDTH - PAD.left - PAD.right;
+  // A drawn target's label sits right of the plot, level with its line: never over a bar, whatever their heights.
+  const right = o.target && targetOnScale ? Math.max(PAD.right, labelWidth(o.target.label) + 2 * LABEL_GAP) : PAD.right;
+  const plotW = WIDTH - PAD.left - right;
   const plotH = HEIGHT - PAD.top - PAD.bottom;
   const y = (v: number) => PAD.top + plotH - ((Math.min(high, Math.max(low, v)) - low) / span) * plotH;
   const slot = plotW / Math.max(1, o.labels.length);
@@ -75,7 +84,7 @@ export function barChart(o: BarChartOptions): Html {
     const tick = Math.min(v, high);
     const ty = y(tick);
     ticks.push(
-      html`<line class="grid" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${ty}" y2="${ty}"/><text class="axis" x="${PAD.left - 6}" y="${ty + 4}" text-anchor="end">${format(tick)}</text>`,
+      html`<line class="grid" x1="${PAD.left}" x2="${WIDTH - right}" y1="${ty}" y2="${ty}"/><text class="axis" x="${PAD.left - 6}" y="${ty + 4}" text-anchor="end">${format(tick)}</text>`,
     );
   }
   const bars: Html[] = [];
@@ -105,7 +114,7 @@ export function barChart(o: BarChartOptions): Html {
   );
   const target =
     o.target && targetOnScale
-      ? html`<line class="target" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${y(o.target.value)}" y2="${y(o.target.value)}"/><text class="target-label" x="${WIDTH - PAD.right}" y="${y(o.target.value) - 4}" text-anchor="end">${o.target.label}</text>`
+      ? html`<line class="target" x1="${PAD.left}" x2="${WIDTH - right}" y1="${y(o.target.value)}" y2="${y(o.target.value)}"/><text class="target-label" x="${WIDTH - right + LABEL_GAP}" y="${y(o.target.value) + 4}" text-anchor="start">${o.target.label}</text>`
       : '';
   const legend =
     o.series.length > 1 || o.target
@@ -119,7 +128,7 @@ export function barChart(o: BarChartOptions): Html {
 <figcaption>${o.title}</figcaption>
 <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${o.title}" preserveAspectRatio="xMidYMid meet">
 ${ticks}${bars}${target}${xLabels}
-<line class="axis-line" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${y(low)}" y2="${y(low)}"/>
+<line class="axis-line" x1="${PAD.left}" x2="${WIDTH - right}" y1="${y(low)}" y2="${y(low)}"/>
 </svg>
 ${legend}
 <details><summary>${o.title}: the numbers</summary>

@@ -5,6 +5,7 @@ import type { DailyUsage } from '../usage/index.js';
 import { barChart } from './charts.js';
 import { userIdMarkup } from './end-user-id.js';
 import { csrfField, formatNumber, formatTime, type Html, html, type LayoutOptions, layout } from './html.js';
+import { PERCENTILE_MIN_REQUESTS, percentileCell, percentileShown } from './sla-percentiles.js';
 
 export type PageSession = NonNullable<LayoutOptions['session']>;
 
@@ -267,6 +268,7 @@ startup, business and enterprise tiers.</p>`;
     const lowest = Math.min(...models.map((m) => m.availability), target?.availabilityTarget ?? 1);
     // The axis starts just under the lowest value: 99.9% against 99.5% must not look like two full bars.
     const min = Math.max(0, lowest - (1 - lowest) * 0.5 - 0.001);
+    const measured = models.filter((m) => percentileShown('p95', m.requests));
     body = html`${windows}
 <p class="lead">${WINDOW_NAMES[o.window]}: ${new Date(o.report.start).toISOString().slice(0, 16).replace('T', ' ')} to
 ${new Date(o.report.end).toISOString().slice(0, 16).replace('T', ' ')} UTC, your ${o.report.tier} tier's targets.</p>
@@ -281,14 +283,18 @@ ${barChart({
   max: 1,
   integers: false,
 })}
-${barChart({
-  title: `Latency p95 per model, ${WINDOW_NAMES[o.window].toLowerCase()}`,
-  labels,
-  series: [{ name: 'p95 latency', values: models.map((m) => m.latencyMs.p95) }],
-  target: { value: target?.latencyTargetMs ?? 0, label: `target p95 ${millis(target?.latencyTargetMs ?? 0)}` },
-  format: millis,
-  labelHeading: 'Model',
-})}
+${
+  measured.length
+    ? barChart({
+        title: `Latency p95 per model (bucket estimate), ${WINDOW_NAMES[o.window].toLowerCase()}`,
+        labels: measured.map((m) => m.model),
+        series: [{ name: 'p95 latency', values: measured.map((m) => m.latencyMs.p95) }],
+        target: { value: target?.latencyTargetMs ?? 0, label: `target p95 ${millis(target?.latencyTargetMs ?? 0)}` },
+        format: millis,
+        labelHeading: 'Model',
+      })
+    : html`<p class="empty">Latency p95 is shown for a model once it has ${PERCENTILE_MIN_REQUESTS.p95} requests in the window.</p>`
+}
 <h2>Per model</h2>
 <table><thead><tr><th scope="col">Model</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Errors</th>
 <th scope="col" class="num">Availability</th><th scope="col" class="num">p50</th><th scope="col" class="num">p95</th><th scope="col" class="num">p99</th><th scope="col">Target</th></tr></thead>
@@ -296,9 +302,10 @@ ${barChart({
       (
         m,
       ) => html`<tr><th scope="row">${m.model}</th><td class="num">${formatNumber(m.requests)}</td><td class="num">${formatNumber(m.errors)}</td>
-<td class="num">${percent(m.availability)}</td><td class="num">${millis(m.latencyMs.p50)}</td><td class="num">${millis(m.latencyMs.p95)}</td><td class="num">${millis(m.latencyMs.p99)}</td>
+<td class="num">${percent(m.availability)}</td>${percentileCell('p50', m.requests, m.latencyMs.p50)}${percentileCell('p95', m.requests, m.latencyMs.p95)}${percentileCell('p99', m.requests, m.latencyMs.p99)}
 <td>${m.meetsTarget ? html`<span class="badge ok">met</span>` : html`<span class="badge bad">missed</span>`}</td></tr>`,
-    )}</tbody></table>`;
+    )}</tbody></table>
+<p class="sub">Percentiles are estimated from latency buckets (≈, within a bucket's width) and shown once a model has ${PERCENTILE_MIN_REQUESTS.p50}, ${PERCENTILE_MIN_REQUESTS.p95} and ${PERCENTILE_MIN_REQUESTS.p99} requests in the window (p50, p95, p99); — until then.</p>`;
   }
   return layout({ title: 'SLA', session: o.session, section: 'sla', body });
 }
