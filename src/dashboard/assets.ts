@@ -20,7 +20,10 @@ nav a { display: block; padding: .35rem .75rem; border-radius: 6px; text-decorat
 nav a:hover { background: #eaeef2; }
 nav a[aria-current="page"] { background: var(--accent); color: #fff; }
 .signout { margin-left: auto; display: flex; align-items: center; gap: .75rem; }
-.who { color: var(--muted); font-size: .9rem; }
+.who { color: var(--muted); font-size: .9rem; min-width: 0; overflow-wrap: anywhere; }
+.signout a { font-size: .9rem; }
+.credit-banner { margin-bottom: 1rem; }
+.field .sub, p.sub { color: var(--muted); font-size: .85rem; }
 .tier { display: inline-block; padding: 0 .4rem; border: 1px solid var(--line); border-radius: 999px; font-size: .8rem; }
 main { max-width: 1000px; margin: 0 auto; padding: 1.5rem; }
 main:focus { outline: none; }
