@@ -24,6 +24,7 @@ nav a[aria-current="page"] { background: var(--accent); color: #fff; }
 .signout a { font-size: .9rem; }
 .credit-banner { margin-bottom: 1rem; }
 .field .sub, p.sub { color: var(--muted); font-size: .85rem; }
+td.num span, tbody th[scope="row"] { white-space: nowrap; }
 .tier { display: inline-block; padding: 0 .4rem; border: 1px solid var(--line); border-radius: 999px; font-size: .8rem; }
 main { max-width: 1000px; margin: 0 auto; padding: 1.5rem; }
 main:focus { outline: none; }
