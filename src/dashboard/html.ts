@@ -99,7 +99,7 @@ ${o.body}
  * Below this balance every page warns: ten requests of the dearest chat model (PV-ADVANCED, 5 credits each),
  * a few minutes of an app's traffic, so the warning comes before the refusals rather than with them.
  */
-export const LOW_CREDITS = 50;
+const LOW_CREDITS = 50;
 
 /** The warning on every signed-in page when the balance is 0 (requests are refused) or under LOW_CREDITS. */
 function creditBanner({ credits, accountId }: { credits: number; accountId: string }): Html | '' {
