@@ -1,6 +1,7 @@
 /**
  * The dashboard's stylesheet and its one script, served by the service itself (no CDN, no build step).
- * The pages work without the script: it only adds the copy button's action.
+ * The pages work without the script: it adds the copy button's action, the confirmations, and that a reload of a
+ * page answering a refused POST does not post again.
  */
 
 export const DASHBOARD_CSS = `
@@ -103,6 +104,9 @@ button, a.button { white-space: nowrap; }
 `;
 
 export const DASHBOARD_JS = `
+// A page that answers a POST (a refused sign-in keeps its 401 or 429) becomes a plain entry of the history:
+// a reload then asks for the page again instead of posting the form again.
+history.replaceState(history.state, '', location.href);
 for (const button of document.querySelectorAll('button[data-copy]')) {
   button.hidden = false;
   button.addEventListener('click', async () => {

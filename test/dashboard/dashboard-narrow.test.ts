@@ -114,6 +114,42 @@ describe('dashboard frame, sign-in, SLA and password in Chromium at 1280 and 390
     });
   }
 
+  it('a reload after a refused sign-in (401) or a refused form (403) asks for the page again, posting nothing', async () => {
+    const page = await pageAt(1280);
+    const methods: string[] = [];
+    page.on('request', (request) => {
+      if (request.resourceType() === 'document') methods.push(request.method());
+    });
+    await page.goto(`${server.url}/dashboard/sign-in`);
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill('not-the-password');
+    const [refused] = await Promise.all([
+      page.waitForResponse((res) => res.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
+    assert.equal(refused.status(), 401);
+    await page.getByRole('alert').waitFor();
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    assert.deepEqual(methods, ['GET', 'POST', 'GET']);
+    await signIn(page);
+    await page.goto(`${server.url}/dashboard/password`);
+    await page
+      .locator('form[action="/dashboard/password"] input[name="_csrf"]')
+      .first()
+      .evaluate((input) => input.setAttribute('value', 'forged'));
+    await page.getByLabel('Current password').fill(owner.password);
+    await page.getByLabel('New password', { exact: true }).fill('never-applied');
+    await page.getByLabel('New password again').fill('never-applied');
+    methods.length = 0;
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('heading', { name: 'Refused' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Password' }).waitFor();
+    assert.deepEqual(methods, ['POST', 'GET']);
+    await page.context().close();
+  });
+
   it("places each target's label clear of every bar", async () => {
     const page = await pageAt(1280);
     await signIn(page);

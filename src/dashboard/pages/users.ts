@@ -37,7 +37,8 @@ export function usersRoutes(
     const signed = signedIn(ctx);
     const userId = userOf(ctx.query.user);
     const shown = await preview({ accountId: signed.account.id, userId });
-    send(ctx, 200, eraseConfirmPage({ session: signed.page, userId, preview: shown }));
+    const error = ctx.query.mismatch === '1' ? 'The user id you typed does not match. Nothing was erased.' : undefined;
+    send(ctx, 200, eraseConfirmPage({ session: signed.page, userId, preview: shown, ...(error ? { error } : {}) }));
   });
 
   router.post('/users/erase', async (ctx) => {
@@ -45,13 +46,13 @@ export function usersRoutes(
     const form = formOf(ctx);
     const userId = userOf(form.get('user'));
     const tenant = { accountId: signed.account.id, userId };
+    // Post/Redirect/Get, both ways: a reload shows the outcome again and posts nothing.
     // Typed out, compared exactly as the API compares user ids: a slip of the hand erases nobody.
     if ((form.get('confirm') ?? '') !== userId) {
-      const error = 'The user id you typed does not match. Nothing was erased.';
-      return send(ctx, 400, eraseConfirmPage({ session: signed.page, userId, preview: await preview(tenant), error }));
+      return seeOther(ctx, `${DASHBOARD_PATH}/users/erase?${new URLSearchParams({ user: userId, mismatch: '1' })}`);
     }
     const erased = await users.erase(tenant);
-    // Post/Redirect/Get: what was erased rides in the query, so a reload shows it again and erases nothing.
+    // What was erased rides in the query.
     const counts = new URLSearchParams({
       user: userId,
       documents: String(erased.documents),
