@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { RunningServer } from '../../src/server.js';
 import { accountWithPassword, DashboardClient } from '../support/dashboard.js';
-import { backends } from '../support/databases.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { backends, postgresOnly } from '../support/databases.js';
+import { startReplica, startTestServer, type TestServer } from '../support/server.js';
 
 /**
  * The account holder's own account in the dashboard, over plain HTTP: the password change (Post/Redirect/Get,
@@ -118,3 +119,35 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('dashboard: a password change across replicas (postgres)', { skip: postgresOnly() }, () => {
+  let first: TestServer;
+  let second: RunningServer;
+
+  before(async () => {
+    first = await startTestServer('postgres');
+    second = await startReplica(first);
+  });
+  after(async () => {
+    await second?.close();
+    await first?.close();
+  });
+
+  it('a change on one replica signs out the sessions made on the other; the new password works on both', async () => {
+    const owner = await accountWithPassword(first, 'startup');
+    const onFirst = new DashboardClient(first.url);
+    const onSecond = new DashboardClient(second.url);
+    assert.equal((await onFirst.signIn(owner.email, owner.password)).status, 303);
+    assert.equal((await onSecond.signIn(owner.email, owner.password)).status, 303);
+    await onFirst.get('/dashboard/password');
+    const changed = await onFirst.post('/dashboard/password', {
+      current: owner.password,
+      password: 'replica-secret',
+      repeat: 'replica-secret',
+    });
+    assert.equal(changed.location, '/dashboard/password?changed=1');
+    assert.equal((await onSecond.get('/dashboard/keys')).location, '/dashboard/sign-in');
+    assert.equal((await onFirst.get('/dashboard/keys')).status, 200);
+    assert.equal((await new DashboardClient(second.url).signIn(owner.email, 'replica-secret')).status, 303);
+  });
+});
