@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
+import { symbols } from 'pino';
 import { accountBody, keyBody } from '../accounts/index.js';
 import { loadConfig } from '../config/index.js';
 import { checkOperationInput } from '../http/index.js';
@@ -44,8 +45,15 @@ program
     const log = running.runtime.logger;
     log.info({ heapGrowth }, 'V8 old-generation growth');
     log.info({ url: running.url, storage: running.runtime.db.describe }, 'pvai listening');
-    // On stdout as well as in the log: the first thing an operator opens.
-    console.log(`pvai: API at ${running.url}/z1, developer dashboard at ${running.url}/dashboard`);
+    // On stdout as well as in the log: the first thing an operator opens. The port listens now (startServer
+    // resolves once it does); the banner goes through the log's own stream, which pino writes behind, so that it
+    // follows "pvai listening" and every line before it instead of overtaking them by seconds on a busy machine.
+    const banner = `pvai: API at ${running.url}/z1, developer dashboard at ${running.url}/dashboard\n`;
+    const logStream = (log as unknown as Record<symbol, { write?: (line: string) => unknown } | undefined>)[
+      symbols.streamSym
+    ];
+    if (typeof logStream?.write === 'function') logStream.write(banner);
+    else process.stdout.write(banner);
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
       if (stopping) {
