@@ -48,6 +48,8 @@ function systemErrorLine(err: NodeJS.ErrnoException & { address?: string; port?:
     case 'EACCES':
     case 'EPERM':
       return `${where}: permission denied (check the file's permissions, or PVAI_DATA_DIR)`;
+    case 'EEXIST':
+      return `${where}: exists and is not a directory (check the path, or PVAI_DATA_DIR)`;
     case 'ENOTDIR':
       return `${where}: a part of this path is not a directory (check the path, or PVAI_DATA_DIR)`;
     case 'ECONNREFUSED':
