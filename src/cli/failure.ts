@@ -3,10 +3,10 @@ import { ConfigError } from '../config/index.js';
 import { AppError, errorBody } from '../errors/index.js';
 
 /** The exit status of a command line commander cannot parse (an unknown option, a missing argument). */
-export const USAGE_EXIT = 2;
+const USAGE_EXIT = 2;
 
 /** Whether the user asked for stacks: `--debug` anywhere on the command line, or PVAI_DEBUG set (not 0). */
-export function debugRequested(argv: readonly string[] = process.argv, env = process.env): boolean {
+function debugRequested(argv: readonly string[] = process.argv, env = process.env): boolean {
   return argv.includes('--debug') || (env.PVAI_DEBUG !== undefined && !['', '0', 'false'].includes(env.PVAI_DEBUG));
 }
 
