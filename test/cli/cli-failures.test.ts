@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { createMigratedTestDatabase, postgresOnly } from '../support/databases.js';
 import { freePort, pvai, pvaiStatus } from '../support/processes.js';
 
 interface WrongUsage {
@@ -207,5 +208,42 @@ describe('pvai CLI: every failure is one line with its fix', () => {
         assert.match(stderr, /^SqliteError: file is not a database\n\s+at /);
       }
     });
+  });
+
+  it('on PostgreSQL: an unknown account, a database that does not exist, a wrong password', {
+    skip: postgresOnly(),
+  }, async () => {
+    const database = await createMigratedTestDatabase('postgres');
+    try {
+      const url = new URL(database.databaseUrl ?? '');
+      const missing = new URL(url);
+      missing.pathname = '/pvai_no_such_database';
+      const wrong = new URL(url);
+      wrong.password = 'not-the-password';
+      for (const [databaseUrl, args, line] of [
+        [url, ['accounts', 'show', 'acct_nope'], /^pvai: NOT_FOUND: No account acct_nope$/],
+        [
+          missing,
+          ['accounts', 'list'],
+          /^pvai: database "pvai_no_such_database" does not exist \(create it, e\.g\. `createdb`, or fix the database name in DATABASE_URL\)$/,
+        ],
+        [
+          wrong,
+          ['keys', 'list', '--account', 'acct_nope'],
+          /^pvai: password authentication failed for user "\w+" \(fix the user or password in DATABASE_URL\)$/,
+        ],
+      ] as const) {
+        const { code, stdout, stderr } = await pvaiStatus([...args], {
+          PVAI_DATA_DIR: dataDir,
+          DATABASE_URL: databaseUrl.toString(),
+        });
+        assert.equal(code, 1, stderr);
+        assert.equal(stdout, '');
+        assert.equal(stderr.trimEnd().split('\n').length, 1, stderr);
+        assert.match(stderr.trimEnd(), line);
+      }
+    } finally {
+      await database.drop();
+    }
   });
 });
