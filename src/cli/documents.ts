@@ -6,6 +6,7 @@ import { type DocumentRecord, type DocumentService, documentBody, fileToDocument
 import { loadConfig } from '../config/index.js';
 import { Extractor } from '../extract/index.js';
 import { formatProgressBar } from '../providers/index.js';
+import { plural, table } from './table.js';
 
 /** The service's document capability on the same storage (PVAI_DATA_DIR or DATABASE_URL). */
 function withDocumentService<T>(
@@ -17,9 +18,18 @@ function withDocumentService<T>(
   return withDocuments(config, { embed: options.embed, logger }, fn);
 }
 
-function line(doc: DocumentRecord): string {
-  const status = doc.status === 'failed' ? `failed: ${doc.failure?.message ?? ''}` : doc.status;
-  return `${doc.id}  ${doc.title}  ${doc.chunkCount} chunks  ${status}`;
+/** Documents as a headed table: id, title, chunks, status (a failure with its reason). */
+function documentsTable(docs: readonly DocumentRecord[]): string {
+  return table(
+    ['ID', 'TITLE', 'CHUNKS', 'STATUS'],
+    docs.map((d) => [
+      d.id,
+      d.title,
+      String(d.chunkCount),
+      d.status === 'failed' ? `failed: ${d.failure?.message ?? ''}` : d.status,
+    ]),
+    'no documents',
+  );
 }
 
 /** `pvai documents add|list|rm`: a user's documents from the command line, with the server's ingestion. */
@@ -37,12 +47,14 @@ export function registerDocumentsCommands(program: Command): void {
     .option('--json')
     .action(async (files: string[], o: { account: string; user: string; json?: boolean }) => {
       const tenant = { accountId: o.account, userId: o.user };
+      // Every file read before any is stored: a wrong path refuses the whole command, adding nothing.
+      const contents = await Promise.all(files.map(async (file) => ({ file, bytes: await readFile(file) })));
       await withDocumentService(
         async (documents) => {
           const extractor = new Extractor();
           const added: DocumentRecord[] = [];
-          for (const file of files) {
-            const document = await fileToDocument(await readFile(file), basename(file), '', extractor);
+          for (const { file, bytes } of contents) {
+            const document = await fileToDocument(bytes, basename(file), '', extractor);
             added.push(await documents.create(tenant, document));
           }
           const out = process.stderr;
@@ -61,7 +73,11 @@ export function registerDocumentsCommands(program: Command): void {
             await new Promise((r) => setTimeout(r, 200));
           }
           if (out.isTTY) out.write('\n');
-          console.log(o.json ? JSON.stringify({ data: docsNow.map(documentBody) }) : docsNow.map(line).join('\n'));
+          const chunks = docsNow.reduce((n, d) => n + d.chunkCount, 0);
+          const summary = `added ${plural(docsNow.length, 'document')}, ${plural(chunks, 'chunk')}`;
+          console.log(
+            o.json ? JSON.stringify({ data: docsNow.map(documentBody) }) : `${documentsTable(docsNow)}\n${summary}`,
+          );
           if (docsNow.some((d) => d.status === 'failed')) process.exitCode = 1;
         },
         { embed: true },
@@ -76,7 +92,7 @@ export function registerDocumentsCommands(program: Command): void {
       await withDocumentService(
         async (documents) => {
           const list = await documents.list({ accountId: o.account, userId: o.user });
-          console.log(o.json ? JSON.stringify({ data: list.map(documentBody) }) : list.map(line).join('\n'));
+          console.log(o.json ? JSON.stringify({ data: list.map(documentBody) }) : documentsTable(list));
         },
         { embed: false },
       );

@@ -1,15 +1,18 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
+import { symbols } from 'pino';
 import { accountBody, keyBody } from '../accounts/index.js';
-import { ConfigError, loadConfig } from '../config/index.js';
-import { AppError, errorBody } from '../errors/index.js';
+import { loadConfig } from '../config/index.js';
 import { checkOperationInput } from '../http/index.js';
 import { TIERS } from '../kernel/index.js';
 import { FINAL_ANSWERS_MS, startServer } from '../server.js';
-import { HF_SYNTAX, installDefaultModels, pullModel, runDoctor } from '../setup/index.js';
+import { HF_SYNTAX, installDefaultModels, packageVersion, pullModel, runDoctor } from '../setup/index.js';
+import { keysTable, registerAccountViews } from './accounts.js';
 import { withStorage } from './context.js';
 import { registerDocumentsCommands } from './documents.js';
+import { failureExit, failureLine, oneLineUsageErrors } from './failure.js';
 import { steadyHeapGrowth } from './heap-growth.js';
+import { plural } from './table.js';
 
 /** What a stop may take beyond its grace and final answers (writing what is pending, closing storage). */
 const STOP_WRITES_MS = 5000;
@@ -26,7 +29,10 @@ function print(json: boolean, value: unknown, text: string): void {
   console.log(json ? JSON.stringify(value) : text);
 }
 
-const program = new Command('pvai').description('pvai: self-hosted unified AI service').showHelpAfterError();
+const program = oneLineUsageErrors(new Command('pvai'))
+  .description('pvai: self-hosted unified AI service')
+  .version(packageVersion(), '-V, --version', 'print the version of pvai')
+  .option('--debug', 'print the whole stack of an unexpected error (as PVAI_DEBUG=1 does)');
 
 program
   .command('serve')
@@ -39,8 +45,15 @@ program
     const log = running.runtime.logger;
     log.info({ heapGrowth }, 'V8 old-generation growth');
     log.info({ url: running.url, storage: running.runtime.db.describe }, 'pvai listening');
-    // On stdout as well as in the log: the first thing an operator opens.
-    console.log(`pvai: API at ${running.url}/z1, developer dashboard at ${running.url}/dashboard`);
+    // On stdout as well as in the log: the first thing an operator opens. The port listens now (startServer
+    // resolves once it does); the banner goes through the log's own stream, which pino writes behind, so that it
+    // follows "pvai listening" and every line before it instead of overtaking them by seconds on a busy machine.
+    const banner = `pvai: API at ${running.url}/z1, developer dashboard at ${running.url}/dashboard\n`;
+    const logStream = (log as unknown as Record<symbol, { write?: (line: string) => unknown } | undefined>)[
+      symbols.streamSym
+    ];
+    if (typeof logStream?.write === 'function') logStream.write(banner);
+    else process.stdout.write(banner);
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
       if (stopping) {
@@ -128,6 +141,8 @@ accounts
     });
   });
 
+registerAccountViews(accounts);
+
 const keys = program.command('keys').description('manage API keys');
 keys
   .command('create')
@@ -162,10 +177,7 @@ keys
     await checkOperationInput('adminListKeys', { params: { account_id: o.account } });
     await withStorage(async ({ accounts: service }) => {
       const list = (await service.listKeys(o.account)).map(keyBody);
-      const text = list
-        .map((k) => `${k.id}  ${k.prefix}…  ${k.name ?? ''}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`)
-        .join('\n');
-      print(Boolean(o.json), { keys: list }, text || 'no keys');
+      print(Boolean(o.json), { keys: list }, keysTable(list));
     });
   });
 keys
@@ -194,7 +206,11 @@ program
     });
     await withStorage(async ({ accounts: service }) => {
       const account = await service.addCredits(o.account, amount);
-      print(Boolean(o.json), { account: accountBody(account) }, `account ${account.id} has ${account.credits} credits`);
+      print(
+        Boolean(o.json),
+        { account: accountBody(account) },
+        `account ${account.id} has ${plural(account.credits, 'credit')}`,
+      );
     });
   });
 
@@ -240,15 +256,7 @@ program
 registerDocumentsCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
-  if (err instanceof AppError) {
-    // As the admin API answers it: its error body with --json, else its code and message.
-    console.error(
-      process.argv.includes('--json') ? JSON.stringify(errorBody(err)) : `pvai: ${err.code}: ${err.message}`,
-    );
-  } else if (err instanceof ConfigError) {
-    console.error(`pvai: ${err.message}`);
-  } else {
-    console.error(err);
-  }
-  process.exit(1);
+  // Commander has printed its own refusal (one line, oneLineUsageErrors), or the help or version asked for.
+  if (!(err instanceof CommanderError)) console.error(failureLine(err));
+  process.exit(failureExit(err));
 });

@@ -1,3 +1,5 @@
+import { AppError } from '../errors/index.js';
+
 /** A file on Hugging Face, as `pvai models pull` takes it. */
 export interface HuggingFaceFile {
   url: string;
@@ -19,7 +21,11 @@ export function huggingFaceFile(reference: string, env: NodeJS.ProcessEnv = proc
   const parts = spec.split('/').filter((p) => p !== '');
   const [owner, repo, ...file] = parts;
   if (!owner || !repo || file.length === 0 || !file.at(-1)?.endsWith('.gguf')) {
-    throw new Error(`not a Hugging Face model file reference: ${reference} (expected ${HF_SYNTAX})`);
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `not a Hugging Face model file reference: ${reference} (expected ${HF_SYNTAX})`,
+      { field: 'source' },
+    );
   }
   const endpoint = (env.HF_ENDPOINT || 'https://huggingface.co').replace(/\/+$/, '');
   const path = file.map(encodeURIComponent).join('/');

@@ -23,5 +23,5 @@ export {
   installDefaultModels,
   type ModelInstall,
 } from './install-models.js';
-export { toolPaths } from './paths.js';
+export { packageVersion, toolPaths } from './paths.js';
 export { pullModel } from './pull-model.js';

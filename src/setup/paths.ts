@@ -34,3 +34,8 @@ export function toolPaths(root: string = projectRoot()): ToolPaths {
     converter: join(root, 'src', 'setup', 'convert-minilm.py'),
   };
 }
+
+/** The version of pvai in its package.json (what `pvai --version` prints). */
+export function packageVersion(root: string = projectRoot()): string {
+  return String((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: unknown }).version);
+}

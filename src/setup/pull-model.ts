@@ -2,6 +2,7 @@ import { copyFile, mkdir, rename, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { downloadPath, locateLocalModel, modelsDir } from '../chat/index.js';
 import type { Config } from '../config/index.js';
+import { AppError } from '../errors/index.js';
 import { createProgressPrinter, downloadModel } from '../providers/index.js';
 import { sha256File } from './fetch-wheel.js';
 import { huggingFaceFile } from './hf.js';
@@ -24,6 +25,13 @@ export async function pullModel(
   config: Pick<Config, 'dataDir' | 'localModel'>,
   sha256?: string,
 ): Promise<PulledModel> {
+  if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) {
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `--sha256 takes the file's SHA-256 as 64 hexadecimal characters (\`sha256sum FILE\` prints it), not ${JSON.stringify(sha256)}`,
+      { field: 'sha256' },
+    );
+  }
   const hf = huggingFaceFile(source);
   const url = hf?.url ?? (/^https?:\/\//.test(source) ? source : undefined);
   let pulled: PulledModel;
@@ -43,7 +51,11 @@ export async function pullModel(
   } else {
     const digest = await sha256File(source);
     if (sha256 && digest !== sha256.toLowerCase()) {
-      throw new Error(`checksum mismatch for ${source}: expected ${sha256}, got ${digest}`);
+      throw new AppError(
+        'INVALID_PARAMETER',
+        `checksum mismatch for ${source}: expected ${sha256}, got ${digest} (check the file, or the --sha256 given)`,
+        { field: 'sha256' },
+      );
     }
     await mkdir(modelsDir(config), { recursive: true });
     const path = join(modelsDir(config), basename(source));

@@ -48,4 +48,19 @@ describe('pvai documents', () => {
       [docs[1]?.id],
     );
   });
+
+  it('prints a headed table and counts in the right number ("1 document, 1 chunk") without --json', async () => {
+    const note = join(database.dataDir, 'short.txt');
+    writeFileSync(note, 'The gate code changes on Mondays.');
+    const added = (await pvai(['docs', 'add', '--account', accountId, '--user', 'table-user', note], env)).stdout;
+    const [header, row, summary, ...rest] = added.trimEnd().split('\n');
+    assert.match(header ?? '', /^ID +TITLE +CHUNKS {2}STATUS$/);
+    assert.match(row ?? '', /^doc_\S+ +short\.txt +1 +ready$/);
+    assert.equal(summary, 'added 1 document, 1 chunk');
+    assert.deepEqual(rest, []);
+    const listed = (await pvai(['docs', 'list', '--account', accountId, '--user', 'table-user'], env)).stdout;
+    assert.deepEqual(listed.trimEnd().split('\n'), [header, row]);
+    const none = await pvai(['docs', 'list', '--account', accountId, '--user', 'nobody-here'], env);
+    assert.equal(none.stdout, 'no documents\n');
+  });
 });

@@ -9,6 +9,11 @@ import { promisify } from 'node:util';
 export const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'src', 'cli', 'pvai.ts');
 const BUILT_CLI = join(ROOT, 'dist', 'src', 'cli', 'pvai.js');
+/**
+ * Written by every build that changed anything (`tsc -b`, incremental): a build re-emits only the files whose
+ * output changed, so the CLI's own file may be older than a source edited since and built.
+ */
+const BUILD_INFO = join(ROOT, 'dist', 'tsconfig.build.tsbuildinfo');
 const run = promisify(execFile);
 
 /** The newest modification time of the files under `dir`. */
@@ -25,7 +30,7 @@ let cliArgs: string[] | undefined;
 
 /**
  * How a test starts `pvai`: the build `npm start` runs (`dist/`, which `npm test` makes first) when it is newer than
- * every source file, else the sources through tsx, so a test file run alone after an edit never runs stale code.
+ * every source file (the CLI's file, or the build's record of what it compiled), else the sources through tsx, so a test file run alone after an edit never runs stale code.
  * The build starts in half the time tsx takes (no resolving and transforming of every import), and the suite
  * starts a process a hundred times and more.
  */
@@ -33,7 +38,7 @@ export function cliCommand(): string[] {
   if (!cliArgs) {
     let built = 0;
     try {
-      built = statSync(BUILT_CLI).mtimeMs;
+      built = Math.max(statSync(BUILT_CLI).mtimeMs, statSync(BUILD_INFO).mtimeMs);
     } catch {
       // not built
     }
