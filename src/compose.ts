@@ -140,7 +140,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       names: tiers.names,
     }),
   );
-  plug(
+  const models = plug(
     modelsCapability({
       ...{ tiers, ...routeFacts, routing: config.routing, localModel: () => localModel.presentPath },
       ...{ embedding: embeddings.limits, embeddingServer: embeddingServerOf(config) },
@@ -197,6 +197,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       memory: memory.service,
       users: users.service,
       sla: sla.reports,
+      models: models.catalog,
     }),
   );
   // Each capability's start, in plug order: the indexes checked and the workers on, the local model loaded, then

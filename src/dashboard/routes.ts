@@ -10,6 +10,7 @@ import { assetRoutes } from './pages/assets.js';
 import { documentsRoutes } from './pages/documents.js';
 import { keysRoutes } from './pages/keys.js';
 import { memoryRoutes } from './pages/memory.js';
+import { modelsRoutes } from './pages/models.js';
 import { signInRoutes } from './pages/sign-in.js';
 import { slaRoutes } from './pages/sla.js';
 import { usageRoutes } from './pages/usage.js';
@@ -37,6 +38,7 @@ const PAGES: ReadonlyArray<(router: DashboardRouter, deps: DashboardDeps) => voi
   documentsRoutes,
   memoryRoutes,
   usersRoutes,
+  modelsRoutes,
 ];
 
 /**

@@ -1,7 +1,7 @@
 import type { ModelId } from '../kernel/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import type { EmbeddingLimits } from './catalog.js';
-import { modelOperations } from './operations.js';
+import { modelCatalog, modelOperations } from './operations.js';
 import { ggufName, type ModelServer, servedBy } from './served-by.js';
 
 interface ModelsDeps {
@@ -42,5 +42,6 @@ export function modelsCapability({ tiers, budget, readsImages, embedding, ...dep
       return limits ? { limits, servedBy: deps.embeddingServer } : undefined;
     },
   };
-  return { name: 'models', operations: modelOperations(tiers, sources) };
+  const catalog = modelCatalog(tiers, sources);
+  return { name: 'models', catalog, operations: modelOperations(catalog) };
 }

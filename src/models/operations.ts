@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { type Operations, requirePrincipal, type Schema } from '../http/index.js';
-import { EMBEDDING_MODEL_ID, isModelId, MODEL_IDS, type ModelId } from '../kernel/index.js';
+import { type Account, EMBEDDING_MODEL_ID, isModelId, MODEL_IDS, type ModelId } from '../kernel/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import { type EmbeddingLimits, embeddingModelResource, MODELS, modelResource, type RouteLimits } from './catalog.js';
 import type { ModelServer } from './served-by.js';
@@ -22,8 +22,8 @@ export interface CatalogSources {
  * (`modelAliases`) as an entry of its own, the model it stands for under the alias's id with `alias_of`: a client
  * that lists the models and picks an id can use any of them.
  */
-export function modelOperations(tiers: TierPolicy, sources: CatalogSources): Operations<'listModels' | 'getModel'> {
-  const chat = (id: ModelId, account: Parameters<TierPolicy['allowsModel']>[0]) =>
+export function modelCatalog(tiers: TierPolicy, sources: CatalogSources) {
+  const chat = (id: ModelId, account: Account) =>
     modelResource(MODELS[id], tiers.allowsModel(account, id), sources.limitsOf(id), sources.servedBy(id));
   const embeddingResource = async (): Promise<Model | undefined> => {
     const found = await sources.embedding();
@@ -35,15 +35,14 @@ export function modelOperations(tiers: TierPolicy, sources: CatalogSources): Ope
       return model ? [{ ...model, id: alias, alias_of: of }] : [];
     });
   return {
-    listModels: async (_request, call) => {
-      const { account } = requirePrincipal(call);
+    /** Every model for the account's tier, then the aliases (`/z1/models`, and the dashboard's Models page). */
+    async list(account: Account): Promise<Model[]> {
       const embedder = await embeddingResource();
       const models = [...MODEL_IDS.map((id) => chat(id, account)), ...(embedder ? [embedder] : [])];
-      return { status: 200, body: { object: 'list', data: [...models, ...aliasesOf(models)] } };
+      return [...models, ...aliasesOf(models)];
     },
-    getModel: async ({ params }, call) => {
-      const { account } = requirePrincipal(call);
-      const id = params.model_id;
+    /** One model (or alias) by its id; undefined when there is none. */
+    async get(account: Account, id: string): Promise<Model | undefined> {
       const alias = tiers.names.aliases().find(([name]) => name === id);
       const of = alias?.[1] ?? id;
       const model = isModelId(of)
@@ -51,8 +50,24 @@ export function modelOperations(tiers: TierPolicy, sources: CatalogSources): Ope
         : of === EMBEDDING_MODEL_ID
           ? await embeddingResource()
           : undefined;
-      if (!model) throw new AppError('NOT_FOUND', `No model ${id}`, { model: id });
-      return { status: 200, body: alias ? { ...model, id, alias_of: of as ModelId } : model };
+      return model && alias ? { ...model, id, alias_of: alias[1] } : model;
+    },
+  };
+}
+
+export type ModelCatalog = ReturnType<typeof modelCatalog>;
+
+/** `GET /z1/models` and `GET /z1/models/{model_id}`, over the catalogue. */
+export function modelOperations(catalog: ModelCatalog): Operations<'listModels' | 'getModel'> {
+  return {
+    listModels: async (_request, call) => {
+      const data = await catalog.list(requirePrincipal(call).account);
+      return { status: 200, body: { object: 'list', data } };
+    },
+    getModel: async ({ params }, call) => {
+      const model = await catalog.get(requirePrincipal(call).account, params.model_id);
+      if (!model) throw new AppError('NOT_FOUND', `No model ${params.model_id}`, { model: params.model_id });
+      return { status: 200, body: model };
     },
   };
 }
