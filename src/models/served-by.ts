@@ -11,12 +11,14 @@ interface RouteTarget {
   baseUrl?: string;
 }
 
-/** Parameters a model's name states (`SmolLM2-135M`, `qwen2.5:7b`, `Llama-3.1-70B`), or undefined. */
+/**
+ * Parameters a model's name states (`SmolLM2-135M`, `qwen2.5:7b`, `Llama-3.1-70B`), or undefined. Millions and
+ * billions only: a `k` in a name is its context more often than its size (`Phi-3-mini-128k`).
+ */
 export function statedParameters(name: string): number | undefined {
-  const match = /(?:^|[^0-9.])(\d+(?:\.\d+)?)([kmb])(?![a-z])/i.exec(name);
+  const match = /(?:^|[^0-9.])(\d+(?:\.\d+)?)([mb])(?![a-z])/i.exec(name);
   if (!match) return undefined;
-  const scale = { k: 1e3, m: 1e6, b: 1e9 }[(match[2] as string).toLowerCase() as 'k' | 'm' | 'b'];
-  return Number(match[1]) * scale;
+  return Number(match[1]) * ((match[2] as string).toLowerCase() === 'b' ? 1e9 : 1e6);
 }
 
 /**
@@ -33,7 +35,7 @@ function goodFor(parameters: number | undefined): string {
 }
 
 function shortCount(n: number): string {
-  const [value, unit] = n >= 1e9 ? [n / 1e9, 'B'] : n >= 1e6 ? [n / 1e6, 'M'] : [n / 1e3, 'K'];
+  const [value, unit] = n >= 1e9 ? [n / 1e9, 'B'] : [n / 1e6, 'M'];
   return `${Number(value.toFixed(1))}${unit}`;
 }
 

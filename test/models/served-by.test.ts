@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { statedParameters } from '../../src/models/served-by.js';
+import { resolveRouting } from '../../src/config/routing.js';
+import { servedBy, statedParameters } from '../../src/models/served-by.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -22,7 +23,8 @@ describe('what serves each model (GET /z1/models)', () => {
     let server: TestServer;
     let apiKey: string;
     before(async () => {
-      // The committed tiny model (stories260K.gguf) stands for SmolLM2-135M: same route, another file.
+      // The committed tiny model (stories260K.gguf) stands for SmolLM2-135M: same route, another file, whose name
+      // states its size in thousands, read as no size (a `k` is a context length as often).
       server = await startTestServer('sqlite');
       ({ apiKey } = await server.createAccount('enterprise', 10));
     });
@@ -41,7 +43,7 @@ describe('what serves each model (GET /z1/models)', () => {
           kind: 'local',
           model: 'stories260K',
           host: null,
-          note: 'local small model (260K parameters): short answers, simple tasks; PV-TURBO, PV-STANDARD, PV-ADVANCED and PV-CODEX all run it',
+          note: 'local model of unstated size: what it is good for is what its model card says; PV-TURBO, PV-STANDARD, PV-ADVANCED and PV-CODEX all run it',
         });
       }
       // The tier's own line is kept; the server's note is what tells the truth about it.
@@ -97,10 +99,27 @@ describe('what serves each model (GET /z1/models)', () => {
       });
       assert.equal(
         served['PV-TURBO']?.note,
-        'local small model (260K parameters): short answers, simple tasks; PV-TURBO and PV-STANDARD run it',
+        'local model of unstated size: what it is good for is what its model card says; PV-TURBO and PV-STANDARD run it',
       );
       assert.doesNotMatch(list.text, /sk-never-shown|hunter2|operator/);
     });
+  });
+
+  it("on the default routing and scripts/setup's SmolLM2, says all four tiers run one small model", () => {
+    const served = servedBy(resolveRouting({}), 'SmolLM2-135M-Instruct.Q4_1');
+    for (const model of CHAT_MODELS) {
+      assert.deepEqual(served[model as keyof typeof served], {
+        kind: 'local',
+        model: 'SmolLM2-135M-Instruct.Q4_1',
+        host: null,
+        note: 'local small model (135M parameters): short answers, simple tasks; PV-TURBO, PV-STANDARD, PV-ADVANCED and PV-CODEX all run it',
+      });
+    }
+    // No local model yet: said so, with what to do.
+    assert.match(
+      servedBy(resolveRouting({}), undefined)['PV-TURBO'].note,
+      /no local model installed yet: run scripts\/setup/,
+    );
   });
 
   it('reads the size a model name states, in its usual spellings', () => {
@@ -108,7 +127,8 @@ describe('what serves each model (GET /z1/models)', () => {
     assert.equal(statedParameters('qwen2.5:7b'), 7e9);
     assert.equal(statedParameters('qwen2.5-coder:1.5b'), 1.5e9);
     assert.equal(statedParameters('meta-llama/Llama-3.1-70B-Instruct'), 70e9);
-    assert.equal(statedParameters('stories260K'), 260e3);
+    assert.equal(statedParameters('stories260K'), undefined);
+    assert.equal(statedParameters('Phi-3-mini-128k-instruct'), undefined);
     assert.equal(statedParameters('gpt-4o'), undefined);
     assert.equal(statedParameters('mistral-7b-v0.3'), 7e9);
   });
