@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { backends } from '../support/databases.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { responsesSocketUrl, TestSocket } from '../support/websocket.js';
 
 interface ModelBody {
   id: string;
@@ -194,6 +195,24 @@ for (const backend of backends()) {
       assert.equal(response.output_text, 'Paris.');
       const vectors = await client.embeddings.create({ model: 'text-embedding-3-small', input: 'hello' });
       assert.equal(vectors.data.length, 1);
+    });
+
+    it("serves the Responses API's WebSocket mode at /v1/responses, taking an alias", async () => {
+      const socket = await TestSocket.open(responsesSocketUrl(server.url, '/v1/responses'), {
+        Authorization: `Bearer ${apiKey}`,
+      });
+      try {
+        const events = await socket.turn({ type: 'response.create', model: 'gpt-4o-mini', input: 'Capital?' });
+        const done = events.at(-1) as { type: string; response?: { model: string } };
+        assert.equal(done.type, 'response.completed', JSON.stringify(events.map((e) => e.type)));
+        assert.equal(done.response?.model, 'PV-TURBO');
+      } finally {
+        socket.ws.close();
+      }
+      const refused = await TestSocket.refused(responsesSocketUrl(server.url, '/v2/responses'), {
+        Authorization: `Bearer ${apiKey}`,
+      });
+      assert.equal(refused.status, 404);
     });
 
     it('serves /health and /v1/health as /z1/health; only whole segments are aliases', async () => {
