@@ -17,16 +17,16 @@ import { type Account, EMBEDDING_MODEL_ID, MODEL_IDS } from './kernel/index.js';
 import { mcpCapability } from './mcp/index.js';
 import { extractorFor, memoryCapability } from './memory/index.js';
 import { metricsCapability } from './metrics/index.js';
-import { creditsPerRequest, embeddingCredits, modelsCapability } from './models/index.js';
+import { creditsPerRequest, embeddingCredits, embeddingServer, modelsCapability } from './models/index.js';
 import { pendingWrites } from './pending-writes.js';
 import { responsesCapability, SqlResponseStore } from './responses/index.js';
-import { vectorIndexCheck } from './retrieval/index.js';
+import { defaultEmbeddingModelPath, vectorIndexCheck } from './retrieval/index.js';
 import type { Runtime, ServiceOptions } from './runtime.js';
 import { countingExecutions } from './sandbox/index.js';
 import { LATENCY_BOUNDS_MS, slaCapability } from './sla/index.js';
 import { checkDatabase } from './storage/index.js';
-import { Lifecycle, systemCapability } from './system/index.js';
-import { TierPolicy } from './tiers/index.js';
+import { Lifecycle, SERVED_PREFIXES, systemCapability } from './system/index.js';
+import { ModelNames, TierPolicy } from './tiers/index.js';
 import { usageCapability } from './usage/index.js';
 import { usersCapability } from './users/index.js';
 import { vectorStoresCapability } from './vector-stores/index.js';
@@ -68,7 +68,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   const plug = <C extends Capability>(capability: C) => board.plug(capability);
   const engines = await openEngines(config, { board, clock, logger });
   const { db, soleWorker, localModel, factories, router, embedder, index, cache, limiter } = engines;
-  const tiers = new TierPolicy(config.tiers);
+  const tiers = new TierPolicy(config.tiers, new ModelNames(config.modelAliases));
   const lifecycle = new Lifecycle();
   const isEndpoint = (name: string) => loadContract().operationIds.has(name);
   const writes = (kind: 'usage' | 'sla' | 'refunds') => pendingWrites(config.dataDir, logger, kind);
@@ -135,9 +135,17 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   const { routeFacts } = chat;
   const upstreamContextTokens = config.embeddingUpstream?.contextTokens;
   const embeddings = plug(
-    embeddingsCapability({ logger, embedder, credits, price: embeddingCredits, upstreamContextTokens }),
+    embeddingsCapability({
+      ...{ logger, embedder, credits, price: embeddingCredits, upstreamContextTokens },
+      names: tiers.names,
+    }),
   );
-  plug(modelsCapability({ tiers, ...routeFacts, embedding: embeddings.limits }));
+  const models = plug(
+    modelsCapability({
+      ...{ tiers, ...routeFacts, routing: config.routing, localModel: () => localModel.presentPath },
+      ...{ embedding: embeddings.limits, embeddingServer: embeddingServerOf(config) },
+    }),
+  );
   plug(codeCapability({ sandbox, tiers }));
   const mcp = plug(
     mcpCapability({
@@ -189,6 +197,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       memory: memory.service,
       users: users.service,
       sla: sla.reports,
+      models: models.catalog,
     }),
   );
   // Each capability's start, in plug order: the indexes checked and the workers on, the local model loaded, then
@@ -207,6 +216,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
     connections: metrics.connections,
     upgrades: board.upgrades(),
     extraRoutes: board.pages(),
+    pathAliases: SERVED_PREFIXES,
   };
   const services = { accounts: accounts.service, accountStore: accounts.store, usage: usage.service, sla: sla.service };
   return {
@@ -215,6 +225,12 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
     operations: board.operations(),
     close: () => board.close(),
   } satisfies Runtime;
+}
+
+/** What serves PV-EMBED, as `/z1/models` says: the embedding upstream, or the local embedding model's file. */
+function embeddingServerOf(config: Config) {
+  const localPath = config.embeddingModel ?? defaultEmbeddingModelPath(config.dataDir);
+  return embeddingServer(config.embeddingUpstream, localPath);
 }
 
 interface Start {

@@ -312,7 +312,7 @@ export interface paths {
          *     integers, which LangChain sends when `check_embedding_ctx_length` is true) with `UNSUPPORTED_CONTENT`
          *     (`details.field` `input`): ids of another tokenizer (tiktoken's) mean nothing to this model, so send the
          *     text (LangChain: `check_embedding_ctx_length=False`); `dimensions` other than the model's own (its vectors
-         *     cannot be shortened) with `INVALID_PARAMETER`; a model other than `PV-EMBED` with `INVALID_MODEL`.
+         *     cannot be shortened) with `INVALID_PARAMETER`; a model other than `PV-EMBED` (or an alias of it) with `INVALID_MODEL`.
          *
          *     **Credits**: 1 credit per started 10,000 input tokens, at least 1 a request (a query or a batch of short
          *     texts costs 1), taken before the work and given back if it fails; not enough: 402 `INSUFFICIENT_CREDITS`.
@@ -1682,16 +1682,20 @@ export interface components {
         /** @enum {string} */
         ModelId: "PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX";
         /**
+         * @description The model a request names: one of `ModelId` (or `PV-EMBED` for embeddings), or an alias the operator
+         *     configured (`modelAliases`, listed in `GET /z1/models` with `alias_of`), which stands for that model
+         *     everywhere: tier rules, credits, routing, and the answer's `model`, which names the model the alias stands
+         *     for (as OpenAI answers `gpt-4o-mini` with its dated snapshot). Any other name is 400 `INVALID_MODEL`.
+         * @example PV-TURBO
+         */
+        ModelName: string;
+        /**
          * @description OpenAI's embeddings request. `input` is a text or a list of texts; token ids (OpenAI's other two shapes) are
          *     accepted by this schema only to be refused with a message that says what to send instead (400
          *     `UNSUPPORTED_CONTENT`).
          */
         EmbeddingRequest: {
-            /**
-             * @description The service's embedding model (all-MiniLM-L6-v2 by default, or the configured embedding upstream's).
-             * @enum {string}
-             */
-            model: "PV-EMBED";
+            model: components["schemas"]["ModelName"];
             input: string | string[] | number[] | number[][];
             /**
              * @description `base64`: each vector as its little-endian float32 bytes, in base64.
@@ -1869,7 +1873,7 @@ export interface components {
          *     `parallel_tool_calls` and `logprobs: false` are accepted and ignored (`docs/decisions.md`).
          */
         ChatCompletionRequest: {
-            model: components["schemas"]["ModelId"];
+            model: components["schemas"]["ModelName"];
             messages: components["schemas"]["ChatMessage"][];
             /** @description The end user; memory and documents are isolated per user. Required unless `user` is given. */
             user_id?: string;
@@ -2049,14 +2053,18 @@ export interface components {
         };
         /**
          * @description A chat model (`kind: chat`, one of the four `ModelId`s) or the embedding model (`kind: embedding`, `PV-EMBED`,
-         *     listed when the server has an embedding model: the local one or an embedding upstream).
+         *     listed when the server has an embedding model: the local one or an embedding upstream), or an alias of one
+         *     of them (`alias_of`), which a request may name instead and which is described as the model it stands for.
          */
         Model: {
+            /** @description A chat model (one of the four of `ModelId`), the embedding model (`PV-EMBED`), or an alias the operator configured (`modelAliases`, e.g. `gpt-4o-mini`). */
+            id: string;
             /**
-             * @description A chat model (one of the four of `ModelId`) or the embedding model.
+             * @description Aliases only: the model this name stands for. A request naming the alias is that model's, and its answer's `model` names that model.
              * @enum {string}
              */
-            id: "PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX" | "PV-EMBED";
+            alias_of?: "PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX" | "PV-EMBED";
+            served_by: components["schemas"]["ModelServer"];
             /**
              * @description What the model does: chat completions, or embeddings (`POST /z1/embeddings`).
              * @enum {string}
@@ -2097,6 +2105,23 @@ export interface components {
             intended_use: string;
             /** @description Whether the caller's tier may use it (every tier may use the embedding model). */
             available: boolean;
+        };
+        /**
+         * @description What answers this model's requests now: the first target of its route (`docs/routing.md`); a fallback
+         *     answers only when it fails. Never a key or a path.
+         */
+        ModelServer: {
+            /**
+             * @description `local`: the in-process engine on a GGUF file; `upstream`: an OpenAI-compatible server.
+             * @enum {string}
+             */
+            kind: "local" | "upstream";
+            /** @description The local model (its GGUF file's name without `.gguf`, e.g. `SmolLM2-135M-Instruct-Q8_0`), or the model name sent upstream. */
+            model: string;
+            /** @description The upstream's host (and port), from its base URL; null for the local engine. */
+            host: string | null;
+            /** @description What the serving model is good for, from its size where the name says it (a 135M local model: short answers, simple tasks), which other models share it, and how many fallbacks follow. */
+            note: string;
         };
         ModelList: {
             /** @enum {string} */
@@ -2452,7 +2477,10 @@ export interface components {
         Health: {
             /** @enum {string} */
             status: "ok";
+            /** @description The running server's version (its package's, e.g. 0.1.0). */
             version: string;
+            /** @description The version of this interface (`info.version` of the contract, e.g. 2.0.0). */
+            interface_version: string;
         };
         DependencyCheck: {
             ok: boolean;
@@ -2550,7 +2578,7 @@ export interface components {
          *     `prompt_cache_key`, `stream_options`, `text.verbosity`, `top_logprobs: 0` (`docs/responses-conformance.md`).
          */
         ResponseCreateRequest: {
-            model: components["schemas"]["ModelId"];
+            model: components["schemas"]["ModelName"];
             input: string | components["schemas"]["ResponseInputItem"][];
             /** @description A system message for this response only (not carried to a response that continues it). */
             instructions?: string | null;
@@ -2979,7 +3007,7 @@ export interface components {
         };
         /** @description `responses.compact`: the conversation to compact is `input`, after the stored conversation of `previous_response_id` (with neither, nothing to compact: 400 `INVALID_PARAMETER` naming `input`). The end user: `user_id`, else `user`, else `safety_identifier`, else the key's (a key bound to one, or `default`). */
         ResponseCompactRequest: {
-            model: components["schemas"]["ModelId"];
+            model: components["schemas"]["ModelName"];
             input?: (string | null) | components["schemas"]["ResponseInputItem"][];
             previous_response_id?: string | null;
             instructions?: string | null;
@@ -4906,6 +4934,38 @@ export interface operations {
                      *           "kind": "chat",
                      *           "context_window": 2048,
                      *           "max_output_tokens": 256,
+                     *           "served_by": {
+                     *             "kind": "local",
+                     *             "model": "SmolLM2-135M-Instruct-Q8_0",
+                     *             "host": null,
+                     *             "note": "small local model (135M parameters): short answers, simple tasks; PV-TURBO, PV-STANDARD, PV-ADVANCED and PV-CODEX all run it"
+                     *           },
+                     *           "capabilities": [
+                     *             "streaming",
+                     *             "tools",
+                     *             "structured_output"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": "gpt-4o-mini",
+                     *           "alias_of": "PV-TURBO",
+                     *           "object": "model",
+                     *           "created": 1767225600,
+                     *           "owned_by": "pvai",
+                     *           "speed_class": "fastest, under 1 s",
+                     *           "quality": "good",
+                     *           "credits_per_request": 1,
+                     *           "intended_use": "chat, quick answers, real-time",
+                     *           "available": true,
+                     *           "kind": "chat",
+                     *           "context_window": 2048,
+                     *           "max_output_tokens": 256,
+                     *           "served_by": {
+                     *             "kind": "local",
+                     *             "model": "SmolLM2-135M-Instruct-Q8_0",
+                     *             "host": null,
+                     *             "note": "small local model (135M parameters): short answers, simple tasks; PV-TURBO, PV-STANDARD, PV-ADVANCED and PV-CODEX all run it"
+                     *           },
                      *           "capabilities": [
                      *             "streaming",
                      *             "tools",
@@ -4961,6 +5021,12 @@ export interface operations {
                      *       "kind": "chat",
                      *       "context_window": 2048,
                      *       "max_output_tokens": 512,
+                     *       "served_by": {
+                     *         "kind": "upstream",
+                     *         "model": "qwen2.5:7b",
+                     *         "host": "127.0.0.1:11434",
+                     *         "note": "upstream model qwen2.5:7b (7B parameters): general tasks, code, longer answers"
+                     *       },
                      *       "capabilities": [
                      *         "streaming",
                      *         "tools",
@@ -5942,7 +6008,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": "ok",
-                     *       "version": "2.0.0"
+                     *       "version": "0.1.0",
+                     *       "interface_version": "2.0.0"
                      *     }
                      */
                     "application/json": components["schemas"]["Health"];

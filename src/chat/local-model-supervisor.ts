@@ -38,6 +38,11 @@ export class LocalModelSupervisor {
     return this.#location.path ?? 'missing-local-model.gguf';
   }
 
+  /** The GGUF of the service's local model, undefined while there is none to load (`/z1/models` says so). */
+  get presentPath(): string | undefined {
+    return this.#location.problem ? undefined : this.#location.path;
+  }
+
   get #used(): boolean {
     return Object.values(this.#config.routing).some((targets) => targets.some(onServiceModel));
   }

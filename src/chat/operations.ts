@@ -52,11 +52,10 @@ export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): 
       const { account } = requirePrincipal(call);
       const named = body.user_id ?? body.user;
       const field = body.user_id === undefined && body.user !== undefined ? 'user' : 'user_id';
-      const request = normalizeChatRequest(
-        body,
-        requiredEndUserOf(requirePrincipal(call), named, missingEndUser, field),
-        { images: deps.chat.readsImages(body.model) },
-      );
+      // An alias (`gpt-4o-mini`) is its PV model from here on: rules, credits, routing and the answer's `model`.
+      const model = deps.tiers.names.chat(body.model);
+      const endUser = requiredEndUserOf(requirePrincipal(call), named, missingEndUser, field);
+      const request = normalizeChatRequest(body, { model, endUser }, { images: deps.chat.readsImages(model) });
       // A request naming no temperature is answered at its route's (docs/routing.md), in its cache key too. Set on
       // the request normalizeChatRequest just made: no copy on the hot path.
       request.temperature ??= deps.chat.temperatureFor(request.model);

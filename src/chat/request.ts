@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { RequestBody } from '../http/index.js';
-import type { AttributeFilter } from '../kernel/index.js';
+import type { AttributeFilter, ModelId } from '../kernel/index.js';
 import {
   type ChatMessage,
   contentText,
@@ -20,8 +20,10 @@ export type ChatCompletionBody = RequestBody<'createChatCompletion'>;
  */
 export type ChatCompletionRequest = Omit<
   ChatCompletionBody,
-  'user_id' | 'user' | 'messages' | 'max_completion_tokens'
+  'model' | 'user_id' | 'user' | 'messages' | 'max_completion_tokens'
 > & {
+  /** The PV model the request's name (an id or an alias) stands for. */
+  model: ModelId;
   user_id: string;
   messages: ChatMessage[];
   /**
@@ -82,13 +84,14 @@ export function missingEndUser(): AppError {
  */
 export function normalizeChatRequest(
   body: ChatCompletionBody,
-  endUser: string,
+  { model, endUser }: { model: ModelId; endUser: string },
   options: ReadContentOptions = { images: false },
 ): ChatCompletionRequest {
   const { user: _user, user_id: _userId, max_completion_tokens, messages, ...rest } = body;
   const limits = [rest.max_tokens, max_completion_tokens].filter((n): n is number => n !== undefined);
   return {
     ...rest,
+    model,
     user_id: endUser,
     messages: messages.map((message, i) => messageOf(message, i, options)),
     ...(limits.length > 0 ? { max_tokens: Math.min(...limits) } : {}),

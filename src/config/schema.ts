@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TIERS, type Tier } from '../kernel/index.js';
 import { DEFAULT_TIER_RULES, type TierRules } from '../tiers/index.js';
+import { modelAliasesSchema } from './aliases.js';
 import { cacheSchema } from './cache.js';
 import { corsSchema, httpSchema } from './http.js';
 import { localEngineSchema, routingSchema, type TargetConfig } from './routing.js';
@@ -117,6 +118,8 @@ export const configSchema = z
       .strict()
       .default({ backgroundLeaseMs: 30_000, backgroundConcurrency: 16 }),
     routing: routingSchema,
+    /** Other names of the PV models, e.g. `gpt-4o-mini: PV-TURBO` (PVAI_MODEL_ALIASES; src/config/aliases.ts). */
+    modelAliases: modelAliasesSchema,
     cache: cacheSchema,
     /** Web grounding: search provider and page fetching (src/config/web.ts). */
     web: webSchema,

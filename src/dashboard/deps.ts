@@ -31,6 +31,22 @@ interface DashboardUsers {
   erase(tenant: Tenant): Promise<Erased>;
 }
 
+/** A model as `/z1/models` lists it, as far as this page shows it. */
+export interface DashboardModel {
+  id: string;
+  alias_of?: string;
+  kind: string;
+  intended_use: string;
+  credits_per_request: number;
+  available: boolean;
+  served_by: { kind: 'local' | 'upstream'; model: string; host: string | null; note: string };
+}
+
+/** The models of the signed-in account's tier, as `GET /z1/models` lists them (models/operations.ts). */
+interface DashboardModels {
+  list(account: Account): Promise<DashboardModel[]>;
+}
+
 /** What the dashboard is given by compose.ts: every call it makes goes through one of these. */
 export interface DashboardDeps {
   clock: Clock;
@@ -53,6 +69,8 @@ export interface DashboardDeps {
     available(account: Account): boolean;
     report(account: Account, window: SlaWindow): Promise<SlaReport>;
   };
+  /** The models of the account's tier and what serves each (the Models page). */
+  models?: DashboardModels;
   /** Sign-in attempts per (email, address) and per address, shared through the database. */
   throttle: SignInThrottle;
   sessionTtlMs?: number;

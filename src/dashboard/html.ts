@@ -34,13 +34,14 @@ function render(value: unknown): string {
   return escapeHtml(value);
 }
 
-type Section = 'keys' | 'usage' | 'sla' | 'documents' | 'password';
+type Section = 'keys' | 'usage' | 'sla' | 'documents' | 'models' | 'password';
 
 const NAV: ReadonlyArray<{ section: Section; label: string; path: string }> = [
   { section: 'keys', label: 'API keys', path: '/dashboard/keys' },
   { section: 'usage', label: 'Usage', path: '/dashboard/usage' },
   { section: 'sla', label: 'SLA', path: '/dashboard/sla' },
   { section: 'documents', label: 'Documents', path: '/dashboard/documents' },
+  { section: 'models', label: 'Models', path: '/dashboard/models' },
 ];
 
 export interface LayoutOptions {

@@ -11,6 +11,7 @@ import { documentsRoutes } from './pages/documents.js';
 import { keysRoutes } from './pages/keys.js';
 import { memoryRoutes } from './pages/memory.js';
 import { passwordRoutes } from './pages/password.js';
+import { modelsRoutes } from './pages/models.js';
 import { signInRoutes } from './pages/sign-in.js';
 import { slaRoutes } from './pages/sla.js';
 import { usageRoutes } from './pages/usage.js';
@@ -39,6 +40,7 @@ const PAGES: ReadonlyArray<(router: DashboardRouter, deps: DashboardDeps) => voi
   memoryRoutes,
   usersRoutes,
   passwordRoutes,
+  modelsRoutes,
 ];
 
 /**

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ModelNames } from '../tiers/index.js';
 import { EmbeddingService, type EmbeddingServiceDeps } from './embedding-service.js';
 import { embeddingOperations } from './operations.js';
 
@@ -7,7 +8,11 @@ const DEFAULT_UPSTREAM_EMBEDDING_CONTEXT = 8191;
 
 /** `POST /z1/embeddings`, on the embedder documents and memory use: one model, the same vector for a text. */
 export function embeddingsCapability(
-  deps: Omit<EmbeddingServiceDeps, 'upstreamContextTokens'> & { upstreamContextTokens?: number; logger: Logger },
+  deps: Omit<EmbeddingServiceDeps, 'upstreamContextTokens'> & {
+    upstreamContextTokens?: number;
+    logger: Logger;
+    names: ModelNames;
+  },
 ) {
   const service = new EmbeddingService({
     ...deps,
@@ -16,7 +21,7 @@ export function embeddingsCapability(
   return {
     name: 'embeddings',
     service,
-    operations: embeddingOperations({ embeddings: service }),
+    operations: embeddingOperations({ embeddings: service, names: deps.names }),
     /** The model's limits for `/z1/models`: an upstream away when first asked leaves PV-EMBED out, not the listing. */
     limits: () =>
       service.limits().catch((err: unknown) => {

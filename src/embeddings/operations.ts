@@ -1,5 +1,5 @@
 import { endUserOf, type Operations, requirePrincipal } from '../http/index.js';
-import { EMBEDDING_MODEL_ID } from '../kernel/index.js';
+import type { ModelNames } from '../tiers/index.js';
 import type { EmbeddingService } from './embedding-service.js';
 import { embeddingListBody, readInput } from './wire.js';
 
@@ -8,11 +8,15 @@ import { embeddingListBody, readInput } from './wire.js';
  * answer. Every tier may embed (docs/decisions.md), so no tier rule is asked; `user` changes nothing of the answer and
  * names the end user on the request's usage row.
  */
-export function embeddingOperations(deps: { embeddings: EmbeddingService }): Operations<'createEmbedding'> {
+export function embeddingOperations(deps: {
+  embeddings: EmbeddingService;
+  names: ModelNames;
+}): Operations<'createEmbedding'> {
   return {
     createEmbedding: async ({ body }, call) => {
       const principal = requirePrincipal(call);
-      call.usage.model = EMBEDDING_MODEL_ID;
+      // PV-EMBED, or an alias of it (`text-embedding-3-small`, when configured); any other name is 400.
+      call.usage.model = deps.names.embedding(body.model);
       // A key bound to an end user names them on the row (and refuses another); otherwise `user`, if any.
       call.usage.userId =
         body.user === undefined && principal.key.userId === null ? undefined : endUserOf(principal, body.user, 'user');

@@ -13,6 +13,7 @@ import {
   operationHandlers,
 } from './openapi.js';
 import type { Operations } from './operation.js';
+import { pathAliases } from './path-aliases.js';
 import type { ExtraRoutes, HttpPorts } from './ports.js';
 import { referenceAssets } from './reference-assets.js';
 import { endOfRequest, requestContext } from './request-context.js';
@@ -124,6 +125,13 @@ export const REQUEST_PIPELINE: readonly Stage[] = [
     file: 'http/error-middleware.ts',
     symbols: ['errorMiddleware'],
     mount: (ports) => errorMiddleware(ports.bodyLimitBytes),
+  },
+  {
+    runs: 'koa',
+    name: 'other prefixes of the same paths (HttpPorts.pathAliases)',
+    file: 'http/path-aliases.ts',
+    symbols: ['pathAliases'],
+    mount: (ports) => pathAliases(ports.pathAliases ?? []),
   },
   {
     runs: 'koa',

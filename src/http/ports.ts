@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import type { AppError } from '../errors/index.js';
 import type { Principal } from '../kernel/index.js';
+import type { PathAlias } from './path-aliases.js';
 import type { UpgradeRoute } from './socket-types.js';
 
 /** One authenticated request, as its usage row records it. */
@@ -105,6 +106,11 @@ export interface HttpPorts {
   stopping?: WorkStop;
   /** Told of refused and closed connections by the connection caps (applied to the server in server.ts). */
   connections?: ConnectionEvents;
+  /**
+   * Other prefixes of the same paths (`/v1` for `/z1`): a request under one is served as the path it stands for,
+   * by HTTP and WebSocket routes alike.
+   */
+  pathAliases?: readonly PathAlias[];
   /** Routes outside the contract, matched by path prefix before the contract's routing. */
   extraRoutes?: readonly ExtraRoutes[];
   /** WebSocket routes, matched by exact path (upgrade.ts); a WebSocket upgrade anywhere else is answered 404. */

@@ -4,6 +4,7 @@ import type { OpenAPIBackend } from 'openapi-backend';
 import { WebSocketServer } from 'ws';
 import { AppError, asAppError } from '../errors/index.js';
 import type { UpgradeListener } from './connection-limits.js';
+import { aliasedPath } from './path-aliases.js';
 import type { HttpPorts } from './ports.js';
 import { newRequestId } from './request-context.js';
 import { keyRefusal, presentedKey, refuseAmbiguousCredentials } from './security.js';
@@ -97,7 +98,7 @@ export function upgradeRequests(ports: HttpPorts, options: UpgradeOptions): Upgr
   const accept = async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
-    const route = routes.get(query === -1 ? url : url.slice(0, query));
+    const route = routes.get(aliasedPath(ports.pathAliases ?? [], query === -1 ? url : url.slice(0, query)));
     if (!route) throw new AppError('NOT_FOUND', 'No WebSocket endpoint at this path');
     if (req.method !== 'GET') {
       throw new AppError(

@@ -62,7 +62,12 @@ export interface RouteLimits {
 /** What every chat route serves (the local engine and an OpenAI-compatible upstream alike). */
 const CHAT_CAPABILITIES: Schema<'Model'>['capabilities'] = ['streaming', 'tools', 'structured_output'];
 
-export function modelResource(model: ModelInfo, available: boolean, limits: RouteLimits): Schema<'Model'> {
+export function modelResource(
+  model: ModelInfo,
+  available: boolean,
+  limits: RouteLimits,
+  servedBy: Schema<'ModelServer'>,
+): Schema<'Model'> {
   return {
     id: model.id,
     object: 'model',
@@ -76,6 +81,7 @@ export function modelResource(model: ModelInfo, available: boolean, limits: Rout
     kind: 'chat',
     context_window: limits.contextWindow,
     max_output_tokens: limits.maxOutputTokens,
+    served_by: servedBy,
     capabilities: limits.readsImages ? [...CHAT_CAPABILITIES, 'vision'] : [...CHAT_CAPABILITIES],
   };
 }
@@ -105,7 +111,7 @@ export interface EmbeddingLimits {
  * PV-EMBED as `/z1/models` lists it. Every tier may embed (RAG embeds on every tier already; rate limits and
  * credits bound the volume), so it is available to all.
  */
-export function embeddingModelResource(limits: EmbeddingLimits): Schema<'Model'> {
+export function embeddingModelResource(limits: EmbeddingLimits, servedBy: Schema<'ModelServer'>): Schema<'Model'> {
   return {
     id: EMBEDDING_MODEL_ID,
     object: 'model',
@@ -121,6 +127,7 @@ export function embeddingModelResource(limits: EmbeddingLimits): Schema<'Model'>
     // It answers with vectors, never tokens.
     max_output_tokens: 0,
     dimensions: limits.dimensions,
+    served_by: servedBy,
     capabilities: ['embeddings'],
   };
 }

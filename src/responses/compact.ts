@@ -2,14 +2,15 @@ import type { ChatService } from '../chat/index.js';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import { endUserOf, type RequestBody, type Schema } from '../http/index.js';
-import type { Principal } from '../kernel/index.js';
+import type { ModelId, Principal } from '../kernel/index.js';
 import type { ChatMessage } from '../providers/index.js';
 import { continueFrom } from './chain.js';
 import { sealSummary } from './compaction-item.js';
 import { newId, readInput, referencedIds } from './input.js';
 import type { ResponseStore, StoredItem } from './types.js';
 
-export type CompactBody = RequestBody<'compactResponse'>;
+/** The body of a compaction once its model's name (an id or an alias) is read. */
+export type CompactBody = Omit<RequestBody<'compactResponse'>, 'model'> & { model: ModelId };
 export type Compaction = Schema<'ResponseCompaction'>;
 
 /** What the model is asked to do with the conversation (its transcript follows as the user turn). */

@@ -4,7 +4,7 @@ import type { Principal } from '../kernel/index.js';
 import type { TierPolicy } from '../tiers/index.js';
 import type { PreparedResponse } from './prepare.js';
 import type { Accounting, ResponsesService } from './responses-service.js';
-import type { LocalResponses, ResponseCreateBody } from './types.js';
+import type { LocalResponses, ResponseCreateBody, ResponseCreateRequest } from './types.js';
 
 /** The usage row of a response: credits and tokens of all its model calls, as a chat completion's. */
 export function noteAccounting(usage: UsageNote, accounting: Accounting): Record<string, string> {
@@ -47,10 +47,12 @@ function checkResults(
 export async function prepareCreate(
   deps: { responses: ResponsesService; tiers: TierPolicy },
   principal: Principal,
-  body: ResponseCreateBody,
+  request: ResponseCreateRequest,
   usage: UsageNote,
   local?: LocalResponses,
 ): Promise<PreparedResponse> {
+  // An alias (`gpt-4o-mini`) is its PV model from here on: rules, credits, routing and the response's `model`.
+  const body: ResponseCreateBody = { ...request, model: deps.tiers.names.chat(request.model) };
   deps.tiers.checkModel(principal.account, body.model);
   usage.model = body.model;
   const prepared = await deps.responses.prepare(principal, body, {

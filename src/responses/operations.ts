@@ -91,8 +91,9 @@ export function responseOperations(deps: {
     },
     cancelResponse: async ({ params }, call) =>
       cancelStored(deps.background, await stored(call, params.response_id), call),
-    compactResponse: async ({ body }, call) => {
+    compactResponse: async ({ body: request }, call) => {
       const principal = requirePrincipal(call);
+      const body = { ...request, model: deps.tiers.names.chat(request.model) };
       deps.tiers.checkModel(principal.account, body.model);
       call.usage.model = body.model;
       const { compaction, credits, userId } = await deps.compactor.compact(principal, body, call.disconnectSignal());

@@ -1,8 +1,11 @@
 import type { RequestBody, Schema } from '../http/index.js';
+import type { ModelId } from '../kernel/index.js';
 import type { ChatMessage } from '../providers/index.js';
 
 /** The body of POST /z1/responses, as the contract admits it. */
-export type ResponseCreateBody = RequestBody<'createResponse'>;
+export type ResponseCreateRequest = RequestBody<'createResponse'>;
+/** The body once its model's name (an id or an alias) is read: the PV model it stands for. */
+export type ResponseCreateBody = Omit<ResponseCreateRequest, 'model'> & { model: ModelId };
 export type ResponseBody = Schema<'Response'>;
 export type OutputItem = Schema<'ResponseOutputItem'>;
 export type InputItem = Schema<'ResponseInputItem'>;

@@ -1,4 +1,5 @@
 import { loadContract, type Operations } from '../http/index.js';
+import { packageVersion } from './package-version.js';
 
 /** A check of one dependency for /z1/health/ready and `pvai doctor`. */
 interface DependencyCheck {
@@ -40,6 +41,8 @@ type SystemOperationId = 'getHealth' | 'getReadiness' | 'getOpenApiJson' | 'getO
 export function systemOperations(deps: SystemDeps): Operations<SystemOperationId> {
   const contract = loadContract();
   const document = contract.parse();
+  // The server's version and the interface's apart: 0.1.0 of the package serves interface 2.0.0.
+  const health = { status: 'ok' as const, version: packageVersion(), interface_version: contract.version };
   let sandboxChecked: { at: number; result: Promise<DependencyCheck> } | undefined;
   const sandboxHealth = () => {
     const now = Date.now();
@@ -49,7 +52,7 @@ export function systemOperations(deps: SystemDeps): Operations<SystemOperationId
     return sandboxChecked.result;
   };
   return {
-    getHealth: () => ({ status: 200, body: { status: 'ok', version: contract.version } }),
+    getHealth: () => ({ status: 200, body: health }),
     getReadiness: async () => {
       if (deps.draining()) {
         return { status: 503, body: { status: 'not_ready', checks: { server: { ok: false, detail: 'stopping' } } } };

@@ -1,5 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { Account, Tier } from '../kernel/index.js';
+import { ModelNames } from './model-names.js';
 import type { TierRules } from './rules.js';
 
 /** Features a tier may or may not have, beyond models and numeric limits. */
@@ -12,9 +13,12 @@ export type TierFeature = 'sla';
  */
 export class TierPolicy {
   readonly #rules: Readonly<Record<Tier, TierRules>>;
+  /** The names a request may give a model (ids and aliases): every rule here is of the PV model they resolve to. */
+  readonly names: ModelNames;
 
-  constructor(rules: Readonly<Record<Tier, TierRules>>) {
+  constructor(rules: Readonly<Record<Tier, TierRules>>, names: ModelNames = new ModelNames()) {
     this.#rules = rules;
+    this.names = names;
   }
 
   rulesFor(account: Pick<Account, 'tier'>): TierRules {

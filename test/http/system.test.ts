@@ -15,7 +15,10 @@ describe('unauthenticated endpoints', () => {
 
   it('answers liveness and readiness', async () => {
     const health = await server.request('GET', '/z1/health');
-    assert.deepEqual(health.body, { status: 'ok', version: '2.0.0' });
+    // The package's version and the interface's, apart (issue 57: 2.0.0 was reported as the server's version).
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    assert.deepEqual(health.body, { status: 'ok', version: pkg.version, interface_version: '2.0.0' });
+    assert.notEqual(pkg.version, '2.0.0');
     const ready = await server.request<{ status: string; checks: Record<string, { ok: boolean }> }>(
       'GET',
       '/z1/health/ready',

@@ -7,13 +7,22 @@
 import type { Operation, OperationRequest, Reply } from '../../src/http/index.js';
 
 // A right reply compiles.
-export const health: Operation<'getHealth'> = () => ({ status: 200, body: { status: 'ok', version: '2.0.0' } });
+export const health: Operation<'getHealth'> = () => ({
+  status: 200,
+  body: { status: 'ok', version: '0.1.0', interface_version: '2.0.0' },
+});
 
-// @ts-expect-error: a status the document does not list for the operation.
-export const wrongStatus: Operation<'getHealth'> = () => ({ status: 201, body: { status: 'ok', version: '2.0.0' } });
+export const wrongStatus: Operation<'getHealth'> = () => ({
+  // @ts-expect-error: a status the document does not list for the operation.
+  status: 201,
+  body: { status: 'ok', version: '0.1.0', interface_version: '2.0.0' },
+});
 
-// @ts-expect-error: a body field of the wrong type.
-export const wrongFieldType: Operation<'getHealth'> = () => ({ status: 200, body: { status: 'ok', version: 2 } });
+export const wrongFieldType: Operation<'getHealth'> = () => ({
+  status: 200,
+  // @ts-expect-error: a body field of the wrong type.
+  body: { status: 'ok', version: 2, interface_version: '2.0.0' },
+});
 
 export const missingField: Operation<'getModel'> = () => ({
   status: 200,
@@ -21,11 +30,10 @@ export const missingField: Operation<'getModel'> = () => ({
   body: { id: 'PV-TURBO', object: 'model', created: 0, owned_by: 'pvai' },
 });
 
-export const unknownModel: Reply<'getModel'> = {
+export const unknownCapability: Reply<'getModel'> = {
   status: 200,
   body: {
-    // @ts-expect-error: an id outside the contract's enum.
-    id: 'GPT-5',
+    id: 'PV-TURBO',
     object: 'model',
     created: 0,
     owned_by: 'pvai',
@@ -37,7 +45,9 @@ export const unknownModel: Reply<'getModel'> = {
     kind: 'chat',
     context_window: 2048,
     max_output_tokens: 256,
-    capabilities: ['streaming'],
+    served_by: { kind: 'local', model: 'SmolLM2-135M-Instruct', host: null, note: 'small local model' },
+    // @ts-expect-error: a capability outside the contract's enum.
+    capabilities: ['telepathy'],
   },
 };
 
@@ -57,6 +67,7 @@ export const errorAsReply: Reply<'getModel'> = {
     kind: 'chat',
     context_window: 2048,
     max_output_tokens: 256,
+    served_by: { kind: 'local', model: 'SmolLM2-135M-Instruct', host: null, note: 'small local model' },
     capabilities: ['streaming'],
   },
 };

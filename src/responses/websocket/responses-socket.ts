@@ -4,7 +4,7 @@ import type { TierPolicy } from '../../tiers/index.js';
 import { noteAccounting, prepareCreate } from '../create-checks.js';
 import type { EventSink } from '../events.js';
 import type { ResponsesService } from '../responses-service.js';
-import type { ResponseCreateBody } from '../types.js';
+import type { ResponseCreateRequest } from '../types.js';
 import { SocketResponses } from './local-responses.js';
 
 export interface ResponsesSocketDeps {
@@ -59,7 +59,7 @@ class ResponsesSocket implements SocketHandler<'createResponse'> {
   }
 
   /** `type: response.create` and a request body as POST takes it. */
-  #read(json: unknown, call: MessageCall<'createResponse'>): ResponseCreateBody {
+  #read(json: unknown, call: MessageCall<'createResponse'>): ResponseCreateRequest {
     if (typeof json !== 'object' || json === null || Array.isArray(json)) {
       throw new AppError('INVALID_PARAMETER', 'A message is a JSON object: {"type": "response.create", …}', {
         field: 'body',
@@ -85,7 +85,7 @@ class ResponsesSocket implements SocketHandler<'createResponse'> {
   }
 
   /** The response run into the socket; false when it ended `failed`. */
-  async #create(body: ResponseCreateBody, call: MessageCall<'createResponse'>): Promise<boolean> {
+  async #create(body: ResponseCreateRequest, call: MessageCall<'createResponse'>): Promise<boolean> {
     const { principal } = this.#session;
     const prepared = await prepareCreate(this.#deps, principal, body, call.usage, this.#local);
     const signal = call.disconnectSignal();

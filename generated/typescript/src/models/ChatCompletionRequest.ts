@@ -48,13 +48,6 @@ import {
     ChatCompletionRequestStreamOptionsToJSON,
     ChatCompletionRequestStreamOptionsToJSONTyped,
 } from './ChatCompletionRequestStreamOptions.js';
-import type { ModelId } from './ModelId.js';
-import {
-    ModelIdFromJSON,
-    ModelIdFromJSONTyped,
-    ModelIdToJSON,
-    ModelIdToJSONTyped,
-} from './ModelId.js';
 import type { Tool } from './Tool.js';
 import {
     ToolFromJSON,
@@ -77,9 +70,13 @@ import {
  */
 export interface ChatCompletionRequest {
     /**
+     * The model a request names: one of `ModelId` (or `PV-EMBED` for embeddings), or an alias the operator
+     * configured (`modelAliases`, listed in `GET /z1/models` with `alias_of`), which stands for that model
+     * everywhere: tier rules, credits, routing, and the answer's `model`, which names the model the alias stands
+     * for (as OpenAI answers `gpt-4o-mini` with its dated snapshot). Any other name is 400 `INVALID_MODEL`.
      * 
      */
-    model: ModelId;
+    model: string;
     /**
      * 
      */
@@ -198,8 +195,6 @@ export interface ChatCompletionRequest {
     serviceTier?: string;
 }
 
-
-
 /**
  * Check if a given object implements the ChatCompletionRequest interface.
  */
@@ -219,7 +214,7 @@ export function ChatCompletionRequestFromJSONTyped(json: any, ignoreDiscriminato
     }
     return {
         
-        'model': ModelIdFromJSON(json['model']),
+        'model': json['model'],
         'messages': ((json['messages'] as Array<any>).map(ChatMessageFromJSON)),
         'userId': json['user_id'] == null ? undefined : json['user_id'],
         'temperature': json['temperature'] == null ? undefined : json['temperature'],
@@ -263,7 +258,7 @@ export function ChatCompletionRequestToJSONTyped(value?: ChatCompletionRequest |
 
     return {
         
-        'model': ModelIdToJSON(value['model']),
+        'model': value['model'],
         'messages': ((value['messages'] as Array<any>).map(ChatMessageToJSON)),
         'user_id': value['userId'],
         'temperature': value['temperature'],

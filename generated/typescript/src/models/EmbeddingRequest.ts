@@ -31,9 +31,13 @@ import {
  */
 export interface EmbeddingRequest {
     /**
-     * The service's embedding model (all-MiniLM-L6-v2 by default, or the configured embedding upstream's).
+     * The model a request names: one of `ModelId` (or `PV-EMBED` for embeddings), or an alias the operator
+     * configured (`modelAliases`, listed in `GET /z1/models` with `alias_of`), which stands for that model
+     * everywhere: tier rules, credits, routing, and the answer's `model`, which names the model the alias stands
+     * for (as OpenAI answers `gpt-4o-mini` with its dated snapshot). Any other name is 400 `INVALID_MODEL`.
+     * 
      */
-    model: EmbeddingRequestModelEnum;
+    model: string;
     /**
      * 
      */
@@ -56,14 +60,6 @@ export interface EmbeddingRequest {
 /**
  * @export
  */
-export const EmbeddingRequestModelEnum = {
-    PV_EMBED: 'PV-EMBED',
-} as const;
-export type EmbeddingRequestModelEnum = typeof EmbeddingRequestModelEnum[keyof typeof EmbeddingRequestModelEnum];
-
-/**
- * @export
- */
 export const EmbeddingRequestEncodingFormatEnum = {
     float: 'float',
     base64: 'base64',
@@ -76,8 +72,6 @@ export type EmbeddingRequestEncodingFormatEnum = typeof EmbeddingRequestEncoding
  */
 export function instanceOfEmbeddingRequest(value: object): value is EmbeddingRequest {
     if (!('model' in value) || value['model'] === undefined) return false;
-    if (value['model'] !== 'PV-EMBED') return false;
-    
     if (!('input' in value) || value['input'] === undefined) return false;
     return true;
 }

@@ -24,9 +24,13 @@ export interface Health {
      */
     status: HealthStatusEnum;
     /**
-     * 
+     * The running server's version (its package's, e.g. 0.1.0).
      */
     version: string;
+    /**
+     * The version of this interface (`info.version` of the contract, e.g. 2.0.0).
+     */
+    interfaceVersion: string;
 }
 
 
@@ -47,6 +51,7 @@ export function instanceOfHealth(value: object): value is Health {
     if (value['status'] !== 'ok') return false;
     
     if (!('version' in value) || value['version'] === undefined) return false;
+    if ((!('interfaceVersion' in (value as Record<string, any>)) && !('interface_version' in (value as Record<string, any>))) || ((value as Record<string, any>)['interfaceVersion'] === undefined && (value as Record<string, any>)['interface_version'] === undefined)) return false;
     return true;
 }
 
@@ -62,6 +67,7 @@ export function HealthFromJSONTyped(json: any, ignoreDiscriminator: boolean): He
         
         'status': json['status'],
         'version': json['version'],
+        'interfaceVersion': json['interface_version'],
     };
 }
 
@@ -78,6 +84,7 @@ export function HealthToJSONTyped(value?: Health | null, ignoreDiscriminator: bo
         
         'status': value['status'],
         'version': value['version'],
+        'interface_version': value['interfaceVersion'],
     };
 }
 

@@ -13,18 +13,35 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { ModelServer } from './ModelServer.js';
+import {
+    ModelServerFromJSON,
+    ModelServerFromJSONTyped,
+    ModelServerToJSON,
+    ModelServerToJSONTyped,
+} from './ModelServer.js';
+
 /**
  * A chat model (`kind: chat`, one of the four `ModelId`s) or the embedding model (`kind: embedding`, `PV-EMBED`,
- * listed when the server has an embedding model: the local one or an embedding upstream).
+ * listed when the server has an embedding model: the local one or an embedding upstream), or an alias of one
+ * of them (`alias_of`), which a request may name instead and which is described as the model it stands for.
  * 
  * @export
  * @interface Model
  */
 export interface Model {
     /**
-     * A chat model (one of the four of `ModelId`) or the embedding model.
+     * A chat model (one of the four of `ModelId`), the embedding model (`PV-EMBED`), or an alias the operator configured (`modelAliases`, e.g. `gpt-4o-mini`).
      */
-    id: ModelIdEnum;
+    id: string;
+    /**
+     * Aliases only: the model this name stands for. A request naming the alias is that model's, and its answer's `model` names that model.
+     */
+    aliasOf?: ModelAliasOfEnum;
+    /**
+     * 
+     */
+    servedBy: ModelServer;
     /**
      * What the model does: chat completions, or embeddings (`POST /z1/embeddings`).
      */
@@ -83,14 +100,14 @@ export interface Model {
 /**
  * @export
  */
-export const ModelIdEnum = {
+export const ModelAliasOfEnum = {
     PV_TURBO: 'PV-TURBO',
     PV_STANDARD: 'PV-STANDARD',
     PV_ADVANCED: 'PV-ADVANCED',
     PV_CODEX: 'PV-CODEX',
     PV_EMBED: 'PV-EMBED',
 } as const;
-export type ModelIdEnum = typeof ModelIdEnum[keyof typeof ModelIdEnum];
+export type ModelAliasOfEnum = typeof ModelAliasOfEnum[keyof typeof ModelAliasOfEnum];
 
 /**
  * @export
@@ -127,6 +144,7 @@ export type ModelObjectEnum = typeof ModelObjectEnum[keyof typeof ModelObjectEnu
  */
 export function instanceOfModel(value: object): value is Model {
     if (!('id' in value) || value['id'] === undefined) return false;
+    if ((!('servedBy' in (value as Record<string, any>)) && !('served_by' in (value as Record<string, any>))) || ((value as Record<string, any>)['servedBy'] === undefined && (value as Record<string, any>)['served_by'] === undefined)) return false;
     if (!('kind' in value) || value['kind'] === undefined) return false;
     if ((!('contextWindow' in (value as Record<string, any>)) && !('context_window' in (value as Record<string, any>))) || ((value as Record<string, any>)['contextWindow'] === undefined && (value as Record<string, any>)['context_window'] === undefined)) return false;
     if ((!('maxOutputTokens' in (value as Record<string, any>)) && !('max_output_tokens' in (value as Record<string, any>))) || ((value as Record<string, any>)['maxOutputTokens'] === undefined && (value as Record<string, any>)['max_output_tokens'] === undefined)) return false;
@@ -155,6 +173,8 @@ export function ModelFromJSONTyped(json: any, ignoreDiscriminator: boolean): Mod
     return {
         
         'id': json['id'],
+        'aliasOf': json['alias_of'] == null ? undefined : json['alias_of'],
+        'servedBy': ModelServerFromJSON(json['served_by']),
         'kind': json['kind'],
         'contextWindow': json['context_window'],
         'maxOutputTokens': json['max_output_tokens'],
@@ -183,6 +203,8 @@ export function ModelToJSONTyped(value?: Model | null, ignoreDiscriminator: bool
     return {
         
         'id': value['id'],
+        'alias_of': value['aliasOf'],
+        'served_by': ModelServerToJSON(value['servedBy']),
         'kind': value['kind'],
         'context_window': value['contextWindow'],
         'max_output_tokens': value['maxOutputTokens'],

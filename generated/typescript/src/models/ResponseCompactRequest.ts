@@ -13,13 +13,6 @@
  */
 
 import { mapValues } from '../runtime.js';
-import type { ModelId } from './ModelId.js';
-import {
-    ModelIdFromJSON,
-    ModelIdFromJSONTyped,
-    ModelIdToJSON,
-    ModelIdToJSONTyped,
-} from './ModelId.js';
 import type { ResponseCompactRequestInput } from './ResponseCompactRequestInput.js';
 import {
     ResponseCompactRequestInputFromJSON,
@@ -35,9 +28,13 @@ import {
  */
 export interface ResponseCompactRequest {
     /**
+     * The model a request names: one of `ModelId` (or `PV-EMBED` for embeddings), or an alias the operator
+     * configured (`modelAliases`, listed in `GET /z1/models` with `alias_of`), which stands for that model
+     * everywhere: tier rules, credits, routing, and the answer's `model`, which names the model the alias stands
+     * for (as OpenAI answers `gpt-4o-mini` with its dated snapshot). Any other name is 400 `INVALID_MODEL`.
      * 
      */
-    model: ModelId;
+    model: string;
     /**
      * 
      */
@@ -68,8 +65,6 @@ export interface ResponseCompactRequest {
     safetyIdentifier?: string | null;
 }
 
-
-
 /**
  * Check if a given object implements the ResponseCompactRequest interface.
  */
@@ -88,7 +83,7 @@ export function ResponseCompactRequestFromJSONTyped(json: any, ignoreDiscriminat
     }
     return {
         
-        'model': ModelIdFromJSON(json['model']),
+        'model': json['model'],
         'input': json['input'] == null ? undefined : ResponseCompactRequestInputFromJSON(json['input']),
         'previousResponseId': json['previous_response_id'] === undefined ? undefined : json['previous_response_id'] === null ? null : json['previous_response_id'],
         'instructions': json['instructions'] === undefined ? undefined : json['instructions'] === null ? null : json['instructions'],
@@ -110,7 +105,7 @@ export function ResponseCompactRequestToJSONTyped(value?: ResponseCompactRequest
 
     return {
         
-        'model': ModelIdToJSON(value['model']),
+        'model': value['model'],
         'input': ResponseCompactRequestInputToJSON(value['input']),
         'previous_response_id': value['previousResponseId'],
         'instructions': value['instructions'],

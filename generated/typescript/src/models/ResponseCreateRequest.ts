@@ -41,13 +41,6 @@ import {
     ResponseToolToJSON,
     ResponseToolToJSONTyped,
 } from './ResponseTool.js';
-import type { ModelId } from './ModelId.js';
-import {
-    ModelIdFromJSON,
-    ModelIdFromJSONTyped,
-    ModelIdToJSON,
-    ModelIdToJSONTyped,
-} from './ModelId.js';
 import type { ResponseCreateRequestConversation } from './ResponseCreateRequestConversation.js';
 import {
     ResponseCreateRequestConversationFromJSON,
@@ -79,9 +72,13 @@ import {
  */
 export interface ResponseCreateRequest {
     /**
+     * The model a request names: one of `ModelId` (or `PV-EMBED` for embeddings), or an alias the operator
+     * configured (`modelAliases`, listed in `GET /z1/models` with `alias_of`), which stands for that model
+     * everywhere: tier rules, credits, routing, and the answer's `model`, which names the model the alias stands
+     * for (as OpenAI answers `gpt-4o-mini` with its dated snapshot). Any other name is 400 `INVALID_MODEL`.
      * 
      */
-    model: ModelId;
+    model: string;
     /**
      * 
      */
@@ -249,7 +246,7 @@ export function ResponseCreateRequestFromJSONTyped(json: any, ignoreDiscriminato
     }
     return {
         
-        'model': ModelIdFromJSON(json['model']),
+        'model': json['model'],
         'input': ResponseCreateRequestInputFromJSON(json['input']),
         'instructions': json['instructions'] === undefined ? undefined : json['instructions'] === null ? null : json['instructions'],
         'previousResponseId': json['previous_response_id'] === undefined ? undefined : json['previous_response_id'] === null ? null : json['previous_response_id'],
@@ -294,7 +291,7 @@ export function ResponseCreateRequestToJSONTyped(value?: ResponseCreateRequest |
 
     return {
         
-        'model': ModelIdToJSON(value['model']),
+        'model': value['model'],
         'input': ResponseCreateRequestInputToJSON(value['input']),
         'instructions': value['instructions'],
         'previous_response_id': value['previousResponseId'],

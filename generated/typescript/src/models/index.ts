@@ -85,6 +85,7 @@ export * from './Model.js';
 export * from './ModelError.js';
 export * from './ModelId.js';
 export * from './ModelList.js';
+export * from './ModelServer.js';
 export * from './OpenAIError.js';
 export * from './Percentiles.js';
 export * from './RateLimitWindow.js';
