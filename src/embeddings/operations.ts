@@ -1,5 +1,6 @@
 import { endUserOf, type Operations, requirePrincipal } from '../http/index.js';
 import { EMBEDDING_MODEL_ID } from '../kernel/index.js';
+import { checkKeyModel } from '../tiers/index.js';
 import type { EmbeddingService } from './embedding-service.js';
 import { embeddingListBody, readInput } from './wire.js';
 
@@ -12,6 +13,7 @@ export function embeddingOperations(deps: { embeddings: EmbeddingService }): Ope
   return {
     createEmbedding: async ({ body }, call) => {
       const principal = requirePrincipal(call);
+      checkKeyModel(principal.key, EMBEDDING_MODEL_ID);
       call.usage.model = EMBEDDING_MODEL_ID;
       // A key bound to an end user names them on the row (and refuses another); otherwise `user`, if any.
       call.usage.userId =

@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import type { UsageNote } from '../http/index.js';
 import type { Principal } from '../kernel/index.js';
-import type { TierPolicy } from '../tiers/index.js';
+import { checkKeyModel, type TierPolicy } from '../tiers/index.js';
 import type { PreparedResponse } from './prepare.js';
 import type { Accounting, ResponsesService } from './responses-service.js';
 import type { LocalResponses, ResponseCreateBody } from './types.js';
@@ -52,6 +52,7 @@ export async function prepareCreate(
   local?: LocalResponses,
 ): Promise<PreparedResponse> {
   deps.tiers.checkModel(principal.account, body.model);
+  checkKeyModel(principal.key, body.model);
   usage.model = body.model;
   const prepared = await deps.responses.prepare(principal, body, {
     codeTimeoutSeconds: deps.tiers.codeTimeout(principal.account, undefined),

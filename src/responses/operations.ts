@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { type Call, type Operations, requirePrincipal } from '../http/index.js';
-import type { TierPolicy } from '../tiers/index.js';
+import { checkKeyModel, type TierPolicy } from '../tiers/index.js';
 import type { BackgroundResponses } from './background/background.js';
 import { cancelStored, createInBackground, followStored } from './background/replies.js';
 import { chainItems } from './chain.js';
@@ -94,6 +94,7 @@ export function responseOperations(deps: {
     compactResponse: async ({ body }, call) => {
       const principal = requirePrincipal(call);
       deps.tiers.checkModel(principal.account, body.model);
+      checkKeyModel(principal.key, body.model);
       call.usage.model = body.model;
       const { compaction, credits, userId } = await deps.compactor.compact(principal, body, call.disconnectSignal());
       call.usage.userId = userId;

@@ -1,2 +1,3 @@
+export { checkKeyModel } from './key-models.js';
 export { TierPolicy } from './policy.js';
 export { DEFAULT_TIER_RULES, type TierRules } from './rules.js';
