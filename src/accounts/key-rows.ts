@@ -120,7 +120,7 @@ const SPENT = spent('$3');
 
 /** `$1` the amount, `$2` the key, `$3` the month: counts the spend if the budget allows it; else no row. */
 export const CHARGE_KEY = `UPDATE api_keys SET spend_credits = ${SPENT} + $1, spend_period_start = ${PERIOD}
-  WHERE id = $2 AND (budget_credits IS NULL OR ${SPENT} + $1 <= budget_credits) RETURNING spend_period_start`;
+  WHERE id = $2 AND (budget_credits IS NULL OR ${SPENT} + $1 <= budget_credits) RETURNING spend_period_start AS period_start`;
 
 /** `$1` the key, `$2` the month: its budget and what it spent in the period, to word a refusal. */
 export const KEY_BUDGET = `SELECT budget_credits, budget_period, ${spent('$2')} AS spent, ${period('$2')} AS period_start
@@ -135,8 +135,8 @@ export const CHARGE_UNBUDGETED = `WITH k AS (SELECT budget_credits IS NOT NULL A
   a AS (UPDATE accounts SET credits = credits - $1 WHERE id = $4 AND credits >= $1
           AND NOT EXISTS (SELECT 1 FROM k WHERE budgeted) RETURNING credits),
   s AS (UPDATE api_keys SET spend_credits = ${SPENT} + $1, spend_period_start = ${PERIOD}
-          WHERE id = $2 AND EXISTS (SELECT 1 FROM a) RETURNING spend_period_start)
-  SELECT (SELECT credits FROM a) AS credits, (SELECT spend_period_start FROM s) AS period_start,
+          WHERE id = $2 AND EXISTS (SELECT 1 FROM a) RETURNING spend_period_start AS period_start)
+  SELECT (SELECT credits FROM a) AS credits, (SELECT period_start FROM s) AS period_start,
          EXISTS (SELECT 1 FROM k WHERE budgeted) AS budgeted`;
 
 /** Gives a refunded charge back to the key's spend, if the period it counted in is still the key's. */
