@@ -2570,10 +2570,16 @@ export interface components {
         KeyMetadata: {
             [key: string]: string;
         } | null;
-        /** @description A JSON merge of the key's fields (RFC 7386): an absent field is unchanged, `null` clears it. */
+        /** @description A JSON merge of the key's fields (RFC 7386): an absent field is unchanged, `null` clears it; `budget` and `rate_limits` merge field by field, `models` and `metadata` are replaced whole. */
         KeyUpdateRequest: {
             name?: string | null;
-            budget?: components["schemas"]["KeyBudget"];
+            /** @description As `KeyBudget`; a field left out keeps its value (a key without a budget needs `credits`). */
+            budget?: {
+                /** Format: int64 */
+                credits?: number;
+                /** @enum {string} */
+                period?: "month" | "total";
+            } | null;
             rate_limits?: components["schemas"]["KeyRateLimits"];
             models?: components["schemas"]["KeyModels"];
             /**

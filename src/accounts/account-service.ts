@@ -3,7 +3,7 @@ import { AppError } from '../errors/index.js';
 import type { Payer, Tier } from '../kernel/index.js';
 import { RetryingWriter, type WriteBehindState } from '../storage/index.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
-import { type KeyLimitsInput, readKeyLimits, type TierCeilings } from './key-limits.js';
+import { type KeyLimitsInput, mergeKeyPatch, readKeyLimits, type TierCeilings } from './key-limits.js';
 import { keyBudgetExceeded, keyExpired } from './key-refusals.js';
 import { spendPeriodStart } from './key-rows.js';
 import { hashPassword, verifyPassword } from './password.js';
@@ -257,7 +257,8 @@ export class AccountService {
     const old = accountId === undefined ? await this.#store.getKey(keyId) : await this.#requireOwnKey(accountId, keyId);
     if (!old) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
     const now = this.#clock();
-    const changes = readKeyLimits(input, this.#ceilingsOf(await this.requireAccount(old.accountId)), now);
+    const patch = mergeKeyPatch(input, old);
+    const changes = readKeyLimits(patch, this.#ceilingsOf(await this.requireAccount(old.accountId)), now);
     const periodStart = spendPeriodStart(changes.budget?.period, now);
     const key = await this.#store.updateKey(keyId, changes, periodStart);
     if (!key) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });

@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { EMBEDDING_MODEL_ID, MODEL_IDS } from '../kernel/index.js';
-import type { KeyChanges } from './types.js';
+import type { ApiKeyRecord, KeyChanges } from './types.js';
 
 /** A key's limits as the admin API, the dashboard and the CLI send them (JSON merge: null clears a field). */
 export interface KeyLimitsInput {
@@ -142,4 +142,16 @@ export function readKeyLimits(input: KeyLimitsInput, tier: TierCeilings, now: nu
   if (input.expires_at !== undefined) changes.expiresAt = readExpiry(input.expires_at, now);
   if (input.metadata !== undefined) changes.metadata = readMetadata(input.metadata);
   return changes;
+}
+
+/**
+ * A PATCH body merged into the key as RFC 7386 does for `budget` and `rate_limits` (a field left out keeps its
+ * value: `{"budget": {"credits": 80}}` keeps the period); `models` and `metadata` are replaced whole, as OpenAI
+ * replaces metadata.
+ */
+export function mergeKeyPatch(input: KeyLimitsInput, key: ApiKeyRecord): KeyLimitsInput {
+  const merged = { ...input };
+  if (isObject(input.budget) && key.budget) merged.budget = { ...key.budget, ...input.budget };
+  if (isObject(input.rate_limits) && key.rateLimits) merged.rate_limits = { ...key.rateLimits, ...input.rate_limits };
+  return merged;
 }

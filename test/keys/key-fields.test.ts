@@ -73,12 +73,15 @@ for (const backend of backends()) {
       });
       assert.equal(changed.status, 200, changed.text);
       assert.equal(changed.body.name, 'checkout-v2');
-      assert.deepEqual(changed.body.budget, { credits: 80, period: 'month' });
-      assert.deepEqual(changed.body.spend, { credits: 0, period_start: '2026-11-01T00:00:00.000Z' });
-      assert.deepEqual(changed.body.rate_limits, { rpm: 3, rpd: null });
+      assert.deepEqual(changed.body.budget, { credits: 80, period: 'total' }, 'merged: the period is kept');
+      assert.deepEqual(changed.body.spend, { credits: 0, period_start: '1970-01-01T00:00:00.000Z' });
+      assert.deepEqual(changed.body.rate_limits, { rpm: 3, rpd: 50 }, 'merged: rpd is kept');
       assert.deepEqual(changed.body.models, ['PV-TURBO', 'PV-STANDARD']);
       assert.equal(changed.body.expires_at, '2027-01-01T00:00:00.000Z', 'absent: unchanged');
-      assert.deepEqual(changed.body.metadata, { team: 'mobile' });
+      assert.deepEqual(changed.body.metadata, { team: 'mobile' }, 'metadata is replaced whole');
+      const monthly = await patch(key.id, { budget: { period: 'month' } });
+      assert.deepEqual(monthly.body.budget, { credits: 80, period: 'month' });
+      assert.deepEqual(monthly.body.spend, { credits: 0, period_start: '2026-11-01T00:00:00.000Z' }, 'a new period');
 
       const cleared = await patch(key.id, {
         name: null,

@@ -13,13 +13,6 @@
  */
 
 import { mapValues, parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime.js';
-import type { KeyBudget } from './KeyBudget.js';
-import {
-    KeyBudgetFromJSON,
-    KeyBudgetFromJSONTyped,
-    KeyBudgetToJSON,
-    KeyBudgetToJSONTyped,
-} from './KeyBudget.js';
 import type { KeyRateLimits } from './KeyRateLimits.js';
 import {
     KeyRateLimitsFromJSON,
@@ -27,9 +20,16 @@ import {
     KeyRateLimitsToJSON,
     KeyRateLimitsToJSONTyped,
 } from './KeyRateLimits.js';
+import type { KeyUpdateRequestBudget } from './KeyUpdateRequestBudget.js';
+import {
+    KeyUpdateRequestBudgetFromJSON,
+    KeyUpdateRequestBudgetFromJSONTyped,
+    KeyUpdateRequestBudgetToJSON,
+    KeyUpdateRequestBudgetToJSONTyped,
+} from './KeyUpdateRequestBudget.js';
 
 /**
- * A JSON merge of the key's fields (RFC 7386): an absent field is unchanged, `null` clears it.
+ * A JSON merge of the key's fields (RFC 7386): an absent field is unchanged, `null` clears it; `budget` and `rate_limits` merge field by field, `models` and `metadata` are replaced whole.
  * @export
  * @interface KeyUpdateRequest
  */
@@ -41,7 +41,7 @@ export interface KeyUpdateRequest {
     /**
      * 
      */
-    budget?: KeyBudget | null;
+    budget?: KeyUpdateRequestBudget | null;
     /**
      * 
      */
@@ -92,7 +92,7 @@ export function KeyUpdateRequestFromJSONTyped(json: any, ignoreDiscriminator: bo
     return {
         
         'name': json['name'] === undefined ? undefined : json['name'] === null ? null : json['name'],
-        'budget': json['budget'] === undefined ? undefined : json['budget'] === null ? null : KeyBudgetFromJSON(json['budget']),
+        'budget': json['budget'] === undefined ? undefined : json['budget'] === null ? null : KeyUpdateRequestBudgetFromJSON(json['budget']),
         'rateLimits': json['rate_limits'] === undefined ? undefined : json['rate_limits'] === null ? null : KeyRateLimitsFromJSON(json['rate_limits']),
         'models': json['models'] === undefined ? undefined : json['models'] === null ? null : json['models'],
         'expiresAt': json['expires_at'] === undefined ? undefined : json['expires_at'] === null ? null : (parseDateTime(json['expires_at'])),
@@ -112,7 +112,7 @@ export function KeyUpdateRequestToJSONTyped(value?: KeyUpdateRequest | null, ign
     return {
         
         'name': value['name'],
-        'budget': KeyBudgetToJSON(value['budget']),
+        'budget': KeyUpdateRequestBudgetToJSON(value['budget']),
         'rate_limits': KeyRateLimitsToJSON(value['rateLimits']),
         'models': value['models'],
         'expires_at': value['expiresAt'] == null ? value['expiresAt'] : serializeDateTime(value['expiresAt']),

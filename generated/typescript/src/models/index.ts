@@ -74,6 +74,7 @@ export * from './KeyList.js';
 export * from './KeyRateLimits.js';
 export * from './KeySpend.js';
 export * from './KeyUpdateRequest.js';
+export * from './KeyUpdateRequestBudget.js';
 export * from './KeyWithSecret.js';
 export * from './Memory.js';
 export * from './MemoryChange.js';
