@@ -4,14 +4,13 @@ import type { Payer, Tier } from '../kernel/index.js';
 import { RetryingWriter, type WriteBehindState } from '../storage/index.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
 import { type KeyLimitsInput, mergeKeyPatch, readKeyLimits, type TierCeilings } from './key-limits.js';
-import { keyBudgetExceeded, keyExpired } from './key-refusals.js';
+import { charged, keyExpired } from './key-refusals.js';
 import { spendPeriodStart } from './key-rows.js';
 import { hashPassword, verifyPassword } from './password.js';
 import type {
   Account,
   AccountStore,
   ApiKeyRecord,
-  Charged,
   ChargeResult,
   CreditsPort,
   KeyChanges,
@@ -142,25 +141,12 @@ export class AccountService {
     return this.#store.refundCredits(accountId, amount, key);
   }
 
-  async #charge(payer: Payer, amount: number): Promise<Charged> {
-    const result = await this.chargeCredits(payer.accountId, amount, payer.keyId);
-    if (result.ok) {
-      const refund: Refund = { accountId: payer.accountId, amount };
-      if (payer.keyId !== undefined && result.keyPeriodStart !== undefined) {
-        Object.assign(refund, { keyId: payer.keyId, keyPeriodStart: result.keyPeriodStart });
-      }
-      return { ok: true, balance: result.balance, refund };
-    }
-    if (result.keyBudget && payer.keyId !== undefined) {
-      const key = await this.#store.getKey(payer.keyId);
-      throw keyBudgetExceeded(key?.name ?? null, payer.keyId, amount, result.keyBudget);
-    }
-    return { ok: false, balance: result.balance };
-  }
-
   /** The port through which a paid operation (chat, embeddings) charges a request and refunds it on failure. */
   readonly credits: CreditsPort = {
-    charge: (payer, amount) => this.#charge(payer, amount),
+    charge: async (payer, amount) =>
+      charged(payer, amount, await this.chargeCredits(payer.accountId, amount, payer.keyId), (id) =>
+        this.#store.getKey(id),
+      ),
     refund: (refund) => this.refundCredits(refund),
   };
 

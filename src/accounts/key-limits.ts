@@ -20,7 +20,7 @@ export interface TierCeilings {
 }
 
 /** OpenAI's metadata limits: 16 pairs, keys of 64 characters, values of 512. */
-export const METADATA_LIMITS = { pairs: 16, keyChars: 64, valueChars: 512 } as const;
+const METADATA_LIMITS = { pairs: 16, keyChars: 64, valueChars: 512 } as const;
 /** The largest budget: the largest balance an account may hold. */
 const MAX_BUDGET = 1_000_000_000_000;
 const ALLOWED_MODELS: readonly string[] = [...MODEL_IDS, EMBEDDING_MODEL_ID];

@@ -11,7 +11,7 @@ import type {
   Tier,
 } from '../kernel/index.js';
 
-export type { Account, ApiKeyRecord, Charged, CreditsPort, KeyBudget, KeyBudgetPeriod, KeyRateLimits, Principal };
+export type { Account, ApiKeyRecord, Charged, CreditsPort, KeyBudget, Principal };
 
 export interface NewAccount {
   email: string;
@@ -45,7 +45,7 @@ export type ChargeResult =
 export type Refund = CreditRefund;
 
 /** A key's limits as stored: each field null for none. */
-export interface KeyLimitsRecord {
+interface KeyLimitsRecord {
   budget: KeyBudget | null;
   rateLimits: KeyRateLimits | null;
   models: readonly string[] | null;

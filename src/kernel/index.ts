@@ -13,7 +13,6 @@ export type {
   KeyBudget,
   KeyBudgetPeriod,
   KeyRateLimits,
-  KeySpend,
   Principal,
 } from './principal.js';
 export { randomHex128 } from './random-hex.js';

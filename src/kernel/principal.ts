@@ -39,7 +39,7 @@ export interface KeyBudget {
 }
 
 /** What a key spent in the period starting at `periodStart` (ms; 0 for a `total` budget). */
-export interface KeySpend {
+interface KeySpend {
   credits: number;
   periodStart: number;
 }
