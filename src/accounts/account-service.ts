@@ -1,6 +1,6 @@
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
-import type { Payer, Tier } from '../kernel/index.js';
+import type { Tier } from '../kernel/index.js';
 import { RetryingWriter, type WriteBehindState } from '../storage/index.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
 import { type KeyLimitsInput, mergeKeyPatch, readKeyLimits, type TierCeilings } from './key-limits.js';

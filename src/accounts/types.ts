@@ -5,7 +5,6 @@ import type {
   CreditRefund,
   CreditsPort,
   KeyBudget,
-  KeyBudgetPeriod,
   KeyRateLimits,
   Principal,
   Tier,
