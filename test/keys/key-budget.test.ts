@@ -30,7 +30,10 @@ for (const backend of backends()) {
       const target = { provider: 'openai-compatible', baseUrl: upstream.url, model: 'm', maxRetries: 0 };
       config = {
         tiers: { business: { rpm: 10_000, rpd: 100_000, monthly: 1_000_000 } },
-        routing: { 'PV-TURBO': [{ ...target, apiKeyEnv: 'PVAI_TEST_UPSTREAM_KEY' }] },
+        routing: {
+          'PV-TURBO': [{ ...target, apiKeyEnv: 'PVAI_TEST_UPSTREAM_KEY' }],
+          'PV-STANDARD': [{ ...target, model: 'broken', apiKeyEnv: 'PVAI_TEST_UPSTREAM_KEY' }],
+        },
       } as RawConfig;
       server = await startTestServer(backend, { clock, config });
       if (backend === 'postgres') replica = await startReplica(server, config);
@@ -61,11 +64,11 @@ for (const backend of backends()) {
       Number((await server.request('GET', `/admin/accounts/${accountId}`, { admin: true })).body.credits);
 
     /** A chat request over real HTTP to one of the servers (the replica's answers are checked the same way). */
-    async function chat(url: string, apiKey: string) {
+    async function chat(url: string, apiKey: string, model = 'PV-TURBO') {
       const res = await fetch(`${url}/z1/chat/completions`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify(chatBody({ skip_cache: true })),
+        body: JSON.stringify(chatBody({ model, skip_cache: true })),
       });
       return { status: res.status, body: (await res.json()) as { code?: string; message?: string } };
     }
@@ -104,6 +107,32 @@ for (const backend of backends()) {
       assert.equal(results.filter((r) => r.status === 200).length, 5);
       assert.equal(results.filter((r) => r.body.code === 'KEY_BUDGET_EXCEEDED').length, 25);
       assert.equal(await balance(accountId), 1000 - urls.length - 5);
+    });
+
+    it('stays exact while charges and refunds of one key race on every replica (no deadlock, no leak)', async () => {
+      clock.set(Date.now());
+      const { accountId, keyId, apiKey } = await keyWith({ budget: { credits: 10 } });
+      upstream.scriptModel('broken', { kind: 'status', status: 500 });
+      try {
+        const urls = replica ? [server.url, replica.url] : [server.url];
+        const results = await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            chat(urls[i % urls.length] ?? '', apiKey, i % 2 ? 'PV-STANDARD' : 'PV-TURBO'),
+          ),
+        );
+        const statuses = results.map((r) => r.status);
+        assert.ok(
+          statuses.every((s) => s === 200 || s === 402 || s === 502),
+          `only answers, budget refusals and upstream failures: ${statuses}`,
+        );
+        assert.ok(statuses.includes(502), 'some charged requests failed and were refunded');
+        const paid = statuses.filter((s) => s === 200).length;
+        assert.ok(paid >= 1 && paid <= 10, `${paid} paid`);
+        assert.equal((await getKey(accountId, keyId)).spend.credits, paid, 'every failed request was refunded');
+        assert.equal(await balance(accountId), 1000 - paid);
+      } finally {
+        upstream.reset();
+      }
     });
 
     it('words the refusal: the key, its budget and period, the spend and when it resets', async () => {
