@@ -75,7 +75,12 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   const host = { db, clock, logger, tiers, soleWorker };
 
   const accounts = plug(
-    accountsCapability({ ...host, authCacheTtlMs: config.authCacheTtlMs, refunds: writes('refunds') }),
+    accountsCapability({
+      ...host,
+      authCacheTtlMs: config.authCacheTtlMs,
+      refunds: writes('refunds'),
+      tierCeilings: (tier) => config.tiers[tier],
+    }),
   );
   const rateLimited = () => metrics.service.rateLimited();
   const admission = admissionFor(config, { db, limiter, tiers, clock }, { logger, rateLimited });

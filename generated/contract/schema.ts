@@ -916,7 +916,8 @@ export interface paths {
         delete: operations["adminRevokeKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change a key's name, budget, rate limits, models, expiry or metadata (null clears a field) */
+        patch: operations["adminUpdateKey"];
         trace?: never;
     };
     "/admin/keys/{key_id}/rotate": {
@@ -1653,7 +1654,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "PREVIOUS_RESPONSE_CHAIN_TOO_LONG" | "UNAUTHORIZED" | "INSUFFICIENT_CREDITS" | "MODEL_NOT_ALLOWED" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT" | "STORAGE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "VECTOR_STORE_EXPIRED";
+            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "PREVIOUS_RESPONSE_CHAIN_TOO_LONG" | "UNAUTHORIZED" | "API_KEY_EXPIRED" | "INSUFFICIENT_CREDITS" | "KEY_BUDGET_EXCEEDED" | "MODEL_NOT_ALLOWED" | "MODEL_NOT_ALLOWED_FOR_KEY" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT" | "STORAGE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "VECTOR_STORE_EXPIRED";
             details: {
                 [key: string]: unknown;
             } | null;
@@ -2551,6 +2552,70 @@ export interface components {
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
+            budget: components["schemas"]["KeyBudget"];
+            spend: components["schemas"]["KeySpend"];
+            rate_limits: components["schemas"]["KeyRateLimits"];
+            models: components["schemas"]["KeyModels"];
+            /**
+             * Format: date-time
+             * @description After this instant the key is refused with 401 `API_KEY_EXPIRED`; null: never.
+             */
+            expires_at: string | null;
+            metadata: components["schemas"]["KeyMetadata"];
+        };
+        /**
+         * @description Credits the key may spend per UTC calendar month (`month`, the default) or in all (`total`); null: no budget of
+         *     its own. Checked and charged in the same atomic step as the account's credits (exact under concurrency and
+         *     across replicas); a request past it is 402 `KEY_BUDGET_EXCEEDED`. A budget of another period restarts the
+         *     spend; changing the credits alone does not.
+         */
+        KeyBudget: {
+            /** Format: int64 */
+            credits: number;
+            /**
+             * @default month
+             * @enum {string}
+             */
+            period?: "month" | "total";
+        } | null;
+        /** @description What the key spent in its budget's period (no budget, the UTC calendar month) starting at `period_start` (the Unix epoch for `total`). Rotation carries it to the new key. Read-only. */
+        KeySpend: {
+            /** Format: int64 */
+            credits: number;
+            /** Format: date-time */
+            period_start: string;
+        };
+        /** @description The key's own requests per sliding minute and per UTC day, counted besides the account's; each at most its tier's (a value above it is 400 `INVALID_PARAMETER` naming the field and the tier's limit). null (or an absent field) leaves the tier's alone. */
+        KeyRateLimits: {
+            /** Format: int64 */
+            rpm?: number | null;
+            /** Format: int64 */
+            rpd?: number | null;
+        } | null;
+        /** @description The model ids the key may call (chat, responses, embeddings); another is 403 `MODEL_NOT_ALLOWED_FOR_KEY`. null — every model of the tier. */
+        KeyModels: ("PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX" | "PV-EMBED")[] | null;
+        /** @description Up to 16 pairs of your own; keys of at most 64 characters, values strings of at most 512. */
+        KeyMetadata: {
+            [key: string]: string;
+        } | null;
+        /** @description A JSON merge of the key's fields (RFC 7386): an absent field is unchanged, `null` clears it; `budget` and `rate_limits` merge field by field, `models` and `metadata` are replaced whole. */
+        KeyUpdateRequest: {
+            name?: string | null;
+            /** @description As `KeyBudget`; a field left out keeps its value (a key without a budget needs `credits`). */
+            budget?: {
+                /** Format: int64 */
+                credits?: number;
+                /** @enum {string} */
+                period?: "month" | "total";
+            } | null;
+            rate_limits?: components["schemas"]["KeyRateLimits"];
+            models?: components["schemas"]["KeyModels"];
+            /**
+             * Format: date-time
+             * @description In the future (else 400 `INVALID_PARAMETER`).
+             */
+            expires_at?: string | null;
+            metadata?: components["schemas"]["KeyMetadata"];
         };
         KeyList: {
             /** @enum {string} */
@@ -2561,6 +2626,15 @@ export interface components {
             name?: string;
             /** @description Binds the key to this end user: a request through it that names no end user acts for them, and one naming another is 403 `END_USER_NOT_ALLOWED`. */
             user_id?: string;
+            budget?: components["schemas"]["KeyBudget"];
+            rate_limits?: components["schemas"]["KeyRateLimits"];
+            models?: components["schemas"]["KeyModels"];
+            /**
+             * Format: date-time
+             * @description In the future (else 400 `INVALID_PARAMETER`).
+             */
+            expires_at?: string | null;
+            metadata?: components["schemas"]["KeyMetadata"];
         };
         KeyWithSecret: {
             key: components["schemas"]["ApiKey"];
@@ -3321,7 +3395,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Missing, unknown or revoked API key. */
+        /** @description Missing, unknown or revoked API key (`UNAUTHORIZED`), or a key past its `expires_at` (`API_KEY_EXPIRED`, saying when it expired). */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3421,7 +3495,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Not enough credits for this model. */
+        /** @description Not enough credits for this model (`INSUFFICIENT_CREDITS`), or the key's own budget would be passed (`KEY_BUDGET_EXCEEDED`, naming the key, its budget and period, what it spent and `details.resets_at`). */
         InsufficientCredits: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3451,7 +3525,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The tier does not include this model (`MODEL_NOT_ALLOWED`) or feature (`FEATURE_NOT_ALLOWED`), or the key is bound to another end user than the request names (`END_USER_NOT_ALLOWED`); the tier's number of files or vector stores is reached (`QUOTA_EXCEEDED`). */
+        /** @description The tier does not include this model (`MODEL_NOT_ALLOWED`) or feature (`FEATURE_NOT_ALLOWED`), the key's own allow-list does not (`MODEL_NOT_ALLOWED_FOR_KEY`, naming the allowed ones), or the key is bound to another end user than the request names (`END_USER_NOT_ALLOWED`); the tier's number of files or vector stores is reached (`QUOTA_EXCEEDED`). */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -6464,7 +6538,16 @@ export interface operations {
                      *         "created_at": "2026-11-21T10:00:00.000Z",
                      *         "last_used_at": null,
                      *         "revoked_at": null,
-                     *         "user_id": null
+                     *         "user_id": null,
+                     *         "budget": null,
+                     *         "spend": {
+                     *           "credits": 0,
+                     *           "period_start": "2026-11-01T00:00:00.000Z"
+                     *         },
+                     *         "rate_limits": null,
+                     *         "models": null,
+                     *         "expires_at": null,
+                     *         "metadata": null
                      *       },
                      *       "api_key": "pv_sk_4fQ9zL2mN8xR1tY6uW3vB7cK0pJ5hG2dS9aE"
                      *     }
@@ -6510,7 +6593,16 @@ export interface operations {
                      *       "created_at": "2026-11-21T10:00:00.000Z",
                      *       "last_used_at": "2026-11-21T12:00:00.000Z",
                      *       "revoked_at": "2026-11-21T13:00:00.000Z",
-                     *       "user_id": null
+                     *       "user_id": null,
+                     *       "budget": null,
+                     *       "spend": {
+                     *         "credits": 0,
+                     *         "period_start": "2026-11-01T00:00:00.000Z"
+                     *       },
+                     *       "rate_limits": null,
+                     *       "models": null,
+                     *       "expires_at": null,
+                     *       "metadata": null
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKey"];
@@ -6519,6 +6611,91 @@ export interface operations {
             400: components["responses"]["AdminBadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["AdminDisabled"];
+        };
+    };
+    adminUpdateKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example key_9xQ2mL4nB7vC1zR8 */
+                key_id: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "budget": {
+                 *         "credits": 500,
+                 *         "period": "month"
+                 *       },
+                 *       "rate_limits": {
+                 *         "rpm": 30
+                 *       },
+                 *       "models": [
+                 *         "PV-TURBO"
+                 *       ],
+                 *       "metadata": {
+                 *         "app": "checkout"
+                 *       },
+                 *       "expires_at": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["KeyUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The key as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "key_9xQ2mL4nB7vC1zR8",
+                     *       "prefix": "pv_sk_4fQ9zL",
+                     *       "name": "production",
+                     *       "account_id": "acct_3kTMd9e2XwQpL7vB",
+                     *       "created_at": "2026-11-21T10:00:00.000Z",
+                     *       "last_used_at": null,
+                     *       "revoked_at": null,
+                     *       "user_id": null,
+                     *       "budget": {
+                     *         "credits": 500,
+                     *         "period": "month"
+                     *       },
+                     *       "spend": {
+                     *         "credits": 40,
+                     *         "period_start": "2026-11-01T00:00:00.000Z"
+                     *       },
+                     *       "rate_limits": {
+                     *         "rpm": 30,
+                     *         "rpd": null
+                     *       },
+                     *       "models": [
+                     *         "PV-TURBO"
+                     *       ],
+                     *       "expires_at": null,
+                     *       "metadata": {
+                     *         "app": "checkout"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["AdminBadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];
@@ -6552,7 +6729,16 @@ export interface operations {
                      *         "created_at": "2026-11-21T13:00:00.000Z",
                      *         "last_used_at": null,
                      *         "revoked_at": null,
-                     *         "user_id": null
+                     *         "user_id": null,
+                     *         "budget": null,
+                     *         "spend": {
+                     *           "credits": 0,
+                     *           "period_start": "2026-11-01T00:00:00.000Z"
+                     *         },
+                     *         "rate_limits": null,
+                     *         "models": null,
+                     *         "expires_at": null,
+                     *         "metadata": null
                      *       },
                      *       "api_key": "pv_sk_8hT2wQ9mK4xB7nV1cZ6rL3yP0tG5jD2sF8aE"
                      *     }

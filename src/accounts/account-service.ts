@@ -3,8 +3,20 @@ import { AppError } from '../errors/index.js';
 import type { Tier } from '../kernel/index.js';
 import { RetryingWriter, type WriteBehindState } from '../storage/index.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
+import { type KeyLimitsInput, mergeKeyPatch, readKeyLimits, type TierCeilings } from './key-limits.js';
+import { charged, keyExpired } from './key-refusals.js';
+import { spendPeriodStart } from './key-rows.js';
 import { hashPassword, verifyPassword } from './password.js';
-import type { Account, AccountStore, ApiKeyRecord, ChargeResult, CreditsPort, Principal, Refund } from './types.js';
+import type {
+  Account,
+  AccountStore,
+  ApiKeyRecord,
+  ChargeResult,
+  CreditsPort,
+  KeyChanges,
+  Principal,
+  Refund,
+} from './types.js';
 
 export interface CreatedKey {
   key: ApiKeyRecord;
@@ -63,6 +75,8 @@ export interface AccountServiceOptions {
    * always given its credits back, however long the database is away.
    */
   refunds?: { spillFile: string; onError: (err: unknown, pending: number) => void };
+  /** A tier's rate limits, which a key's own may not pass (default: no ceiling). */
+  tierCeilings?: (tier: Tier) => { rpm: number; rpd: number };
 }
 
 /** Accounts, keys and credits: what the CLI, the admin API and authentication share. */
@@ -77,6 +91,8 @@ export class AccountService {
     this.#store = store;
     this.#clock = clock;
     this.#cacheTtlMs = options.authCacheTtlMs ?? 0;
+    this.#tierCeilings =
+      options.tierCeilings ?? (() => ({ rpm: Number.MAX_SAFE_INTEGER, rpd: Number.MAX_SAFE_INTEGER }));
     const refundMany = store.refundMany?.bind(store);
     if (refundMany && options.refunds) {
       this.#refunds = new RetryingWriter<Refund>({
@@ -87,6 +103,7 @@ export class AccountService {
   }
 
   readonly #refunds: RetryingWriter<Refund> | undefined;
+  readonly #tierCeilings: (tier: Tier) => { rpm: number; rpd: number };
 
   /** Refunds kept to write again, for /metrics. */
   refundState(): WriteBehindState {
@@ -107,21 +124,30 @@ export class AccountService {
     return (await this.#store.getAccount(accountId))?.credits;
   }
 
-  /** Takes `amount` credits if the balance allows it, atomically (never below zero, across replicas too). */
-  chargeCredits(accountId: string, amount: number): Promise<ChargeResult> {
-    return this.#store.chargeCredits(accountId, amount);
+  /**
+   * Takes `amount` credits if the balance allows it, atomically (never below zero, across replicas too); through a
+   * key, only if its budget allows it too, in the same atomic step.
+   */
+  chargeCredits(accountId: string, amount: number, keyId?: string): Promise<ChargeResult> {
+    const key = keyId === undefined ? undefined : { id: keyId, now: this.#clock() };
+    return this.#store.chargeCredits(accountId, amount, key);
   }
 
   /** Gives credits back; with a refund writer it never fails: what the database cannot take now is kept. */
-  refundCredits(accountId: string, amount: number): Promise<void> {
-    if (this.#refunds) return this.#refunds.submit([{ accountId, amount }]);
-    return this.#store.refundCredits(accountId, amount);
+  refundCredits(refund: Refund): Promise<void> {
+    if (this.#refunds) return this.#refunds.submit([refund]);
+    const { accountId, amount, keyId, keyPeriodStart } = refund;
+    const key = keyId === undefined ? undefined : { id: keyId, periodStart: keyPeriodStart ?? 0 };
+    return this.#store.refundCredits(accountId, amount, key);
   }
 
   /** The port through which a paid operation (chat, embeddings) charges a request and refunds it on failure. */
   readonly credits: CreditsPort = {
-    charge: (accountId, amount) => this.chargeCredits(accountId, amount),
-    refund: (accountId, amount) => this.refundCredits(accountId, amount),
+    charge: async (payer, amount) =>
+      charged(payer, amount, await this.chargeCredits(payer.accountId, amount, payer.keyId), (id) =>
+        this.#store.getKey(id),
+      ),
+    refund: (refund) => this.refundCredits(refund),
   };
 
   /** Writes what the store holds back (the embedded credit ledger); the service is not used afterwards. */
@@ -163,22 +189,74 @@ export class AccountService {
     return { account, key };
   }
 
-  /** A new key of the account; `userId` binds it to that end user (requests through it act for them alone). */
-  async createKey(accountId: string, name: string | null, userId: string | null = null): Promise<CreatedKey> {
-    await this.requireAccount(accountId);
+  /**
+   * A new key of the account; `userId` binds it to that end user (requests through it act for them alone); `limits`
+   * as sent (checked by readKeyLimits, the one validation of the API, dashboard and CLI).
+   */
+  async createKey(
+    accountId: string,
+    name: string | null,
+    userId: string | null = null,
+    limits: KeyLimitsInput = {},
+  ): Promise<CreatedKey> {
+    const account = await this.requireAccount(accountId);
+    const now = this.#clock();
+    const read = readKeyLimits(limits, this.#ceilingsOf(account), now);
+    return this.#insertKey(accountId, name, userId, read, now);
+  }
+
+  #ceilingsOf(account: Account): TierCeilings {
+    return { tier: account.tier, ...this.#tierCeilings(account.tier) };
+  }
+
+  async #insertKey(
+    accountId: string,
+    name: string | null,
+    userId: string | null,
+    limits: KeyChanges,
+    now: number,
+  ): Promise<CreatedKey> {
     const generated = generateApiKey();
+    const budget = limits.budget ?? null;
     const key: ApiKeyRecord = {
       id: newId('key'),
       accountId,
       prefix: generated.prefix,
       name,
       userId,
-      createdAt: this.#clock(),
+      createdAt: now,
       lastUsedAt: null,
       revokedAt: null,
+      budget,
+      spend: { credits: 0, periodStart: spendPeriodStart(budget?.period, now) },
+      rateLimits: limits.rateLimits ?? null,
+      models: limits.models ?? null,
+      expiresAt: limits.expiresAt ?? null,
+      metadata: limits.metadata ?? null,
     };
     await this.#store.insertKey(key, generated.hash);
     return { key, secret: generated.secret };
+  }
+
+  /** Changes a key's name and limits (JSON merge: absent unchanged, null cleared); `accountId`: only its own. */
+  async updateKey(keyId: string, input: KeyLimitsInput, accountId?: string): Promise<ApiKeyRecord> {
+    const old = accountId === undefined ? await this.#store.getKey(keyId) : await this.#requireOwnKey(accountId, keyId);
+    if (!old) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
+    const now = this.#clock();
+    const patch = mergeKeyPatch(input, old);
+    const changes = readKeyLimits(patch, this.#ceilingsOf(await this.requireAccount(old.accountId)), now);
+    const periodStart = spendPeriodStart(changes.budget?.period, now);
+    const key = await this.#store.updateKey(keyId, changes, periodStart);
+    if (!key) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
+    this.#invalidate();
+    return key;
+  }
+
+  /** A key of the account, with its spend as stored now. */
+  async requireKey(keyId: string): Promise<ApiKeyRecord> {
+    const key = await this.#store.getKey(keyId);
+    if (!key) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
+    return key;
   }
 
   async revokeKey(keyId: string): Promise<ApiKeyRecord> {
@@ -188,13 +266,28 @@ export class AccountService {
     return key;
   }
 
-  /** A new key with the same name and end user; the old one is revoked. */
+  /**
+   * A new key with the same name, end user and limits, continuing the old one's spend in the period (an app's budget
+   * does not reset by rotating its key); the old one is revoked.
+   */
   async rotateKey(keyId: string): Promise<CreatedKey> {
     const old = await this.#store.getKey(keyId);
     if (!old) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
-    const created = await this.createKey(old.accountId, old.name, old.userId);
+    await this.requireAccount(old.accountId);
+    const limits: KeyChanges = {
+      budget: old.budget ?? null,
+      rateLimits: old.rateLimits ?? null,
+      models: old.models ?? null,
+      expiresAt: old.expiresAt ?? null,
+      metadata: old.metadata ?? null,
+    };
+    const created = await this.#insertKey(old.accountId, old.name, old.userId, limits, this.#clock());
+    // Revoked first, so that (bar requests already admitted) the old key's spend is final when it is carried.
     await this.#store.revokeKey(keyId, this.#clock());
     this.#invalidate();
+    await this.#store.carrySpend(keyId, created.key.id);
+    const carried = await this.#store.getKey(created.key.id);
+    if (carried?.spend) created.key.spend = carried.spend;
     return created;
   }
 
@@ -277,6 +370,9 @@ export class AccountService {
     const cached = this.#principals.get(hash);
     const principal = cached && (watched || cached.until > now) ? cached.principal : await this.#lookUp(hash, now);
     if (!principal) return undefined;
+    const expiresAt = principal.key.expiresAt;
+    if (expiresAt !== null && expiresAt !== undefined && expiresAt <= now)
+      throw keyExpired(principal.key.id, expiresAt);
     if (principal.key.lastUsedAt === null || now - principal.key.lastUsedAt > TOUCH_INTERVAL_MS) {
       const before = principal.key.lastUsedAt;
       principal.key.lastUsedAt = now;

@@ -11,7 +11,8 @@ type AdminOperationId =
   | 'adminCreateKey'
   | 'adminListKeys'
   | 'adminRevokeKey'
-  | 'adminRotateKey';
+  | 'adminRotateKey'
+  | 'adminUpdateKey';
 
 /** The operator's API under /admin, behind PVAI_ADMIN_TOKEN. */
 export function adminOperations(accounts: AccountService): Operations<AdminOperationId> {
@@ -37,12 +38,17 @@ export function adminOperations(accounts: AccountService): Operations<AdminOpera
       body: accountBody(await accounts.addCredits(params.account_id, body.amount)),
     }),
     adminCreateKey: async ({ params, body }) => {
-      const created = await accounts.createKey(params.account_id, body?.name ?? null, body?.user_id ?? null);
+      const { name, user_id, ...limits } = body ?? {};
+      const created = await accounts.createKey(params.account_id, name ?? null, user_id ?? null, limits);
       return { status: 201, body: { key: keyBody(created.key), api_key: created.secret } };
     },
     adminListKeys: async ({ params }) => ({
       status: 200,
       body: { object: 'list', data: (await accounts.listKeys(params.account_id)).map(keyBody) },
+    }),
+    adminUpdateKey: async ({ params, body }) => ({
+      status: 200,
+      body: keyBody(await accounts.updateKey(params.key_id, body)),
     }),
     adminRevokeKey: async ({ params }) => ({ status: 200, body: keyBody(await accounts.revokeKey(params.key_id)) }),
     adminRotateKey: async ({ params }) => {

@@ -12,9 +12,10 @@ export function accountsCapability({
   logger,
   authCacheTtlMs,
   refunds,
+  tierCeilings,
 }: AccountServiceOptions & AccountsDeps) {
   const store = createAccountStore(db, { onError: (err) => logger.error({ err }, 'writing credit charges failed') });
-  const service = new AccountService(store, clock, { authCacheTtlMs, refunds });
+  const service = new AccountService(store, clock, { authCacheTtlMs, refunds, tierCeilings });
   return { name: 'accounts', service, store, operations: adminOperations(service), close: () => service.close() };
 }
 

@@ -1,8 +1,19 @@
 import { AppError } from '../errors/index.js';
 import type { Tier } from '../kernel/index.js';
 import { type TurnCommit, type TurnWriter, WriteBehindTimer } from '../storage/index.js';
-import type { SqlAccountStore } from './sql-account-store.js';
-import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal } from './types.js';
+import { spendPeriodStart } from './key-rows.js';
+import type { SpendDelta, SqlAccountStore } from './sql-account-store.js';
+import type {
+  Account,
+  AccountStore,
+  ApiKeyRecord,
+  ChargeResult,
+  KeyBudget,
+  KeyChanges,
+  KeyCharge,
+  NewAccount,
+  Principal,
+} from './types.js';
 
 interface Balance {
   /** The balance as this process knows it: the stored one plus `pending`. */
@@ -11,10 +22,21 @@ interface Balance {
   pending: number;
 }
 
+/** A key's budget and its spend in the period starting at `periodStart`, as this process knows them. */
+interface Spend {
+  budget: KeyBudget | null;
+  spent: number;
+  periodStart: number;
+  /** Spend not yet written, in `periodStart`'s period. */
+  pending: number;
+}
+
 /** A charge (negative) or refund (positive) waiting for the commit that stores it. */
 interface Waiting {
   entry: Balance;
   delta: number;
+  /** The key's spend the charge counted (undone with it should its commit fail). */
+  spend?: Spend;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -42,6 +64,9 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
   readonly #balances = new Map<string, Balance>();
   /** Accounts with deltas not yet written. */
   readonly #dirty = new Map<string, Balance>();
+  readonly #spends = new Map<string, Spend>();
+  /** Keys with spend not yet written. */
+  readonly #dirtySpends = new Map<string, Spend>();
   #waiting: Waiting[] = [];
   readonly #onError: (err: unknown) => void;
   readonly #commit: TurnCommit;
@@ -64,24 +89,59 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
     return this.#inner.externalChangeEpoch();
   }
 
-  /** Decided in memory, at once; resolves once the charge is stored (end of this event-loop turn). */
-  async chargeCredits(id: string, amount: number): Promise<ChargeResult> {
+  /**
+   * Decided in memory, at once (the key's budget, then the balance); resolves once the charge is stored (end of
+   * this event-loop turn).
+   */
+  async chargeCredits(id: string, amount: number, key?: KeyCharge): Promise<ChargeResult> {
     const entry = await this.#entry(id);
+    const spend = key && (await this.#spendOf(key.id));
     if (!entry) return { ok: false, balance: 0 };
+    let periodStart: number | undefined;
+    if (key && spend) {
+      periodStart = spendPeriodStart(spend.budget?.period, key.now);
+      if (spend.periodStart !== periodStart) Object.assign(spend, { spent: 0, periodStart, pending: 0 });
+      if (spend.budget && spend.spent + amount > spend.budget.credits) {
+        return {
+          ok: false,
+          balance: entry.balance,
+          keyBudget: { budget: spend.budget, spent: spend.spent, periodStart },
+        };
+      }
+    }
     if (entry.balance < amount) return { ok: false, balance: entry.balance };
     this.#change(id, entry, -amount);
+    if (key && spend) this.#spend(key.id, spend, amount);
     const balance = entry.balance;
-    await this.#stored(entry, -amount);
-    return { ok: true, balance };
+    await this.#stored(entry, -amount, spend);
+    return periodStart === undefined ? { ok: true, balance } : { ok: true, balance, keyPeriodStart: periodStart };
   }
 
   /** Resolves once the refund is stored, or (its commit failed) kept pending to be written again. */
-  async refundCredits(id: string, amount: number): Promise<void> {
+  async refundCredits(id: string, amount: number, key?: { id: string; periodStart: number }): Promise<void> {
     this.#syncWithOthers();
+    const spend = key && this.#spends.get(key.id);
+    // A key whose spend this process does not hold (not charged since a reread) is given back in the database.
+    if (key && !spend) await this.#inner.refundCredits(id, 0, key);
+    if (key && spend && spend.periodStart === key.periodStart)
+      this.#spend(key.id, spend, -Math.min(amount, spend.spent));
     const entry = this.#balances.get(id);
     if (!entry) return this.#inner.refundCredits(id, amount);
     this.#change(id, entry, amount);
     await this.#stored(entry, amount);
+  }
+
+  /** Written first, then changed: the new budget (and a spend restarted) are reread at the next charge. */
+  async updateKey(id: string, changes: KeyChanges, periodStart: number): Promise<ApiKeyRecord | undefined> {
+    this.flush();
+    this.#spends.delete(id);
+    return this.#inner.updateKey(id, changes, periodStart);
+  }
+
+  async carrySpend(fromId: string, toId: string): Promise<void> {
+    this.flush();
+    this.#spends.delete(toId);
+    await this.#inner.carrySpend(fromId, toId);
   }
 
   async addCredits(id: string, amount: number, maxBalance: number): Promise<Account | undefined> {
@@ -106,14 +166,16 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
   /** Writes every pending delta now, in one transaction; what waited for it goes on. Throws if it failed. */
   flush(): void {
     const deltas = this.#pendingDeltas();
-    if (deltas.length > 0) this.#inner.applyCreditDeltas(deltas);
+    const spends = this.#pendingSpends();
+    if (deltas.length > 0 || spends.length > 0) this.#inner.applyCreditDeltas(deltas, spends);
     this.#written();
   }
 
   /** The turn's part: every pending delta, inside the turn's transaction. */
   writeTurn(): void {
     const deltas = this.#pendingDeltas();
-    if (deltas.length > 0) this.#inner.writeCreditDeltas(deltas);
+    const spends = this.#pendingSpends();
+    if (deltas.length > 0 || spends.length > 0) this.#inner.writeCreditDeltas(deltas, spends);
   }
 
   turnStored(): void {
@@ -132,6 +194,10 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
       }
       w.entry.balance -= w.delta;
       w.entry.pending -= w.delta;
+      if (w.spend) {
+        w.spend.spent += w.delta;
+        w.spend.pending += w.delta;
+      }
       w.reject(
         new AppError(
           'SERVICE_UNAVAILABLE',
@@ -142,7 +208,13 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
         ),
       );
     }
-    if (this.#dirty.size > 0) this.#retry.schedule();
+    if (this.#dirty.size > 0 || this.#dirtySpends.size > 0) this.#retry.schedule();
+  }
+
+  #pendingSpends(): SpendDelta[] {
+    const spends: SpendDelta[] = [];
+    for (const [keyId, s] of this.#dirtySpends) spends.push({ keyId, periodStart: s.periodStart, delta: s.pending });
+    return spends;
   }
 
   #pendingDeltas(): Array<{ accountId: string; delta: number }> {
@@ -156,6 +228,8 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
   #written(): void {
     for (const entry of this.#dirty.values()) entry.pending = 0;
     this.#dirty.clear();
+    for (const spend of this.#dirtySpends.values()) spend.pending = 0;
+    this.#dirtySpends.clear();
     this.#retry.cancel();
     const waiting = this.#waiting;
     this.#waiting = [];
@@ -174,9 +248,15 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
     this.#dirty.set(id, entry);
   }
 
-  #stored(entry: Balance, delta: number): Promise<void> {
+  #spend(keyId: string, spend: Spend, amount: number): void {
+    spend.spent += amount;
+    spend.pending += amount;
+    this.#dirtySpends.set(keyId, spend);
+  }
+
+  #stored(entry: Balance, delta: number, spend?: Spend): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ entry, delta, resolve, reject });
+      this.#waiting.push(spend ? { entry, delta, spend, resolve, reject } : { entry, delta, resolve, reject });
       this.#commit.schedule(this);
     });
   }
@@ -194,6 +274,17 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
     }
     this.#epoch = epoch;
     this.#balances.clear();
+    this.#spends.clear();
+  }
+
+  /** The key's budget and spend, read once (undefined: no such key; its account alone then pays). */
+  async #spendOf(keyId: string): Promise<Spend | undefined> {
+    const known = this.#spends.get(keyId);
+    if (known) return known;
+    const key = await this.#inner.getKey(keyId);
+    const spend = this.#spends.get(keyId) ?? (key && { budget: key.budget ?? null, pending: 0, ...fromKey(key) });
+    if (spend) this.#spends.set(keyId, spend);
+    return spend;
   }
 
   async #entry(id: string): Promise<Balance | undefined> {
@@ -245,4 +336,8 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
   setPasswordHash(id: string, hash: string): Promise<boolean> {
     return this.#inner.setPasswordHash(id, hash);
   }
+}
+
+function fromKey(key: ApiKeyRecord): { spent: number; periodStart: number } {
+  return { spent: key.spend?.credits ?? 0, periodStart: key.spend?.periodStart ?? 0 };
 }

@@ -25,5 +25,11 @@ export function keyBody(k: ApiKeyRecord): Schema<'ApiKey'> {
     last_used_at: iso(k.lastUsedAt),
     revoked_at: iso(k.revokedAt),
     user_id: k.userId,
+    budget: k.budget ?? null,
+    spend: { credits: k.spend?.credits ?? 0, period_start: new Date(k.spend?.periodStart ?? 0).toISOString() },
+    rate_limits: k.rateLimits ?? null,
+    models: (k.models ?? null) as Schema<'ApiKey'>['models'],
+    expires_at: iso(k.expiresAt ?? null),
+    metadata: k.metadata ?? null,
   };
 }

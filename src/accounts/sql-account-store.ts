@@ -13,10 +13,38 @@ import {
   WriteBatches,
 } from '../storage/index.js';
 import { newId } from './api-key.js';
-import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal, Refund } from './types.js';
+import {
+  CHARGE_KEY,
+  CHARGE_UNBUDGETED,
+  KEY_BUDGET,
+  KEY_COLUMNS,
+  KEY_COLUMNS_OF_K,
+  keyLimitValues,
+  keyUpdateSql,
+  REFUND_KEY,
+  spendPeriodStart,
+  toKey,
+} from './key-rows.js';
+import type {
+  Account,
+  AccountStore,
+  ApiKeyRecord,
+  ChargeResult,
+  KeyChanges,
+  KeyCharge,
+  NewAccount,
+  Principal,
+  Refund,
+} from './types.js';
+
+/** Thrown inside a charge's transaction to roll it back, carrying the refusal. */
+class Refused {
+  constructor(readonly result: ChargeResult) {}
+}
+
+const CHARGE_ACCOUNT = 'UPDATE accounts SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits';
 
 const ACCOUNT_COLUMNS = 'id, email, tier, credits, created_at';
-const KEY_COLUMNS = 'id, account_id, prefix, name, user_id, created_at, last_used_at, revoked_at';
 
 function toAccount(row: Row): Account {
   const tier = row.tier;
@@ -27,20 +55,6 @@ function toAccount(row: Row): Account {
     tier,
     credits: Number(row.credits),
     createdAt: Number(row.created_at),
-  };
-}
-
-function toKey(row: Row): ApiKeyRecord {
-  const nullableNumber = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-  return {
-    id: String(row.id),
-    accountId: String(row.account_id),
-    prefix: String(row.prefix),
-    name: row.name === null || row.name === undefined ? null : String(row.name),
-    userId: row.user_id === null || row.user_id === undefined ? null : String(row.user_id),
-    createdAt: Number(row.created_at),
-    lastUsedAt: nullableNumber(row.last_used_at),
-    revokedAt: nullableNumber(row.revoked_at),
   };
 }
 
@@ -60,7 +74,17 @@ function emailTaken(email: string): AppError {
  */
 const SQLITE_ONLY = {
   addDelta: 'UPDATE accounts SET credits = credits + ? WHERE id = ?',
+  /** A key's spend delta in the period starting at the first `?` (a row of an earlier period starts afresh). */
+  addSpend: `UPDATE api_keys SET spend_period_start = ?,
+    spend_credits = MAX(CASE WHEN spend_period_start = ? THEN spend_credits + ? ELSE ? END, 0) WHERE id = ?`,
 } as const;
+
+/** A key's spend the credit ledger has not written yet. */
+export interface SpendDelta {
+  keyId: string;
+  periodStart: number;
+  delta: number;
+}
 
 /**
  * One adapter for both dialects: every statement of the AccountStore port is portable SQL with `$n`
@@ -70,12 +94,19 @@ export class SqlAccountStore implements AccountStore {
   readonly #db: Db;
   readonly detectsExternalChanges: boolean;
   readonly #changes: ExternalChanges | undefined;
-  readonly #embedded: { update: BetterSqlite3.Statement; db: SqliteDb } | undefined;
+  readonly #embedded: { update: BetterSqlite3.Statement; spend: BetterSqlite3.Statement; db: SqliteDb } | undefined;
 
   constructor(db: Db) {
     this.#db = db;
     this.detectsExternalChanges = db.dialect === 'sqlite' && db.owned;
-    if (db.dialect === 'sqlite') this.#embedded = { update: db.sqlite.prepare(SQLITE_ONLY.addDelta), db };
+    if (db.dialect === 'sqlite') {
+      const { sqlite } = db;
+      this.#embedded = {
+        update: sqlite.prepare(SQLITE_ONLY.addDelta),
+        spend: sqlite.prepare(SQLITE_ONLY.addSpend),
+        db,
+      };
+    }
     this.#changes = db.dialect === 'sqlite' && db.owned ? externalChanges(db) : undefined;
   }
 
@@ -89,18 +120,27 @@ export class SqlAccountStore implements AccountStore {
     return turnCommitOf(this.#embedded.db.sqlite);
   }
 
-  /** SQLite only: adds each delta to its account's balance, all in one transaction. */
-  applyCreditDeltas(deltas: ReadonlyArray<{ accountId: string; delta: number }>): void {
+  /** SQLite only: adds each delta to its account's balance (and each key's spend), all in one transaction. */
+  applyCreditDeltas(
+    deltas: ReadonlyArray<{ accountId: string; delta: number }>,
+    spends: readonly SpendDelta[] = [],
+  ): void {
     const embedded = this.#embedded;
     if (!embedded) throw new Error('applyCreditDeltas is for the embedded database');
-    transaction(embedded.db, () => this.writeCreditDeltas(deltas));
+    transaction(embedded.db, () => this.writeCreditDeltas(deltas, spends));
   }
 
-  /** SQLite only: adds each delta to its account's balance, inside the caller's transaction. */
-  writeCreditDeltas(deltas: ReadonlyArray<{ accountId: string; delta: number }>): void {
-    const update = this.#embedded?.update;
-    if (!update) throw new Error('writeCreditDeltas is for the embedded database');
-    for (const row of deltas) update.run(row.delta, row.accountId);
+  /** SQLite only: adds each delta to its account's balance (and each key's spend), inside the caller's transaction. */
+  writeCreditDeltas(
+    deltas: ReadonlyArray<{ accountId: string; delta: number }>,
+    spends: readonly SpendDelta[] = [],
+  ): void {
+    const embedded = this.#embedded;
+    if (!embedded) throw new Error('writeCreditDeltas is for the embedded database');
+    for (const row of deltas) embedded.update.run(row.delta, row.accountId);
+    for (const row of spends) {
+      embedded.spend.run(row.periodStart, row.periodStart, row.delta, row.delta, row.keyId);
+    }
   }
 
   async close(): Promise<void> {
@@ -153,19 +193,75 @@ export class SqlAccountStore implements AccountStore {
     return rows[0] ? toAccount(rows[0]) : undefined;
   }
 
-  async chargeCredits(id: string, amount: number): Promise<ChargeResult> {
+  async chargeCredits(id: string, amount: number, key?: KeyCharge): Promise<ChargeResult> {
+    if (key) return this.#chargeThroughKey(id, amount, key);
     // One conditional statement: the database, not the application, decides who gets the last credits.
-    const rows = await this.#db.query(
-      'UPDATE accounts SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits',
-      [id, amount],
-    );
+    const rows = await this.#db.query(CHARGE_ACCOUNT, [id, amount]);
     if (rows[0]) return { ok: true, balance: Number(rows[0].credits) };
-    const current = await this.#db.query('SELECT credits FROM accounts WHERE id = $1', [id]);
-    return { ok: false, balance: current[0] ? Number(current[0].credits) : 0 };
+    return { ok: false, balance: await this.#balanceOf(id) };
   }
 
-  async refundCredits(id: string, amount: number): Promise<void> {
+  async #balanceOf(id: string): Promise<number> {
+    const current = await this.#db.query('SELECT credits FROM accounts WHERE id = $1', [id]);
+    return current[0] ? Number(current[0].credits) : 0;
+  }
+
+  /**
+   * The account's credits and the key's budget in one atomic step. PostgreSQL: a key without a budget in one
+   * statement; with one, a transaction that takes the account's credits, then the key's spend if its budget allows,
+   * and rolls both back otherwise. Row locks (account, then key) make concurrent charges on every replica queue.
+   */
+  async #chargeThroughKey(id: string, amount: number, key: KeyCharge): Promise<ChargeResult> {
+    const month = spendPeriodStart('month', key.now);
+    const db = this.#db;
+    if (db.dialect === 'postgres') {
+      const [row] = await db.query(CHARGE_UNBUDGETED, [amount, key.id, month, id]);
+      if (row && row.credits !== null) return charged(row.credits, row.period_start);
+      if (row && !row.budgeted) return { ok: false, balance: await this.#balanceOf(id) };
+    }
+    const steps = (query: (sql: string, params: unknown[]) => Row[]): ChargeResult => {
+      const [account] = query(CHARGE_ACCOUNT, [id, amount]);
+      if (!account) throw new Refused({ ok: false, balance: -1 });
+      const [spend] = query(CHARGE_KEY, [amount, key.id, month]);
+      if (spend) return charged(account.credits, spend.period_start);
+      const [budget] = query(KEY_BUDGET, [key.id, month]);
+      // No such key (deleted meanwhile): the account alone pays, as without a key.
+      if (!budget || budget.budget_credits === null) return charged(account.credits, null);
+      throw new Refused({
+        ok: false,
+        balance: Number(account.credits) + amount,
+        keyBudget: {
+          budget: {
+            credits: Number(budget.budget_credits),
+            period: budget.budget_period === 'total' ? 'total' : 'month',
+          },
+          spent: Number(budget.spent),
+          periodStart: Number(budget.period_start),
+        },
+      });
+    };
+    try {
+      if (db.dialect === 'sqlite') return transaction(db, (tx) => steps((sql, params) => tx.query(sql, params)));
+      return await transaction(db, async (tx) => {
+        const rows: Row[][] = [];
+        // The steps are synchronous over results; PostgreSQL's are fetched one by one, in the same order.
+        const [account] = await tx.query(CHARGE_ACCOUNT, [id, amount]);
+        rows.push(account ? [account] : []);
+        if (account) rows.push(await tx.query(CHARGE_KEY, [amount, key.id, month]));
+        if (account && !rows[1]?.[0]) rows.push(await tx.query(KEY_BUDGET, [key.id, month]));
+        let next = 0;
+        return steps(() => rows[next++] ?? []);
+      });
+    } catch (err) {
+      if (!(err instanceof Refused)) throw err;
+      if (err.result.ok || err.result.keyBudget) return err.result;
+      return { ok: false, balance: await this.#balanceOf(id) };
+    }
+  }
+
+  async refundCredits(id: string, amount: number, key?: { id: string; periodStart: number }): Promise<void> {
     await this.#db.query('UPDATE accounts SET credits = credits + $2 WHERE id = $1', [id, amount]);
+    if (key) await this.#db.query(REFUND_KEY, [key.id, amount, key.periodStart]);
   }
 
   readonly #batches = new WriteBatches();
@@ -173,21 +269,57 @@ export class SqlAccountStore implements AccountStore {
   async refundMany(refunds: readonly Refund[], batchId: string): Promise<void> {
     const db = this.#db;
     if (db.dialect !== 'postgres') {
-      for (const r of refunds) await this.refundCredits(r.accountId, r.amount);
+      for (const r of refunds) await this.refundCredits(r.accountId, r.amount, keyOf(r));
       return;
     }
+    // Accounts, then keys, each in id order: the order charges lock them in, so the two never deadlock.
+    const byAccount = [...refunds].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
+    const byKey = refunds
+      .filter((r) => r.keyId !== undefined)
+      .sort((a, b) => ((a.keyId ?? '') < (b.keyId ?? '') ? -1 : 1));
     await transaction(db, async (tx) => {
       if (!(await this.#batches.claim(tx, batchId))) return;
-      for (const r of refunds) {
+      for (const r of byAccount) {
         await tx.query('UPDATE accounts SET credits = credits + $2 WHERE id = $1', [r.accountId, r.amount]);
       }
+      for (const r of byKey) await tx.query(REFUND_KEY, [r.keyId, r.amount, r.keyPeriodStart ?? 0]);
     });
   }
 
   async insertKey(key: ApiKeyRecord, hash: string): Promise<void> {
     await this.#db.query(
-      'INSERT INTO api_keys (id, account_id, key_hash, prefix, name, user_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-      [key.id, key.accountId, hash, key.prefix, key.name, key.userId, key.createdAt],
+      `INSERT INTO api_keys (id, account_id, key_hash, prefix, name, user_id, created_at, budget_credits, budget_period,
+         spend_credits, spend_period_start, rpm, rpd, models, expires_at, metadata)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+      [key.id, key.accountId, hash, key.prefix, key.name, key.userId, key.createdAt, ...keyLimitValues(key)],
+    );
+  }
+
+  async updateKey(id: string, changes: KeyChanges, periodStart: number): Promise<ApiKeyRecord | undefined> {
+    const { set, params } = keyUpdateSql(changes);
+    if (changes.budget !== undefined) {
+      // A budget of another period (or none, counted by month) restarts the spend: the old count is of another span.
+      const current = `(CASE WHEN budget_period = 'total' THEN 'total' ELSE 'month' END)`;
+      params.push(changes.budget?.period === 'total' ? 'total' : 'month', periodStart);
+      const p = params.length;
+      set.unshift(
+        `spend_credits = CASE WHEN ${current} = $${p} THEN spend_credits ELSE 0 END`,
+        `spend_period_start = CASE WHEN ${current} = $${p} THEN spend_period_start ELSE $${p + 1} END`,
+      );
+    }
+    if (set.length === 0) return this.getKey(id);
+    const rows = await this.#db.query(`UPDATE api_keys SET ${set.join(', ')} WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [
+      id,
+      ...params,
+    ]);
+    return rows[0] ? toKey(rows[0]) : undefined;
+  }
+
+  async carrySpend(fromId: string, toId: string): Promise<void> {
+    await this.#db.query(
+      `UPDATE api_keys SET spend_credits = (SELECT spend_credits FROM api_keys WHERE id = $1),
+         spend_period_start = (SELECT spend_period_start FROM api_keys WHERE id = $1) WHERE id = $2`,
+      [fromId, toId],
     );
   }
 
@@ -215,8 +347,7 @@ export class SqlAccountStore implements AccountStore {
 
   async findActiveKeyByHash(hash: string): Promise<Principal | undefined> {
     const rows = await this.#db.query(
-      `SELECT k.id, k.account_id, k.prefix, k.name, k.user_id, k.created_at, k.last_used_at, k.revoked_at,
-              a.email, a.tier, a.credits, a.created_at AS account_created_at
+      `SELECT ${KEY_COLUMNS_OF_K}, a.email, a.tier, a.credits, a.created_at AS account_created_at
          FROM api_keys k JOIN accounts a ON a.id = k.account_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [hash],
@@ -252,4 +383,14 @@ export class SqlAccountStore implements AccountStore {
     const rows = await this.#db.query('UPDATE accounts SET password_hash = $2 WHERE id = $1 RETURNING id', [id, hash]);
     return rows.length > 0;
   }
+}
+
+function charged(balance: unknown, periodStart: unknown): ChargeResult {
+  const result: ChargeResult = { ok: true, balance: Number(balance) };
+  if (periodStart !== null && periodStart !== undefined) result.keyPeriodStart = Number(periodStart);
+  return result;
+}
+
+function keyOf(r: Refund): { id: string; periodStart: number } | undefined {
+  return r.keyId === undefined ? undefined : { id: r.keyId, periodStart: r.keyPeriodStart ?? 0 };
 }

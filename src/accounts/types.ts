@@ -1,6 +1,16 @@
-import type { Account, ApiKeyRecord, Principal, Tier } from '../kernel/index.js';
+import type {
+  Account,
+  ApiKeyRecord,
+  Charged,
+  CreditRefund,
+  CreditsPort,
+  KeyBudget,
+  KeyRateLimits,
+  Principal,
+  Tier,
+} from '../kernel/index.js';
 
-export type { Account, ApiKeyRecord, Principal };
+export type { Account, ApiKeyRecord, Charged, CreditsPort, KeyBudget, Principal };
 
 export interface NewAccount {
   email: string;
@@ -9,20 +19,41 @@ export interface NewAccount {
   passwordHash: string | null;
 }
 
-export type ChargeResult = { ok: true; balance: number } | { ok: false; balance: number };
-
-/** Credits as a paid operation sees them: an atomic check-and-charge (never below zero) and its refund. */
-export interface CreditsPort {
-  charge(accountId: string, amount: number): Promise<ChargeResult>;
-  refund(accountId: string, amount: number): Promise<void>;
+/** The key a charge goes through, and the instant that places it in its budget's period. */
+export interface KeyCharge {
+  id: string;
+  now: number;
 }
 
-/** The storage port for accounts, keys and credits. */
-/** Credits given back to an account (a request that failed after it was charged). */
-export interface Refund {
-  accountId: string;
-  amount: number;
+/** A key's budget that refused a charge, and what it had spent in the period (starting at `periodStart`). */
+export interface KeyBudgetRefusal {
+  budget: KeyBudget;
+  spent: number;
+  periodStart: number;
 }
+
+/**
+ * A charge's outcome. Through a key, `keyPeriodStart` is the period its spend was counted in (a refund gives it
+ * back there); refused by the key's budget, `keyBudget` says so.
+ */
+export type ChargeResult =
+  | { ok: true; balance: number; keyPeriodStart?: number }
+  | { ok: false; balance: number; keyBudget?: KeyBudgetRefusal };
+
+/** Credits given back to an account (and the key's spend): the kernel's CreditRefund. */
+export type Refund = CreditRefund;
+
+/** A key's limits as stored: each field null for none. */
+interface KeyLimitsRecord {
+  budget: KeyBudget | null;
+  rateLimits: KeyRateLimits | null;
+  models: readonly string[] | null;
+  expiresAt: number | null;
+  metadata: Readonly<Record<string, string>> | null;
+}
+
+/** The fields an update sets (absent: unchanged; null: cleared). */
+export type KeyChanges = Partial<KeyLimitsRecord & { name: string | null }>;
 
 export interface AccountStore {
   createAccount(input: NewAccount, now: number): Promise<Account>;
@@ -32,8 +63,10 @@ export interface AccountStore {
   /** Adds credits unless the balance would pass `maxBalance`; undefined when nothing was added (or no account). */
   addCredits(id: string, amount: number, maxBalance: number): Promise<Account | undefined>;
   /** Atomic check-and-charge: never lets the balance go below zero, across processes too. */
-  chargeCredits(id: string, amount: number): Promise<ChargeResult>;
-  refundCredits(id: string, amount: number): Promise<void>;
+  /** Through a key: its budget is checked and its spend counted in the same atomic step. */
+  chargeCredits(id: string, amount: number, key?: KeyCharge): Promise<ChargeResult>;
+  /** With a key: its spend in `keyPeriodStart`'s period is given back too (nothing once that period is over). */
+  refundCredits(id: string, amount: number, key?: { id: string; periodStart: number }): Promise<void>;
   /**
    * PostgreSQL: refunds in one transaction, written once per `batchId` (a retry after a lost COMMIT answer adds
    * nothing). Absent where refunds never meet an absent engine (embedded SQLite's credit ledger).
@@ -43,6 +76,13 @@ export interface AccountStore {
   getKey(id: string): Promise<ApiKeyRecord | undefined>;
   listKeys(accountId: string): Promise<ApiKeyRecord[]>;
   revokeKey(id: string, now: number): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Sets the fields given; a budget whose period changes starts its spend afresh (`periodStart` the new period's).
+   * Undefined: no such key.
+   */
+  updateKey(id: string, changes: KeyChanges, periodStart: number): Promise<ApiKeyRecord | undefined>;
+  /** Carries a key's spend to another (rotation: an app's budget does not reset by rotating its key). */
+  carrySpend(fromId: string, toId: string): Promise<void>;
   /** The active (not revoked) key with this hash and its account. */
   findActiveKeyByHash(hash: string): Promise<Principal | undefined>;
   touchKey(id: string, now: number): Promise<void>;

@@ -2,7 +2,7 @@ import type { ResponseCache } from '../cache/index.js';
 import { responseCacheKey } from '../cache/index.js';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
-import type { Principal } from '../kernel/index.js';
+import { type CreditRefund, type CreditsPort, type Principal, payerOf } from '../kernel/index.js';
 import {
   type Completion,
   CompletionAccumulator,
@@ -48,11 +48,8 @@ interface CachedAnswer {
 export interface ChatServiceDeps {
   router: Pick<Router, 'generate' | 'stream'>;
   cache: ResponseCache;
-  credits: {
-    /** Atomic check-and-charge; never lets the balance go below zero. */
-    charge(accountId: string, amount: number): Promise<{ ok: boolean; balance: number }>;
-    refund(accountId: string, amount: number): Promise<void>;
-  };
+  /** Atomic check-and-charge of the account and the key's budget; never below zero, never past the budget. */
+  credits: CreditsPort;
   context: ContextRegistry;
   /** Where a context source's failure to observe an answer is reported (it never fails the answer). */
   warn?: (err: unknown, message: string) => void;
@@ -73,6 +70,8 @@ export interface ChatServiceDeps {
 /** An admitted request on its way: a class, so each outcome is made by one constructor, not a spread base. */
 class Ticket implements Admitted {
   refunded = false;
+  /** What gives the charge back (account and key), when there was one. */
+  refund: CreditRefund | undefined;
 
   constructor(
     readonly principal: Principal,
@@ -234,9 +233,11 @@ export class ChatService {
       }
     }
     const price = deps.price(request.model);
+    let refund: CreditRefund | undefined;
     if (price > 0) {
-      const charge = await deps.credits.charge(principal.account.id, price);
-      if (!charge.ok) {
+      const charge = await deps.credits.charge(payerOf(principal), price);
+      if (charge.ok) refund = charge.refund;
+      else {
         throw new AppError(
           'INSUFFICIENT_CREDITS',
           `${request.model} costs ${price} credit${price === 1 ? '' : 's'}; the balance is ${charge.balance}`,
@@ -244,7 +245,18 @@ export class ChatService {
         );
       }
     }
-    return new Ticket(principal, request, meta, deps.cacheTtlMs, bypass ? 'BYPASS' : 'MISS', price, key, undefined);
+    const ticket = new Ticket(
+      principal,
+      request,
+      meta,
+      deps.cacheTtlMs,
+      bypass ? 'BYPASS' : 'MISS',
+      price,
+      key,
+      undefined,
+    );
+    ticket.refund = refund;
+    return ticket;
   }
 
   /** The context sources' contributions, then the request as the router takes it. */
@@ -274,9 +286,9 @@ export class ChatService {
   }
 
   async #refund(ticket: Ticket): Promise<void> {
-    if (ticket.refunded || ticket.credits === 0) return;
+    if (ticket.refunded || !ticket.refund) return;
     ticket.refunded = true;
-    await this.#deps.credits.refund(ticket.principal.account.id, ticket.credits);
+    await this.#deps.credits.refund(ticket.refund);
   }
 }
 

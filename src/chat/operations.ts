@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { type Call, type Operations, type Reply, requiredEndUserOf, requirePrincipal } from '../http/index.js';
-import type { TierPolicy } from '../tiers/index.js';
+import { checkKeyModel, type TierPolicy } from '../tiers/index.js';
 import type { Answer, ChatService, StreamedAnswer } from './chat-service.js';
 import { checkToolChoice, missingEndUser, normalizeChatRequest } from './request.js';
 import { pipeAsSse } from './sse.js';
@@ -62,9 +62,10 @@ export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): 
       call.usage.userId = request.user_id;
       checkToolChoice(request);
       deps.tiers.checkModel(account, request.model);
+      const principal = requirePrincipal(call);
+      checkKeyModel(principal.key, request.model);
       deps.tiers.checkRagK(account, request.rag_k);
       call.usage.model = request.model;
-      const principal = requirePrincipal(call);
       if (request.stream) {
         const answer = await deps.chat.stream(principal, request, call.disconnectSignal());
         return streamReply(answer, call, request.stream_options?.include_usage === true);

@@ -15,7 +15,13 @@ export async function withStorage<T>(fn: (ctx: CliContext) => Promise<T>): Promi
   const config = loadConfig();
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
-    return await fn({ config, db, accounts: new AccountService(new SqlAccountStore(db), systemClock) });
+    return await fn({
+      config,
+      db,
+      accounts: new AccountService(new SqlAccountStore(db), systemClock, {
+        tierCeilings: (tier) => config.tiers[tier],
+      }),
+    });
   } finally {
     await db.close();
   }

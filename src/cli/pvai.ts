@@ -12,6 +12,13 @@ import { withStorage } from './context.js';
 import { registerDocumentsCommands } from './documents.js';
 import { failureExit, failureLine, oneLineUsageErrors } from './failure.js';
 import { steadyHeapGrowth } from './heap-growth.js';
+import {
+  describeLimits,
+  type KeyLimitOptions,
+  keyLimitOptions,
+  keyLimitsBody,
+  KEY_LIMIT_FIELDS as LIMIT_FIELDS,
+} from './key-options.js';
 import { plural } from './table.js';
 
 /** What a stop may take beyond its grace and final answers (writing what is pending, closing storage). */
@@ -144,29 +151,52 @@ accounts
 registerAccountViews(accounts);
 
 const keys = program.command('keys').description('manage API keys');
-keys
-  .command('create')
-  .requiredOption('--account <id>')
-  .option('--name <name>')
-  .option('--user-id <end-user>', 'bind the key to this end user: requests through it act for them alone')
+keyLimitOptions(
+  keys
+    .command('create')
+    .requiredOption('--account <id>')
+    .option('--user-id <end-user>', 'bind the key to this end user: requests through it act for them alone'),
+)
   .option('--json')
-  .action(async (o: { account: string; name?: string; userId?: string; json?: boolean }) => {
+  .action(async (o: KeyLimitOptions & { account: string; userId?: string; json?: boolean }) => {
+    const limits = keyLimitsBody({ ...o, name: undefined });
     const body = {
+      ...limits,
       ...(o.name !== undefined ? { name: o.name } : {}),
       ...(o.userId !== undefined ? { user_id: o.userId } : {}),
     };
     await checkOperationInput('adminCreateKey', { params: { account_id: o.account }, body });
     await withStorage(async ({ accounts: service }) => {
-      const { key, secret } = await service.createKey(o.account, o.name ?? null, o.userId ?? null);
+      const { key, secret } = await service.createKey(o.account, o.name ?? null, o.userId ?? null, limits);
+      const full = keyBody(key);
+      const set = Object.fromEntries(LIMIT_FIELDS.filter((f) => full[f] !== null).map((f) => [f, full[f]]));
       print(
         Boolean(o.json),
-        // The documented shape (docs/decisions.md); a bound key adds the end user it acts for.
+        // The documented shape (docs/decisions.md); a bound key adds the end user it acts for, limits those set.
         {
-          key: { id: key.id, prefix: key.prefix, name: key.name, ...(key.userId ? { user_id: key.userId } : {}) },
+          key: {
+            id: key.id,
+            prefix: key.prefix,
+            name: key.name,
+            ...(key.userId ? { user_id: key.userId } : {}),
+            ...set,
+          },
           api_key: secret,
         },
-        `key ${key.id}${key.userId ? ` (end user ${key.userId})` : ''}\nAPI key (shown once): ${secret}`,
+        `key ${key.id}${key.userId ? ` (end user ${key.userId})` : ''}${describeLimits(full)}\nAPI key (shown once): ${secret}`,
       );
+    });
+  });
+keyLimitOptions(
+  keys.command('update').description("change a key's name and limits (none clears one)").argument('<key-id>'),
+)
+  .option('--json')
+  .action(async (keyId: string, o: KeyLimitOptions & { json?: boolean }) => {
+    const body = keyLimitsBody(o);
+    await checkOperationInput('adminUpdateKey', { params: { key_id: keyId }, body });
+    await withStorage(async ({ accounts: service }) => {
+      const key = keyBody(await service.updateKey(keyId, body));
+      print(Boolean(o.json), { key }, `key ${key.id} updated${describeLimits(key)}`);
     });
   });
 keys

@@ -90,7 +90,14 @@ svg .c4, .swatch.c4 { fill: var(--c4); background: var(--c4); } svg .c5, .swatch
 .bar { display: inline-block; height: .6rem; background: var(--c0); border-radius: 2px; vertical-align: middle; }
 .empty { color: var(--muted); font-style: italic; }
 button, a.button { white-space: nowrap; }
+fieldset.field { border: 0; padding: 0; margin: 0; } .choice { display: inline-block; margin-right: .75rem; white-space: nowrap; }
+details.limits, details.edit { width: 100%; } details.edit { margin-top: .35rem; } details > summary { cursor: pointer; }
 @media (max-width: 640px) {
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; width: 100%; }
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.stack tr { border-bottom: 1px solid #d0d7de; padding: .5rem 0; }
+  table.stack td { border: 0; padding: .2rem 0; }
+  table.stack td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
   main { padding: 1rem; }
   header.top { padding: .75rem 1rem; gap: .5rem 1rem; }
   .signout { margin-left: 0; width: 100%; justify-content: space-between; }

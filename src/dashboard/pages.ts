@@ -1,4 +1,3 @@
-import type { ApiKeyRecord } from '../accounts/index.js';
 import type { WindowName, WindowState } from '../limits/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
 import type { DailyUsage } from '../usage/index.js';
@@ -32,61 +31,6 @@ export function messagePage(o: { title: string; message: string; session?: PageS
     title: o.title,
     ...(o.session ? { session: o.session } : {}),
     body: html`<p class="error" role="alert">${o.message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`,
-  });
-}
-
-export function keysPage(o: {
-  session: PageSession;
-  keys: readonly ApiKeyRecord[];
-  created?: { secret: string; key: ApiKeyRecord; rotatedFrom?: string };
-  notice?: string;
-}): string {
-  const active = o.keys.filter((k) => k.revokedAt === null);
-  const revoked = o.keys.filter((k) => k.revokedAt !== null);
-  const created = o.created
-    ? html`<section class="notice" aria-labelledby="new-key-title" tabindex="-1" id="new-key">
-<h2 id="new-key-title" style="margin-top:0">${o.created.rotatedFrom ? 'Key rotated' : 'Key created'}: ${o.created.key.name ?? 'unnamed'}</h2>
-<p>Copy it now: this is the only time the whole key is shown. ${o.created.rotatedFrom ? html`The old key <code>${o.created.rotatedFrom}</code> no longer works.` : ''}</p>
-<div class="secret"><code id="new-key-secret">${o.created.secret}</code>
-<button type="button" class="secondary" data-copy="new-key-secret" hidden>Copy key</button>
-<span id="new-key-secret-status" role="status"></span></div>
-</section>`
-    : '';
-  const row = (k: ApiKeyRecord) => html`<tr${k.revokedAt !== null ? html` class="revoked"` : ''}>
-<td><code>${k.prefix}…</code></td>
-<td>${k.name ?? html`<span class="empty">unnamed</span>`}</td>
-<td>${formatTime(k.createdAt)}</td>
-<td>${formatTime(k.lastUsedAt)}</td>
-<td>${k.revokedAt === null ? html`<span class="badge ok">active</span>` : html`<span class="badge off">revoked ${formatTime(k.revokedAt)}</span>`}</td>
-<td class="actions">${
-    k.revokedAt === null
-      ? html`<form class="inline" method="post" action="/dashboard/keys/${k.id}/rotate" data-confirm="Rotate ${k.name ?? k.prefix}? The old key stops working at once.">
-${csrfField(o.session.csrfToken)}<button type="submit" class="secondary" aria-label="Rotate ${k.name ?? k.prefix}">Rotate</button></form><form class="inline" method="post" action="/dashboard/keys/${k.id}/revoke" data-confirm="Revoke ${k.name ?? k.prefix}? It stops working at once.">
-${csrfField(o.session.csrfToken)}<button type="submit" class="danger" aria-label="Revoke ${k.name ?? k.prefix}">Revoke</button></form>`
-      : ''
-  }</td>
-</tr>`;
-  const table = (keys: readonly ApiKeyRecord[], caption: string) => html`<table>
-<caption class="visually-hidden">${caption}</caption>
-<thead><tr><th scope="col">Prefix</th><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-<tbody>${keys.map(row)}</tbody></table>`;
-  return layout({
-    title: 'API keys',
-    session: o.session,
-    section: 'keys',
-    body: html`${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ''}${created}
-<section aria-labelledby="create-title" class="card">
-<h2 id="create-title" style="margin-top:0">Create a key</h2>
-<form method="post" action="/dashboard/keys" class="row">
-  ${csrfField(o.session.csrfToken)}
-  <div class="field"><label for="key-name">Key name</label>
-    <input id="key-name" name="name" type="text" maxlength="100" required placeholder="e.g. production server"></div>
-  <button type="submit">Create key</button>
-</form>
-</section>
-<h2>Active keys</h2>
-${active.length ? table(active, 'Active keys') : html`<p class="empty">No active keys.</p>`}
-${revoked.length ? html`<h2>Revoked keys</h2>${table(revoked, 'Revoked keys')}` : ''}`,
   });
 }
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../storage/index.js';
 
 /** A signed-in account holder's session, as the dashboard reads it for every page. */
@@ -9,6 +9,8 @@ export interface Session {
 }
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('base64url');
+/** Another hash of the token than the stored one: the key that seals a session's flash. */
+const flashKey = (token: string) => createHash('sha256').update(`pvai-flash:${token}`).digest();
 
 /**
  * Dashboard sessions in the database (table `dashboard_sessions`), so every replica sharing it knows
@@ -44,6 +46,35 @@ export class SessionStore {
     const row = rows[0];
     if (!row) return undefined;
     return { accountId: String(row.account_id), csrfToken: String(row.csrf_token), expiresAt: Number(row.expires_at) };
+  }
+
+  /**
+   * Keeps `value` for the session's next page (Post/Redirect/Get: a new key's secret shown once after the redirect),
+   * sealed (AES-256-GCM) with a key derived from the cookie's token, which the database never holds.
+   */
+  async setFlash(token: string, value: string): Promise<void> {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', flashKey(token), iv);
+    const sealed = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
+    const flash = [iv, cipher.getAuthTag(), sealed].map((b) => b.toString('base64url')).join('.');
+    await this.#db.query('UPDATE dashboard_sessions SET flash = $2 WHERE token_hash = $1', [hashToken(token), flash]);
+  }
+
+  /** The flash, once: whoever clears it shows it (a reload, or a second tab, gets nothing). */
+  async takeFlash(token: string): Promise<string | undefined> {
+    const hash = hashToken(token);
+    const rows = await this.#db.query('SELECT flash FROM dashboard_sessions WHERE token_hash = $1', [hash]);
+    const flash = rows[0]?.flash;
+    if (typeof flash !== 'string') return undefined;
+    const taken = await this.#db.query(
+      'UPDATE dashboard_sessions SET flash = NULL WHERE token_hash = $1 AND flash = $2 RETURNING token_hash',
+      [hash, flash],
+    );
+    if (taken.length === 0) return undefined;
+    const [iv = '', tag = '', sealed = ''] = flash.split('.');
+    const decipher = createDecipheriv('aes-256-gcm', flashKey(token), Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64url')), decipher.final()]).toString('utf8');
   }
 
   async end(token: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import { EMBEDDING_MODEL_ID, type Principal } from '../kernel/index.js';
+import { type CreditsPort, EMBEDDING_MODEL_ID, type Principal, payerOf } from '../kernel/index.js';
 import type { EmbeddingLimits } from '../models/index.js';
 import type { Embedder } from '../retrieval/index.js';
 
@@ -24,11 +24,8 @@ export interface EmbeddingResult {
 export interface EmbeddingServiceDeps {
   /** The one embedding model of the service (RAG's and memory's), or undefined when the server has none. */
   embedder: Embedder | undefined;
-  credits: {
-    /** Atomic check-and-charge; never lets the balance go below zero. */
-    charge(accountId: string, amount: number): Promise<{ ok: boolean; balance: number }>;
-    refund(accountId: string, amount: number): Promise<void>;
-  };
+  /** Atomic check-and-charge of the account and the key's budget; never below zero, never past the budget. */
+  credits: CreditsPort;
   /** Credits a request of this many input tokens costs. */
   price(tokens: number): number;
   /** The window `/z1/models` reports for an embedding upstream, whose tokenizer pvai has not. */
@@ -82,8 +79,7 @@ export class EmbeddingService {
     }
     const counted = await this.#tokens(embedder, job);
     const credits = this.#deps.price(counted);
-    const accountId = principal.account.id;
-    const charge = await this.#deps.credits.charge(accountId, credits);
+    const charge = await this.#deps.credits.charge(payerOf(principal), credits);
     if (!charge.ok) {
       throw new AppError(
         'INSUFFICIENT_CREDITS',
@@ -100,7 +96,7 @@ export class EmbeddingService {
       const complete = await this.#complete(embedder, vectors, dimension, job);
       return { vectors: complete, tokens: embedder.tokenizer ? counted : (reported ?? counted), credits };
     } catch (err) {
-      await this.#deps.credits.refund(accountId, credits);
+      await this.#deps.credits.refund(charge.refund);
       throw signal.aborted ? signal.reason : err;
     }
   }

@@ -1,5 +1,5 @@
 import { endUserOf, type Operations, requirePrincipal } from '../http/index.js';
-import type { ModelNames } from '../tiers/index.js';
+import { checkKeyModel, type ModelNames } from '../tiers/index.js';
 import type { EmbeddingService } from './embedding-service.js';
 import { embeddingListBody, readInput } from './wire.js';
 
@@ -17,6 +17,7 @@ export function embeddingOperations(deps: {
       const principal = requirePrincipal(call);
       // PV-EMBED, or an alias of it (`text-embedding-3-small`, when configured); any other name is 400.
       call.usage.model = deps.names.embedding(body.model);
+      checkKeyModel(principal.key, call.usage.model);
       // A key bound to an end user names them on the row (and refuses another); otherwise `user`, if any.
       call.usage.userId =
         body.user === undefined && principal.key.userId === null ? undefined : endUserOf(principal, body.user, 'user');

@@ -42,8 +42,14 @@ export const ERROR_STATUS = {
    */
   PREVIOUS_RESPONSE_CHAIN_TOO_LONG: 400,
   UNAUTHORIZED: 401,
+  /** A key past its `expires_at`: refused like a revoked key, but saying when it expired. */
+  API_KEY_EXPIRED: 401,
   INSUFFICIENT_CREDITS: 402,
+  /** The key's own credit budget (per UTC month, or in total) would be passed; the account may have credits. */
+  KEY_BUDGET_EXCEEDED: 402,
   MODEL_NOT_ALLOWED: 403,
+  /** A model outside the key's own allow-list (`models` of the key), though its tier may allow it. */
+  MODEL_NOT_ALLOWED_FOR_KEY: 403,
   FEATURE_NOT_ALLOWED: 403,
   /** A key bound to one end user (`user_id` at its creation) used for another. */
   END_USER_NOT_ALLOWED: 403,

@@ -119,6 +119,8 @@ export function unauthorizedHandler(ports: HttpPorts) {
       const error = (result as { error?: unknown } | undefined)?.error;
       const engine = engineAwayOf(error);
       if (engine) throw engineAwayError(engine, error);
+      // A key refused for a reason of its own (expired): its specific 401, not the generic one.
+      if (error instanceof AppError && error.status === 401) throw error;
     }
     const refusal = await keyRefusal(ports, ctx.ip);
     if (refusal.code === 'UNAUTHORIZED' && usesAdminToken(c)) {

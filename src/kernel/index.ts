@@ -5,8 +5,16 @@
 export { untilAborted } from './abort.js';
 export { type AttributeFilter, matchesFilter, readAttributeFilter } from './attribute-filter.js';
 export { addressBucket } from './client-address.js';
+export { type Charged, type CreditRefund, type CreditsPort, type Payer, payerOf } from './credits.js';
 export { EMBEDDING_MODEL_ID, isModelId, MODEL_IDS, type ModelId } from './models.js';
-export type { Account, ApiKeyRecord, Principal } from './principal.js';
+export type {
+  Account,
+  ApiKeyRecord,
+  KeyBudget,
+  KeyBudgetPeriod,
+  KeyRateLimits,
+  Principal,
+} from './principal.js';
 export { randomHex128 } from './random-hex.js';
 export { secretsEqual } from './secrets.js';
 export { SlotList } from './slot-list.js';

@@ -1,10 +1,21 @@
 import type { Clock } from '../clock/index.js';
 import type { AppError } from '../errors/index.js';
-import type { Account, Principal } from '../kernel/index.js';
+import type { Account, KeyRateLimits, Principal } from '../kernel/index.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { rateLimitHeaders, rateLimitRefusal, refusalError } from './refusal.js';
 import type { Limits, RateLimitDecision } from './types.js';
+
+/** What a window of a key without its own limit holds: more than a day or month can bring (pvai_admit's INTEGER). */
+const UNLIMITED = 2_147_483_647;
+
+/** A key's own windows, or undefined when it has no limits of its own (only its account's are counted). */
+function keyLimits(rateLimits: KeyRateLimits | null | undefined): Limits | undefined {
+  if (!rateLimits || (rateLimits.rpm === null && rateLimits.rpd === null)) return undefined;
+  return { rpm: rateLimits.rpm ?? UNLIMITED, rpd: rateLimits.rpd ?? UNLIMITED, monthly: UNLIMITED };
+}
+
+const remaining = (decision: RateLimitDecision) => decision.windows[decision.tightest].remaining;
 
 export interface ApiAdmissionDeps {
   limiter: RateLimiter;
@@ -36,14 +47,26 @@ export class ApiAdmission {
     this.#deps = deps;
   }
 
-  /** Counts an authenticated request against its account's windows (a refused one is not counted). */
+  /**
+   * Counts an authenticated request against its key's own windows (when it has rate limits), then its account's; a
+   * refused one is not counted by the limit that refused it (one the account refuses stays counted by its key, the
+   * stricter side). The headers describe the limit closest to biting; a refusal's, the limit that bit.
+   */
   async admit(principal: Principal): Promise<AdmissionAnswer> {
-    const { account } = principal;
+    const { account, key } = principal;
+    const own = keyLimits(key.rateLimits);
+    const keyDecision = own ? await this.#deps.limiter.admit(key.id, own) : undefined;
+    if (keyDecision && !keyDecision.admitted) return this.#refuse(keyDecision, key);
     const decision = await this.#deps.limiter.admit(account.id, this.#deps.limits(account));
-    const headers = rateLimitHeaders(decision);
-    if (decision.admitted) return { headers };
+    if (!decision.admitted) return this.#refuse(decision);
+    const closest = keyDecision && remaining(keyDecision) < remaining(decision) ? keyDecision : decision;
+    return { headers: rateLimitHeaders(closest) };
+  }
+
+  #refuse(decision: RateLimitDecision, key?: Principal['key']): AdmissionAnswer {
     this.#deps.rateLimited?.();
-    return { headers, refusal: refusalError(rateLimitRefusal(decision, this.#deps.clock())) };
+    const refusal = rateLimitRefusal(decision, this.#deps.clock(), key && (key.name ?? key.id));
+    return { headers: rateLimitHeaders(decision), refusal: refusalError(refusal) };
   }
 
   /** The account's windows as they stand, without counting a request (GET /z1/usage, the dashboard). */

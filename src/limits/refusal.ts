@@ -53,16 +53,22 @@ export function rateLimitHeaders(decision: RateLimitDecision): Record<string, st
   };
 }
 
-/** An account over one of its windows: Retry-After waits for the full window that frees up last. */
-export function rateLimitRefusal(decision: RateLimitDecision, now: number): Refusal {
+/**
+ * An account (or, named by `key`, one of its keys) over one of its windows: Retry-After waits for the full window
+ * that frees up last.
+ */
+export function rateLimitRefusal(decision: RateLimitDecision, now: number, key?: string): Refusal {
   const window = decision.exceeded ?? decision.tightest;
   const state = decision.windows[window];
   // The reset is in whole Unix seconds (the X-RateLimit-Reset header), so the wait is counted from the
   // current whole second: the header and Retry-After agree.
   const retryAfter = Math.max(1, state.reset - Math.floor(now / 1000));
+  const whose = key === undefined ? '' : ` of the key ${key}`;
   return refusal(
-    `Rate limit exceeded: ${state.limit} requests per ${window}`,
-    { window, limit: state.limit, reset: state.reset },
+    `Rate limit exceeded: ${state.limit} requests per ${window}${whose}`,
+    key === undefined
+      ? { window, limit: state.limit, reset: state.reset }
+      : { window, limit: state.limit, reset: state.reset, scope: 'key' },
     retryAfter,
     rateLimitHeaders(decision),
   );

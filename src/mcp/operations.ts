@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../errors/index.js';
 import { endUserOf, type Operations, requirePrincipal } from '../http/index.js';
-import type { Principal } from '../kernel/index.js';
+import { type CreditRefund, type CreditsPort, type Principal, payerOf } from '../kernel/index.js';
 import { OneExchange } from './one-exchange.js';
 import { registerDocumentResources } from './resources.js';
 import { registerTools, type ToolCaller, type ToolPorts } from './tools.js';
@@ -21,10 +21,7 @@ const TOOL_CALL_CREDITS = 1;
 
 export interface McpOperationDeps {
   portsFor(principal: Principal): ToolPorts;
-  credits: {
-    charge(accountId: string, amount: number): Promise<{ ok: boolean; balance: number }>;
-    refund(accountId: string, amount: number): Promise<unknown>;
-  };
+  credits: CreditsPort;
 }
 
 /** pvai's MCP server for one caller: its tools and the end user's documents as resources. */
@@ -81,10 +78,11 @@ export function mcpOperations(deps: McpOperationDeps): Operations<'mcpMessage'> 
         });
       }
       const price = request && message.method === 'tools/call' ? TOOL_CALL_CREDITS : 0;
-      const accountId = principal.account.id;
+      let refund: CreditRefund | undefined;
       if (price > 0) {
-        const charge = await deps.credits.charge(accountId, price);
-        if (!charge.ok) {
+        const charge = await deps.credits.charge(payerOf(principal), price);
+        if (charge.ok) refund = charge.refund;
+        else {
           throw new AppError(
             'INSUFFICIENT_CREDITS',
             `A tool call costs ${price} credit; the balance is ${charge.balance}`,
@@ -105,14 +103,14 @@ export function mcpOperations(deps: McpOperationDeps): Operations<'mcpMessage'> 
           return { status: 202, headers: { 'X-Credits-Charged': '0' } };
         }
         const reply = await transport.exchange(message);
-        if (charged > 0 && failed(reply)) {
-          await deps.credits.refund(accountId, charged);
+        if (refund && charged > 0 && failed(reply)) {
+          await deps.credits.refund(refund);
           charged = 0;
         }
         call.usage.credits = charged;
         return { status: 200, headers: { 'X-Credits-Charged': String(charged) }, body: reply as typeof body };
       } catch (err) {
-        if (charged > 0) await deps.credits.refund(accountId, charged);
+        if (refund && charged > 0) await deps.credits.refund(refund);
         throw err;
       } finally {
         await server.close();

@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import type { UsageNote } from '../http/index.js';
 import type { Principal } from '../kernel/index.js';
-import type { TierPolicy } from '../tiers/index.js';
+import { checkKeyModel, type TierPolicy } from '../tiers/index.js';
 import type { PreparedResponse } from './prepare.js';
 import type { Accounting, ResponsesService } from './responses-service.js';
 import type { LocalResponses, ResponseCreateBody, ResponseCreateRequest } from './types.js';
@@ -54,6 +54,7 @@ export async function prepareCreate(
   // An alias (`gpt-4o-mini`) is its PV model from here on: rules, credits, routing and the response's `model`.
   const body: ResponseCreateBody = { ...request, model: deps.tiers.names.chat(request.model) };
   deps.tiers.checkModel(principal.account, body.model);
+  checkKeyModel(principal.key, body.model);
   usage.model = body.model;
   const prepared = await deps.responses.prepare(principal, body, {
     codeTimeoutSeconds: deps.tiers.codeTimeout(principal.account, undefined),

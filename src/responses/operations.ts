@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { type Call, type Operations, requirePrincipal } from '../http/index.js';
-import type { TierPolicy } from '../tiers/index.js';
+import { checkKeyModel, type TierPolicy } from '../tiers/index.js';
 import type { BackgroundResponses } from './background/background.js';
 import { cancelStored, createInBackground, followStored } from './background/replies.js';
 import { chainItems } from './chain.js';
@@ -95,6 +95,7 @@ export function responseOperations(deps: {
       const principal = requirePrincipal(call);
       const body = { ...request, model: deps.tiers.names.chat(request.model) };
       deps.tiers.checkModel(principal.account, body.model);
+      checkKeyModel(principal.key, body.model);
       call.usage.model = body.model;
       const { compaction, credits, userId } = await deps.compactor.compact(principal, body, call.disconnectSignal());
       call.usage.userId = userId;

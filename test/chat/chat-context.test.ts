@@ -82,7 +82,10 @@ describe('ChatService: context sources', () => {
     const withClock = new ChatService({
       router: { generate: async () => answer, stream: () => (async function* () {})() },
       cache,
-      credits: { charge: async () => ({ ok: true, balance: 1 }), refund: async () => undefined },
+      credits: {
+        charge: async (payer, amount) => ({ ok: true, balance: 1, refund: { accountId: payer.accountId, amount } }),
+        refund: async () => undefined,
+      },
       context: new ContextRegistry([web]),
       clock: () => now,
       cacheTtlMs: 3_600_000,

@@ -84,13 +84,13 @@ export function harness(
     },
     cache: createMemoryCache({ maxBytes: 1 << 20 }),
     credits: {
-      async charge(_account, amount) {
+      async charge(payer, amount) {
         if (credits.balance < amount) return { ok: false, balance: credits.balance };
         credits.balance -= amount;
         credits.charges += 1;
-        return { ok: true, balance: credits.balance };
+        return { ok: true, balance: credits.balance, refund: { accountId: payer.accountId, amount } };
       },
-      async refund(_account, amount) {
+      async refund({ amount }) {
         credits.balance += amount;
         credits.refunds += 1;
       },

@@ -87,8 +87,9 @@ for (const backend of backends()) {
       await client.signIn(alice.email, alice.password);
       await client.get('/dashboard/keys');
       const created = await client.post('/dashboard/keys', { name: 'ci server' });
-      assert.equal(created.status, 201);
-      const secret = shownKey(created.html);
+      assert.equal(created.status, 303, 'Post/Redirect/Get: a reload cannot create a second key');
+      assert.equal(created.location, '/dashboard/keys#new-key');
+      const secret = shownKey((await client.get('/dashboard/keys')).html);
       assert.ok(secret, 'the plaintext key is shown');
       assert.equal((await models(secret)).status, 200);
       const again = await client.get('/dashboard/keys');
@@ -104,11 +105,12 @@ for (const backend of backends()) {
       const client = new DashboardClient(server.url);
       await client.signIn(alice.email, alice.password);
       await client.get('/dashboard/keys');
-      const old = shownKey((await client.post('/dashboard/keys', { name: 'to rotate' })).html) ?? '';
+      await client.post('/dashboard/keys', { name: 'to rotate' });
+      const old = shownKey((await client.get('/dashboard/keys')).html) ?? '';
       const id = revocableKeyIds(client.lastHtml ?? '').at(-1) ?? '';
       const rotated = await client.post(`/dashboard/keys/${id}/rotate`);
-      assert.equal(rotated.status, 201);
-      const fresh = shownKey(rotated.html) ?? '';
+      assert.equal(rotated.status, 303);
+      const fresh = shownKey((await client.get('/dashboard/keys')).html) ?? '';
       assert.notEqual(fresh, old);
       assert.equal((await models(fresh)).status, 200);
       assert.equal((await models(old)).status, 401);

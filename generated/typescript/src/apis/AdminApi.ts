@@ -59,6 +59,11 @@ import {
     KeyListToJSON,
 } from '../models/KeyList.js';
 import {
+    type KeyUpdateRequest,
+    KeyUpdateRequestFromJSON,
+    KeyUpdateRequestToJSON,
+} from '../models/KeyUpdateRequest.js';
+import {
     type KeyWithSecret,
     KeyWithSecretFromJSON,
     KeyWithSecretToJSON,
@@ -130,6 +135,17 @@ export interface AdminUpdateAccountRequest {
      * 
      */
     accountUpdateRequest: AccountUpdateRequest;
+}
+
+export interface AdminUpdateKeyRequest {
+    /**
+     * 
+     */
+    keyId: string;
+    /**
+     * 
+     */
+    keyUpdateRequest: KeyUpdateRequest;
 }
 
 /**
@@ -630,6 +646,69 @@ export class AdminApi extends runtime.BaseAPI {
      */
     async adminUpdateAccount(requestParameters: AdminUpdateAccountRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Account> {
         const response = await this.adminUpdateAccountRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for adminUpdateKey without sending the request
+     */
+    async adminUpdateKeyRequestOpts(requestParameters: AdminUpdateKeyRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['keyId'] == null) {
+            throw new runtime.RequiredError(
+                'keyId',
+                'Required parameter "keyId" was null or undefined when calling adminUpdateKey().'
+            );
+        }
+
+        if (requestParameters['keyUpdateRequest'] == null) {
+            throw new runtime.RequiredError(
+                'keyUpdateRequest',
+                'Required parameter "keyUpdateRequest" was null or undefined when calling adminUpdateKey().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("AdminToken", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/admin/keys/{key_id}`;
+        urlPath = urlPath.replace('{key_id}', encodeURIComponent(String(requestParameters['keyId'])));
+
+        return {
+            path: urlPath,
+            method: 'PATCH',
+            headers: headerParameters,
+            query: queryParameters,
+            body: KeyUpdateRequestToJSON(requestParameters['keyUpdateRequest']),
+        };
+    }
+
+    /**
+     * Change a key\'s name, budget, rate limits, models, expiry or metadata (null clears a field)
+     */
+    async adminUpdateKeyRaw(requestParameters: AdminUpdateKeyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ApiKey>> {
+        const requestOptions = await this.adminUpdateKeyRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => ApiKeyFromJSON(jsonValue));
+    }
+
+    /**
+     * Change a key\'s name, budget, rate limits, models, expiry or metadata (null clears a field)
+     */
+    async adminUpdateKey(requestParameters: AdminUpdateKeyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ApiKey> {
+        const response = await this.adminUpdateKeyRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

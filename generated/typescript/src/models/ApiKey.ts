@@ -13,6 +13,28 @@
  */
 
 import { mapValues, parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime.js';
+import type { KeyBudget } from './KeyBudget.js';
+import {
+    KeyBudgetFromJSON,
+    KeyBudgetFromJSONTyped,
+    KeyBudgetToJSON,
+    KeyBudgetToJSONTyped,
+} from './KeyBudget.js';
+import type { KeySpend } from './KeySpend.js';
+import {
+    KeySpendFromJSON,
+    KeySpendFromJSONTyped,
+    KeySpendToJSON,
+    KeySpendToJSONTyped,
+} from './KeySpend.js';
+import type { KeyRateLimits } from './KeyRateLimits.js';
+import {
+    KeyRateLimitsFromJSON,
+    KeyRateLimitsFromJSONTyped,
+    KeyRateLimitsToJSON,
+    KeyRateLimitsToJSONTyped,
+} from './KeyRateLimits.js';
+
 /**
  * 
  * @export
@@ -51,7 +73,45 @@ export interface ApiKey {
      * 
      */
     revokedAt: Date | null;
+    /**
+     * 
+     */
+    budget: KeyBudget | null;
+    /**
+     * 
+     */
+    spend: KeySpend;
+    /**
+     * 
+     */
+    rateLimits: KeyRateLimits | null;
+    /**
+     * The model ids the key may call (chat, responses, embeddings); another is 403 `MODEL_NOT_ALLOWED_FOR_KEY`. null — every model of the tier.
+     */
+    models: Array<ApiKeyModelsEnum> | null;
+    /**
+     * After this instant the key is refused with 401 `API_KEY_EXPIRED`; null: never.
+     */
+    expiresAt: Date | null;
+    /**
+     * Up to 16 pairs of your own; keys of at most 64 characters, values strings of at most 512.
+     */
+    metadata: { [key: string]: string; } | null;
 }
+
+
+/**
+ * @export
+ */
+export const ApiKeyModelsEnum = {
+    PV_TURBO: 'PV-TURBO',
+    PV_STANDARD: 'PV-STANDARD',
+    PV_ADVANCED: 'PV-ADVANCED',
+    PV_CODEX: 'PV-CODEX',
+    PV_EMBED: 'PV-EMBED',
+} as const;
+export type ApiKeyModelsEnum = typeof ApiKeyModelsEnum[keyof typeof ApiKeyModelsEnum];
+
 
 /**
  * Check if a given object implements the ApiKey interface.
@@ -65,6 +125,12 @@ export function instanceOfApiKey(value: object): value is ApiKey {
     if ((!('createdAt' in (value as Record<string, any>)) && !('created_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['createdAt'] === undefined && (value as Record<string, any>)['created_at'] === undefined)) return false;
     if ((!('lastUsedAt' in (value as Record<string, any>)) && !('last_used_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['lastUsedAt'] === undefined && (value as Record<string, any>)['last_used_at'] === undefined)) return false;
     if ((!('revokedAt' in (value as Record<string, any>)) && !('revoked_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['revokedAt'] === undefined && (value as Record<string, any>)['revoked_at'] === undefined)) return false;
+    if (!('budget' in value) || value['budget'] === undefined) return false;
+    if (!('spend' in value) || value['spend'] === undefined) return false;
+    if ((!('rateLimits' in (value as Record<string, any>)) && !('rate_limits' in (value as Record<string, any>))) || ((value as Record<string, any>)['rateLimits'] === undefined && (value as Record<string, any>)['rate_limits'] === undefined)) return false;
+    if (!('models' in value) || value['models'] === undefined) return false;
+    if ((!('expiresAt' in (value as Record<string, any>)) && !('expires_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['expiresAt'] === undefined && (value as Record<string, any>)['expires_at'] === undefined)) return false;
+    if (!('metadata' in value) || value['metadata'] === undefined) return false;
     return true;
 }
 
@@ -86,6 +152,12 @@ export function ApiKeyFromJSONTyped(json: any, ignoreDiscriminator: boolean): Ap
         'createdAt': (json['created_at'] == null ? json['created_at'] : parseDateTime(json['created_at'])),
         'lastUsedAt': (json['last_used_at'] == null ? null : parseDateTime(json['last_used_at'])),
         'revokedAt': (json['revoked_at'] == null ? null : parseDateTime(json['revoked_at'])),
+        'budget': KeyBudgetFromJSON(json['budget']),
+        'spend': KeySpendFromJSON(json['spend']),
+        'rateLimits': KeyRateLimitsFromJSON(json['rate_limits']),
+        'models': json['models'] == null ? null : json['models'],
+        'expiresAt': (json['expires_at'] == null ? null : parseDateTime(json['expires_at'])),
+        'metadata': json['metadata'],
     };
 }
 
@@ -108,6 +180,12 @@ export function ApiKeyToJSONTyped(value?: ApiKey | null, ignoreDiscriminator: bo
         'created_at': value['createdAt'] == null ? value['createdAt'] : serializeDateTime(value['createdAt']),
         'last_used_at': value['lastUsedAt'] == null ? value['lastUsedAt'] : serializeDateTime(value['lastUsedAt']),
         'revoked_at': value['revokedAt'] == null ? value['revokedAt'] : serializeDateTime(value['revokedAt']),
+        'budget': KeyBudgetToJSON(value['budget']),
+        'spend': KeySpendToJSON(value['spend']),
+        'rate_limits': KeyRateLimitsToJSON(value['rateLimits']),
+        'models': value['models'],
+        'expires_at': value['expiresAt'] == null ? value['expiresAt'] : serializeDateTime(value['expiresAt']),
+        'metadata': value['metadata'],
     };
 }
 

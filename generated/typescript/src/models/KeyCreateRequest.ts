@@ -12,7 +12,22 @@
  * Do not edit the class manually.
  */
 
-import { mapValues } from '../runtime.js';
+import { mapValues, parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime.js';
+import type { KeyBudget } from './KeyBudget.js';
+import {
+    KeyBudgetFromJSON,
+    KeyBudgetFromJSONTyped,
+    KeyBudgetToJSON,
+    KeyBudgetToJSONTyped,
+} from './KeyBudget.js';
+import type { KeyRateLimits } from './KeyRateLimits.js';
+import {
+    KeyRateLimitsFromJSON,
+    KeyRateLimitsFromJSONTyped,
+    KeyRateLimitsToJSON,
+    KeyRateLimitsToJSONTyped,
+} from './KeyRateLimits.js';
+
 /**
  * 
  * @export
@@ -27,7 +42,41 @@ export interface KeyCreateRequest {
      * Binds the key to this end user: a request through it that names no end user acts for them, and one naming another is 403 `END_USER_NOT_ALLOWED`.
      */
     userId?: string;
+    /**
+     * 
+     */
+    budget?: KeyBudget | null;
+    /**
+     * 
+     */
+    rateLimits?: KeyRateLimits | null;
+    /**
+     * The model ids the key may call (chat, responses, embeddings); another is 403 `MODEL_NOT_ALLOWED_FOR_KEY`. null — every model of the tier.
+     */
+    models?: Array<KeyCreateRequestModelsEnum> | null;
+    /**
+     * In the future (else 400 `INVALID_PARAMETER`).
+     */
+    expiresAt?: Date | null;
+    /**
+     * Up to 16 pairs of your own; keys of at most 64 characters, values strings of at most 512.
+     */
+    metadata?: { [key: string]: string; } | null;
 }
+
+
+/**
+ * @export
+ */
+export const KeyCreateRequestModelsEnum = {
+    PV_TURBO: 'PV-TURBO',
+    PV_STANDARD: 'PV-STANDARD',
+    PV_ADVANCED: 'PV-ADVANCED',
+    PV_CODEX: 'PV-CODEX',
+    PV_EMBED: 'PV-EMBED',
+} as const;
+export type KeyCreateRequestModelsEnum = typeof KeyCreateRequestModelsEnum[keyof typeof KeyCreateRequestModelsEnum];
+
 
 /**
  * Check if a given object implements the KeyCreateRequest interface.
@@ -48,6 +97,11 @@ export function KeyCreateRequestFromJSONTyped(json: any, ignoreDiscriminator: bo
         
         'name': json['name'] == null ? undefined : json['name'],
         'userId': json['user_id'] == null ? undefined : json['user_id'],
+        'budget': json['budget'] === undefined ? undefined : json['budget'] === null ? null : KeyBudgetFromJSON(json['budget']),
+        'rateLimits': json['rate_limits'] === undefined ? undefined : json['rate_limits'] === null ? null : KeyRateLimitsFromJSON(json['rate_limits']),
+        'models': json['models'] === undefined ? undefined : json['models'] === null ? null : json['models'],
+        'expiresAt': json['expires_at'] === undefined ? undefined : json['expires_at'] === null ? null : (parseDateTime(json['expires_at'])),
+        'metadata': json['metadata'] === undefined ? undefined : json['metadata'] === null ? null : json['metadata'],
     };
 }
 
@@ -64,6 +118,11 @@ export function KeyCreateRequestToJSONTyped(value?: KeyCreateRequest | null, ign
         
         'name': value['name'],
         'user_id': value['userId'],
+        'budget': KeyBudgetToJSON(value['budget']),
+        'rate_limits': KeyRateLimitsToJSON(value['rateLimits']),
+        'models': value['models'],
+        'expires_at': value['expiresAt'] == null ? value['expiresAt'] : serializeDateTime(value['expiresAt']),
+        'metadata': value['metadata'],
     };
 }
 

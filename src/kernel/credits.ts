@@ -1,0 +1,31 @@
+import type { Principal } from './principal.js';
+
+/** Who pays for a request: the account, through the key that made it (its budget is charged too). */
+export interface Payer {
+  accountId: string;
+  keyId?: string;
+}
+
+/** Credits given back to an account, and to the key's spend in the period it was counted in. */
+export interface CreditRefund {
+  accountId: string;
+  amount: number;
+  keyId?: string;
+  keyPeriodStart?: number;
+}
+
+/** A charge's outcome: the balance after it, and the refund that undoes it exactly. */
+export type Charged = { ok: true; balance: number; refund: CreditRefund } | { ok: false; balance: number };
+
+/**
+ * Credits as a paid operation sees them: an atomic check-and-charge of the account and the key's budget (never
+ * below zero, never past the budget: a key's budget refuses with 402 KEY_BUDGET_EXCEEDED) and its refund.
+ */
+export interface CreditsPort {
+  charge(payer: Payer, amount: number): Promise<Charged>;
+  refund(refund: CreditRefund): Promise<void>;
+}
+
+export function payerOf(principal: Principal): Payer {
+  return { accountId: principal.account.id, keyId: principal.key.id };
+}
