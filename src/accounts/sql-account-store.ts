@@ -15,7 +15,7 @@ import {
 import { newId } from './api-key.js';
 import type { Account, AccountStore, ApiKeyRecord, ChargeResult, NewAccount, Principal, Refund } from './types.js';
 
-const ACCOUNT_COLUMNS = 'id, email, tier, credits, created_at';
+const ACCOUNT_COLUMNS = 'id, email, tier, credits, created_at, log_content';
 const KEY_COLUMNS = 'id, account_id, prefix, name, user_id, created_at, last_used_at, revoked_at';
 
 function toAccount(row: Row): Account {
@@ -27,6 +27,7 @@ function toAccount(row: Row): Account {
     tier,
     credits: Number(row.credits),
     createdAt: Number(row.created_at),
+    logContent: Boolean(row.log_content),
   };
 }
 
@@ -123,7 +124,7 @@ export class SqlAccountStore implements AccountStore {
       if (isUniqueViolation(err)) throw emailTaken(input.email);
       throw err;
     }
-    return { id, email: input.email, tier: input.tier, credits: input.credits, createdAt: now };
+    return { id, email: input.email, tier: input.tier, credits: input.credits, createdAt: now, logContent: false };
   }
 
   async getAccount(id: string): Promise<Account | undefined> {
@@ -141,6 +142,14 @@ export class SqlAccountStore implements AccountStore {
       id,
       tier,
     ]);
+    return rows[0] ? toAccount(rows[0]) : undefined;
+  }
+
+  async setLogContent(id: string, on: boolean): Promise<Account | undefined> {
+    const rows = await this.#db.query(
+      `UPDATE accounts SET log_content = $2 WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+      [id, on ? 1 : 0],
+    );
     return rows[0] ? toAccount(rows[0]) : undefined;
   }
 
@@ -216,7 +225,7 @@ export class SqlAccountStore implements AccountStore {
   async findActiveKeyByHash(hash: string): Promise<Principal | undefined> {
     const rows = await this.#db.query(
       `SELECT k.id, k.account_id, k.prefix, k.name, k.user_id, k.created_at, k.last_used_at, k.revoked_at,
-              a.email, a.tier, a.credits, a.created_at AS account_created_at
+              a.email, a.tier, a.credits, a.created_at AS account_created_at, a.log_content
          FROM api_keys k JOIN accounts a ON a.id = k.account_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [hash],
@@ -230,6 +239,7 @@ export class SqlAccountStore implements AccountStore {
       tier: row.tier,
       credits: row.credits,
       created_at: row.account_created_at,
+      log_content: row.log_content,
     });
     return { account, key };
   }

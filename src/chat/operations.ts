@@ -31,7 +31,10 @@ function streamReply(answer: StreamedAnswer, call: Call, includeUsage: boolean):
   const finished = pipeAsSse(answer.parts, answer.meta, out, { includeUsage, onFirstPart: firstPart }).then(
     (outcome) => {
       if (outcome.clientClosed) call.usage.clientClosed = true;
-      if (outcome.error) call.usage.failedStatus = outcome.error.status;
+      if (outcome.error) {
+        call.usage.failedStatus = outcome.error.status;
+        call.usage.errorCode = outcome.error.code;
+      }
       if (outcome.usage) noteTokens(call, answer, outcome.usage);
       if (outcome.error) call.log.warn({ code: outcome.error.code }, 'stream ended with an error');
     },

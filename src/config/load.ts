@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
+import { logsFromEnv } from './logs.js';
 import { resolveRouting } from './routing.js';
 import { type Config, configSchema, type RawConfig, resolveTiers } from './schema.js';
 import { mcpFromEnv, webFromEnv } from './web.js';
@@ -84,11 +85,13 @@ export function loadConfig(env: Env = process.env, overrides: RawConfig = {}): C
   const file = env.PVAI_CONFIG ? readConfigFile(resolve(env.PVAI_CONFIG)) : {};
   const web = webFromEnv(env, file.web);
   const mcp = mcpFromEnv(env, file.mcp);
+  const logs = logsFromEnv(env, file.logs, (message) => new ConfigError(message));
   const result = configSchema.safeParse({
     ...file,
     ...fromEnv(env),
     ...(web ? { web } : {}),
     ...(mcp ? { mcp } : {}),
+    ...(logs ? { logs } : {}),
     ...overrides,
   });
   if (!result.success) {

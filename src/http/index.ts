@@ -28,6 +28,7 @@ export { checkOperationInput } from './operation-input.js';
 export type {
   ExtraRoutes,
   HttpPorts,
+  RequestContent,
   RequestRecord,
 } from './ports.js';
 /** The WebSocket mode's types: routes, sessions, handlers and what they hold. */

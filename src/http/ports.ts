@@ -24,8 +24,18 @@ export interface RequestRecord {
   ttftMs?: number | undefined;
   /** The status of the error that ended a stream after its 200 (the usage row keeps `status` 200). */
   failedStatus?: number | undefined;
+  /** The `code` of the error answered, or of the one that ended a stream after its 200. */
+  errorCode?: string | undefined;
+  /** The request's input and answer text, noted only for an account that keeps it (`log_content`). */
+  content?: RequestContent | undefined;
   cached: boolean;
   createdAt: number;
+}
+
+/** What a request said and was answered, as text (chat and responses), for the request logs. */
+export interface RequestContent {
+  input: string | null;
+  output: string | null;
 }
 
 /**

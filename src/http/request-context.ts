@@ -129,5 +129,7 @@ export function usageRow(
   };
   if (usage.firstTokenAt !== undefined) row.ttftMs = usage.firstTokenAt - startedAt;
   if (usage.failedStatus !== undefined) row.failedStatus = usage.failedStatus;
+  if (usage.errorCode !== undefined) row.errorCode = usage.errorCode;
+  if (usage.content !== undefined) row.content = usage.content;
   return row;
 }

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Principal } from '../kernel/index.js';
+import type { RequestContent } from './ports.js';
 
 /**
  * The types the HTTP layer's files share: the request's state as Koa carries it, what the body readers
@@ -60,6 +61,10 @@ export interface UsageNote {
   firstTokenAt?: number | undefined;
   /** The status of the error that ended a stream after its 200 status line (e.g. 502 upstream failure). */
   failedStatus?: number | undefined;
+  /** The `code` of the error answered (error-middleware.ts), or of the one that ended a stream after its 200. */
+  errorCode?: string | undefined;
+  /** Input and answer text, noted by chat and responses only for an account with `log_content` on. */
+  content?: RequestContent | undefined;
 }
 
 /** The request's own context, as the HTTP layer gives it to a handler. */

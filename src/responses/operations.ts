@@ -56,6 +56,7 @@ export function responseOperations(deps: {
           if (outcome.clientClosed) call.usage.clientClosed = true;
           if (outcome.failed) {
             call.usage.failedStatus = outcome.failed.status;
+            call.usage.errorCode = outcome.failed.code;
             call.log.warn({ code: outcome.failed.code, err: outcome.cause }, 'response stream ended with an error');
           }
         });

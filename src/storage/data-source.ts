@@ -22,6 +22,7 @@ import { Conversations1765400000000 } from './migrations/1765400000000-conversat
 import { WriteBatches1765450000000 } from './migrations/1765450000000-write-batches.js';
 import { ResponseChains1796000000000 } from './migrations/1796000000000-response-chains.js';
 import { FilesAndVectorStores1796100000000 } from './migrations/1796100000000-files-and-vector-stores.js';
+import { RequestLogs1796300000000 } from './migrations/1796300000000-request-logs.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -47,6 +48,7 @@ export const MIGRATIONS = [
   WriteBatches1765450000000,
   ResponseChains1796000000000,
   FilesAndVectorStores1796100000000,
+  RequestLogs1796300000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

@@ -1,0 +1,8 @@
+/**
+ * Request logs an account holder reads: one row per authenticated request, kept for the configured days,
+ * erased with the end user they name.
+ */
+export { logsCapability } from './capability.js';
+export { logId, parseLogId, requestLogBody } from './log-row-body.js';
+export { CONTENT_LIMIT, SqlRequestLogStore } from './sql-request-log-store.js';
+export type { LogCursor, RequestLogFilter, RequestLogRow } from './types.js';
