@@ -89,6 +89,8 @@ export class RequestLogWriter {
 
   /** Deletes the rows older than the retention as of `now`; how many. */
   async sweep(now: number = this.#clock()): Promise<number> {
+    // The rows recorded before the sweep are written first, so none older than the retention outlives it.
+    await this.flush().catch(() => undefined);
     let deleted = 0;
     for (;;) {
       await this.#lane.turn();
