@@ -206,6 +206,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
     ...httpSettings(config),
     clock,
     logger,
+    accessLog: config.logs.access ? logger : undefined,
     authenticate: (secret) => accounts.service.authenticate(secret),
     authenticationFailed: (address) => admission.authenticationFailed(address),
     admit: (principal) => admission.admit(principal),

@@ -28,7 +28,6 @@ export { checkOperationInput } from './operation-input.js';
 export type {
   ExtraRoutes,
   HttpPorts,
-  RequestContent,
   RequestRecord,
 } from './ports.js';
 /** The WebSocket mode's types: routes, sessions, handlers and what they hold. */
@@ -36,5 +35,5 @@ export type * from './socket-types.js';
 export { sseWriter } from './sse.js';
 export { identifierProblem, invalidText, jsonTextProblem } from './text.js';
 export { applyServerTimeouts } from './timeouts.js';
-export type { Call, StreamedUpload, Upload, UploadPart, UsageNote } from './types.js';
+export type { Call, RequestContent, StreamedUpload, Upload, UploadPart, UsageNote } from './types.js';
 export { isWebSocketUpgrade, upgradeRequests } from './upgrade.js';

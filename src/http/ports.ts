@@ -4,6 +4,7 @@ import type { Clock } from '../clock/index.js';
 import type { AppError } from '../errors/index.js';
 import type { Principal } from '../kernel/index.js';
 import type { UpgradeRoute } from './socket-types.js';
+import type { RequestContent } from './types.js';
 
 /** One authenticated request, as its usage row records it. */
 export interface RequestRecord {
@@ -30,12 +31,6 @@ export interface RequestRecord {
   content?: RequestContent | undefined;
   cached: boolean;
   createdAt: number;
-}
-
-/** What a request said and was answered, as text (chat and responses), for the request logs. */
-export interface RequestContent {
-  input: string | null;
-  output: string | null;
 }
 
 /**
@@ -78,6 +73,8 @@ export interface ExtraRoutes {
 export interface HttpPorts {
   clock: Clock;
   logger: Logger;
+  /** Where the access log's line per request goes (at `info`); undefined: no access log. */
+  accessLog?: Logger | undefined;
   /** The largest request body, in bytes, as sent and once decompressed (413 past it). */
   bodyLimitBytes: number;
   /** The deepest nesting of arrays and objects a JSON body may have (400 `NESTING_TOO_DEEP` past it). */

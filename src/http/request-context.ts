@@ -86,7 +86,7 @@ export function endOfRequest(ports: Pick<HttpPorts, 'endOfRequest' | 'clock'>): 
 }
 
 /** Module functions, not closures made per request: nearly every request comes through here. */
-function statusOf(ctx: AppContext): number {
+export function statusOf(ctx: AppContext): number {
   if (ctx.state.streamStalled) return STREAM_STALLED;
   return ctx.state.usage.clientClosed ? CLIENT_CLOSED_REQUEST : ctx.status;
 }

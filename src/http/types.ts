@@ -2,7 +2,6 @@ import type { Readable } from 'node:stream';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Principal } from '../kernel/index.js';
-import type { RequestContent } from './ports.js';
 
 /**
  * The types the HTTP layer's files share: the request's state as Koa carries it, what the body readers
@@ -41,6 +40,12 @@ export interface StreamedUpload {
     sink: (part: UploadPart) => Promise<T>,
     limit: { bytes: number; tooLarge: () => Error },
   ): Promise<{ fields: Record<string, string>; file: T | undefined }>;
+}
+
+/** What a request said and was answered, as text (chat and responses), for the request logs. */
+export interface RequestContent {
+  input: string | null;
+  output: string | null;
 }
 
 /** What the usage row of a request records beyond status and latency; handlers fill it in. */
