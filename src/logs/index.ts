@@ -3,6 +3,7 @@
  * erased with the end user they name.
  */
 export { logsCapability } from './capability.js';
+export { AnswerText, conversationText } from './content-text.js';
 export { logId, parseLogId, requestLogBody } from './log-row-body.js';
 export { CONTENT_LIMIT, SqlRequestLogStore } from './sql-request-log-store.js';
 export type { LogCursor, RequestLogFilter, RequestLogRow } from './types.js';

@@ -255,6 +255,18 @@ for (const backend of backends()) {
       );
       assert.ok(log.body.content?.output?.includes('The secret answer is 42.'), log.text);
 
+      const response = await server.request('POST', '/z1/responses', {
+        apiKey: other.apiKey,
+        body: { model: 'PV-TURBO', input: 'Say the word plum.', user: 'ada' },
+      });
+      assert.equal(response.status, 200, response.text.slice(0, 300));
+      const responseLog = await server.request<Log>('GET', `/z1/logs/${response.headers.get('x-request-id')}`, {
+        apiKey: other.apiKey,
+      });
+      assert.equal(responseLog.body.endpoint, 'createResponse');
+      assert.ok(responseLog.body.content?.input?.includes('plum'), responseLog.text.slice(0, 500));
+      assert.ok(responseLog.body.content?.output?.includes('The secret answer is 42.'), responseLog.text.slice(0, 500));
+
       const long = await chat(other.apiKey, 'ada', 'x'.repeat(40_000), { max_tokens: 4 });
       assert.equal(long.status, 200, long.text);
       const longLog = await server.request<Log>('GET', `/z1/logs/${long.headers.get('x-request-id')}`, {
