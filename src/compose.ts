@@ -191,6 +191,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       ...host,
       accounts: accounts.service,
       usage: usage.daily,
+      logs: logs.reader,
       rateLimits,
       documents: documents.service,
       memory: memory.service,
