@@ -4,6 +4,6 @@
  */
 export { logsCapability } from './capability.js';
 export { AnswerText, conversationText } from './content-text.js';
-export { logId, parseLogId, requestLogBody } from './log-row-body.js';
-export { CONTENT_LIMIT, SqlRequestLogStore } from './sql-request-log-store.js';
+export { logId, parseLogId } from './log-row-body.js';
+export type { SqlRequestLogStore } from './sql-request-log-store.js';
 export type { LogCursor, RequestLogFilter, RequestLogRow } from './types.js';
