@@ -14,6 +14,7 @@ import { admissionFor, openEngines } from './engines.js';
 import { filesCapability } from './files/index.js';
 import { type HttpPorts, loadContract } from './http/index.js';
 import { type Account, EMBEDDING_MODEL_ID, MODEL_IDS } from './kernel/index.js';
+import { logsCapability } from './logs/index.js';
 import { mcpCapability } from './mcp/index.js';
 import { extractorFor, memoryCapability } from './memory/index.js';
 import { metricsCapability } from './metrics/index.js';
@@ -87,6 +88,9 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   const rateLimits = (account: Account) => admission.windows(account);
   const balance = (accountId: string) => accounts.service.balance(accountId);
   const usage = plug(usageCapability({ ...host, writes: writes('usage'), balance, rateLimits }));
+  const onLogError = (err: unknown, pending: number) =>
+    logger.error({ err, pending }, 'writing or sweeping request logs failed');
+  const logs = plug(logsCapability({ db, clock, retentionDays: config.logs.retentionDays, onError: onLogError }));
   const onPruneError = (err: unknown) => logger.error({ err }, 'pruning SLA buckets failed');
   const sla = plug(slaCapability({ ...host, isEndpoint, ...writes('sla'), onPruneError }));
   const metrics = plug(
@@ -177,7 +181,10 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       mcp: mcp.connector,
       defaultMaxOutputTokens: (model) => routeFacts.budget(model).answerTokens,
       principalOf: (accountId, keyId) => accounts.service.principalOf(accountId, keyId),
-      recordUsage: (row) => usage.service.record(row),
+      recordUsage: (row) => {
+        logs.writer.record(row);
+        return usage.service.record(row);
+      },
       draining: () => lifecycle.draining,
       options: { leaseMs: config.responses.backgroundLeaseMs, concurrency: config.responses.backgroundConcurrency },
     }),
@@ -197,6 +204,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       ...host,
       accounts: accounts.service,
       usage: usage.daily,
+      logs: logs.reader,
       rateLimits,
       documents: documents.service,
       memory: memory.service,
@@ -213,6 +221,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
     ...httpSettings(config),
     clock,
     logger,
+    accessLog: config.logs.access ? logger : undefined,
     authenticate: (secret) => accounts.service.authenticate(secret),
     authenticationFailed: (address) => admission.authenticationFailed(address),
     admit: (principal) => admission.admit(principal),

@@ -433,6 +433,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/z1/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's request logs, newest first
+         * @description One entry per authenticated request of the caller's account (kept `logs.retentionDays`, 30 by default):
+         *     its key, end user, endpoint, model, status, tokens, credits, latency, cache hit and error code. Never the
+         *     prompt or the answer unless the account turned `log_content` on. A key bound to an end user sees only that
+         *     user's entries. Pages of `limit`, the next one `after` the `last_id` of the previous one.
+         */
+        get: operations["listRequestLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/z1/logs/{request_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One request's log entry
+         * @description The newest entry of the caller's account with this request id (a client may send its own `X-Request-Id`); 404 when there is none, or only another end user's for a key bound to an end user.
+         */
+        get: operations["getRequestLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/z1/memory": {
         parameters: {
             query?: never;
@@ -665,7 +708,7 @@ export interface paths {
          *     index entries (a document still `processing` is its own ingestion job, erased with it), and every
          *     cached chat answer that drew on their memories or documents, which is never served again (such answers
          *     are keyed by the user's memory and document versions, which the erase retires for good). Their usage
-         *     rows are kept without the user id: the account's requests, tokens and credits stay true, as its SLA
+         *     rows are kept without the user id (their request logs are deleted): the account's requests, tokens and credits stay true, as its SLA
          *     does. The same user id in another account is another user and is not touched, nor are the account's
          *     other users. Idempotent: erasing a user the account holds nothing about answers 200 with zero counts.
          *     This request's own usage row does not name the user.
@@ -854,7 +897,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change an account's tier */
+        /** Change an account's tier or its content logging */
         patch: operations["adminUpdateAccount"];
         trace?: never;
     };
@@ -2156,6 +2199,62 @@ export interface components {
             /** @description The UTC day (YYYY-MM-DD) or the model. */
             key: string;
         } & components["schemas"]["UsageTotals"];
+        RequestLog: {
+            /** @enum {string} */
+            object: "request_log";
+            /** @description The entry's id, the cursor of `after`. */
+            id: string;
+            request_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The key the request was made with (null once the key is gone). */
+            key: {
+                id: string;
+                prefix: string | null;
+                name: string | null;
+            } | null;
+            /** @description The end user the request named. */
+            user_id: string | null;
+            /** @description The operationId. */
+            endpoint: string;
+            model: string | null;
+            /**
+             * Format: int32
+             * @description The answer's status (499: the client left; 504: a stalled stream cut).
+             */
+            status: number;
+            /**
+             * Format: int32
+             * @description The status of the error that ended a stream after its 200.
+             */
+            failed_status: number | null;
+            /** @description The `code` of the error answered (or that ended the stream). */
+            error_code: string | null;
+            /** Format: int32 */
+            prompt_tokens: number;
+            /** Format: int32 */
+            completion_tokens: number;
+            /** Format: int64 */
+            credits: number;
+            /** Format: int32 */
+            latency_ms: number;
+            cached: boolean;
+            /** @description The input and answer text (chat completions and responses), kept only while the account's `log_content` is on; each at most 32 KiB. */
+            content: {
+                input: string | null;
+                output: string | null;
+                /** @description Whether either text was cut at 32 KiB. */
+                truncated: boolean;
+            } | null;
+        };
+        RequestLogList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["RequestLog"][];
+            first_id: string | null;
+            last_id: string | null;
+            has_more: boolean;
+        };
         Usage: {
             /** @enum {string} */
             object: "usage";
@@ -2349,6 +2448,8 @@ export interface components {
             vector_stores: components["schemas"]["VectorStore"][];
             /** @description The usage rows of the requests that named the user, oldest first. */
             usage: components["schemas"]["UserUsageRecord"][];
+            /** @description The request logs of the requests that named the user, oldest first (with their text where the account keeps it). */
+            request_logs: components["schemas"]["RequestLog"][];
         };
         UserMemoryExport: {
             memory_id: string;
@@ -2425,6 +2526,11 @@ export interface components {
                  * @description Usage rows kept without the user id.
                  */
                 usage: number;
+                /**
+                 * Format: int64
+                 * @description Request logs deleted.
+                 */
+                request_logs: number;
             };
         };
         Percentiles: {
@@ -2501,6 +2607,8 @@ export interface components {
             credits: components["schemas"]["CreditBalance"];
             /** Format: date-time */
             created_at: string;
+            /** @description Whether request logs keep the input and answer text of chat completions and responses (off by default). */
+            log_content: boolean;
         };
         AccountList: {
             /** @enum {string} */
@@ -2529,7 +2637,9 @@ export interface components {
             api_key: string;
         };
         AccountUpdateRequest: {
-            tier: components["schemas"]["Tier"];
+            tier?: components["schemas"]["Tier"];
+            /** @description Keep the input and answer text of chat completions and responses in the request logs (32 KiB each). */
+            log_content?: boolean;
         };
         CreditsAddRequest: {
             /**
@@ -5212,6 +5322,123 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listRequestLogs: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["ListLimit"];
+                /** @description The id of the last object of the previous page. */
+                after?: components["parameters"]["ListAfter"];
+                /** @description Only the requests made with this key. */
+                key_id?: string;
+                /** @description Only the requests that named this end user. */
+                user_id?: string;
+                /** @description Only the requests answered with this status. */
+                status?: number;
+                /** @description Only the requests that failed: a status of 400 or more, or a stream that failed after its 200. */
+                errors_only?: boolean;
+                /** @description Only the requests to this model. */
+                model?: string;
+                /** @description Only the requests from this instant (inclusive), an RFC 3339 date or date-time. */
+                start?: components["schemas"]["Instant"];
+                /** @description Only the requests before this instant (exclusive), an RFC 3339 date or date-time. */
+                end?: components["schemas"]["Instant"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the account's request logs. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "object": "request_log",
+                     *           "id": "log_42",
+                     *           "request_id": "req_9f2c1b7e5d4a43c8b1e0f6a7d2c3b4e5",
+                     *           "created_at": "2026-11-21T10:00:00.000Z",
+                     *           "key": {
+                     *             "id": "key_8XhQ2vLmN4pR",
+                     *             "prefix": "pv_live_ab12",
+                     *             "name": "web-app"
+                     *           },
+                     *           "user_id": "user-123",
+                     *           "endpoint": "createChatCompletion",
+                     *           "model": "PV-TURBO",
+                     *           "status": 200,
+                     *           "failed_status": null,
+                     *           "error_code": null,
+                     *           "prompt_tokens": 21,
+                     *           "completion_tokens": 48,
+                     *           "credits": 1,
+                     *           "latency_ms": 412,
+                     *           "cached": false,
+                     *           "content": null
+                     *         }
+                     *       ],
+                     *       "first_id": "log_42",
+                     *       "last_id": "log_42",
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RequestLogList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRequestLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The request's id, as its `X-Request-Id` header said.
+                 * @example req_9f2c1b7e5d4a43c8b1e0f6a7d2c3b4e5
+                 */
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entry. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLog"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listMemories: {
         parameters: {
             query: {
@@ -5931,6 +6158,31 @@ export interface operations {
                      *           "latency_ms": 850,
                      *           "created_at": "2026-11-22T09:00:00.000Z"
                      *         }
+                     *       ],
+                     *       "request_logs": [
+                     *         {
+                     *           "object": "request_log",
+                     *           "id": "log_7",
+                     *           "request_id": "req_2f9c1e7a",
+                     *           "created_at": "2026-11-22T09:00:00.000Z",
+                     *           "key": {
+                     *             "id": "key_8XhQ2vLmN4pR",
+                     *             "prefix": "pv_live_ab12",
+                     *             "name": "web-app"
+                     *           },
+                     *           "user_id": "user-123",
+                     *           "endpoint": "createChatCompletion",
+                     *           "model": "PV-TURBO",
+                     *           "status": 200,
+                     *           "failed_status": null,
+                     *           "error_code": null,
+                     *           "prompt_tokens": 42,
+                     *           "completion_tokens": 12,
+                     *           "credits": 1,
+                     *           "latency_ms": 850,
+                     *           "cached": false,
+                     *           "content": null
+                     *         }
                      *       ]
                      *     }
                      */
@@ -5981,7 +6233,8 @@ export interface operations {
                      *         "conversations": 1,
                      *         "files": 0,
                      *         "vector_stores": 0,
-                     *         "usage": 42
+                     *         "usage": 42,
+                     *         "request_logs": 42
                      *       }
                      *     }
                      */
@@ -6309,7 +6562,8 @@ export interface operations {
                      *         "email": "dev@example.com",
                      *         "tier": "startup",
                      *         "credits": 1000,
-                     *         "created_at": "2026-11-21T10:00:00.000Z"
+                     *         "created_at": "2026-11-21T10:00:00.000Z",
+                     *         "log_content": false
                      *       },
                      *       "api_key": "pv_sk_4fQ9zL2mN8xR1tY6uW3vB7cK0pJ5hG2dS9aE"
                      *     }
@@ -6352,7 +6606,8 @@ export interface operations {
                      *       "email": "dev@example.com",
                      *       "tier": "business",
                      *       "credits": 1500,
-                     *       "created_at": "2026-11-21T10:00:00.000Z"
+                     *       "created_at": "2026-11-21T10:00:00.000Z",
+                     *       "log_content": false
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -6399,7 +6654,8 @@ export interface operations {
                      *       "email": "dev@example.com",
                      *       "tier": "business",
                      *       "credits": 1500,
-                     *       "created_at": "2026-11-21T10:00:00.000Z"
+                     *       "created_at": "2026-11-21T10:00:00.000Z",
+                     *       "log_content": false
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -6449,7 +6705,8 @@ export interface operations {
                      *       "email": "dev@example.com",
                      *       "tier": "business",
                      *       "credits": 1500,
-                     *       "created_at": "2026-11-21T10:00:00.000Z"
+                     *       "created_at": "2026-11-21T10:00:00.000Z",
+                     *       "log_content": false
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];

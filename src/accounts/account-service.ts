@@ -347,6 +347,14 @@ export class AccountService {
     return account;
   }
 
+  /** Whether the account's request logs keep the input and answer text; seen by its keys after the auth cache. */
+  async setLogContent(accountId: string, on: boolean): Promise<Account> {
+    this.#invalidate();
+    const account = await this.#store.setLogContent(accountId, on);
+    if (!account) throw new AppError('NOT_FOUND', `No account ${accountId}`, { account_id: accountId });
+    return account;
+  }
+
   async addCredits(accountId: string, amount: number): Promise<Account> {
     const account = await this.#store.addCredits(accountId, amount, MAX_CREDIT_BALANCE);
     if (account) return account;

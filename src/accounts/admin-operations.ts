@@ -29,10 +29,12 @@ export function adminOperations(accounts: AccountService): Operations<AdminOpera
       status: 200,
       body: accountBody(await accounts.requireAccount(params.account_id)),
     }),
-    adminUpdateAccount: async ({ params, body }) => ({
-      status: 200,
-      body: accountBody(await accounts.setTier(params.account_id, body.tier)),
-    }),
+    adminUpdateAccount: async ({ params, body }) => {
+      let account = await accounts.requireAccount(params.account_id);
+      if (body.tier !== undefined) account = await accounts.setTier(params.account_id, body.tier);
+      if (body.log_content !== undefined) account = await accounts.setLogContent(params.account_id, body.log_content);
+      return { status: 200, body: accountBody(account) };
+    },
     adminAddCredits: async ({ params, body }) => ({
       status: 200,
       body: accountBody(await accounts.addCredits(params.account_id, body.amount)),

@@ -310,6 +310,9 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
   setTier(id: string, tier: Tier): Promise<Account | undefined> {
     return this.#inner.setTier(id, tier).then((account) => account && this.#withKnownBalance(account));
   }
+  setLogContent(id: string, on: boolean): Promise<Account | undefined> {
+    return this.#inner.setLogContent(id, on).then((account) => account && this.#withKnownBalance(account));
+  }
   insertKey(key: ApiKeyRecord, hash: string): Promise<void> {
     return this.#inner.insertKey(key, hash);
   }

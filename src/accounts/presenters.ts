@@ -12,6 +12,7 @@ export function accountBody(a: Account): Schema<'Account'> {
     tier: a.tier,
     credits: a.credits,
     created_at: new Date(a.createdAt).toISOString(),
+    log_content: a.logContent ?? false,
   };
 }
 

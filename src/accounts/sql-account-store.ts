@@ -44,7 +44,7 @@ class Refused {
 
 const CHARGE_ACCOUNT = 'UPDATE accounts SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits';
 
-const ACCOUNT_COLUMNS = 'id, email, tier, credits, created_at';
+const ACCOUNT_COLUMNS = 'id, email, tier, credits, created_at, log_content';
 
 function toAccount(row: Row): Account {
   const tier = row.tier;
@@ -55,6 +55,7 @@ function toAccount(row: Row): Account {
     tier,
     credits: Number(row.credits),
     createdAt: Number(row.created_at),
+    logContent: Boolean(row.log_content),
   };
 }
 
@@ -163,7 +164,7 @@ export class SqlAccountStore implements AccountStore {
       if (isUniqueViolation(err)) throw emailTaken(input.email);
       throw err;
     }
-    return { id, email: input.email, tier: input.tier, credits: input.credits, createdAt: now };
+    return { id, email: input.email, tier: input.tier, credits: input.credits, createdAt: now, logContent: false };
   }
 
   async getAccount(id: string): Promise<Account | undefined> {
@@ -181,6 +182,14 @@ export class SqlAccountStore implements AccountStore {
       id,
       tier,
     ]);
+    return rows[0] ? toAccount(rows[0]) : undefined;
+  }
+
+  async setLogContent(id: string, on: boolean): Promise<Account | undefined> {
+    const rows = await this.#db.query(
+      `UPDATE accounts SET log_content = $2 WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+      [id, on ? 1 : 0],
+    );
     return rows[0] ? toAccount(rows[0]) : undefined;
   }
 
@@ -347,7 +356,7 @@ export class SqlAccountStore implements AccountStore {
 
   async findActiveKeyByHash(hash: string): Promise<Principal | undefined> {
     const rows = await this.#db.query(
-      `SELECT ${KEY_COLUMNS_OF_K}, a.email, a.tier, a.credits, a.created_at AS account_created_at
+      `SELECT ${KEY_COLUMNS_OF_K}, a.email, a.tier, a.credits, a.created_at AS account_created_at, a.log_content
          FROM api_keys k JOIN accounts a ON a.id = k.account_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [hash],
@@ -361,6 +370,7 @@ export class SqlAccountStore implements AccountStore {
       tier: row.tier,
       credits: row.credits,
       created_at: row.account_created_at,
+      log_content: row.log_content,
     });
     return { account, key };
   }

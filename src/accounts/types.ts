@@ -60,6 +60,8 @@ export interface AccountStore {
   getAccount(id: string): Promise<Account | undefined>;
   listAccounts(): Promise<Account[]>;
   setTier(id: string, tier: Tier): Promise<Account | undefined>;
+  /** Turns the keeping of request text in the request logs on or off. */
+  setLogContent(id: string, on: boolean): Promise<Account | undefined>;
   /** Adds credits unless the balance would pass `maxBalance`; undefined when nothing was added (or no account). */
   addCredits(id: string, amount: number, maxBalance: number): Promise<Account | undefined>;
   /** Atomic check-and-charge: never lets the balance go below zero, across processes too. */

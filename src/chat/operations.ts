@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { type Call, type Operations, type Reply, requiredEndUserOf, requirePrincipal } from '../http/index.js';
+import { AnswerText, conversationText } from '../logs/index.js';
 import { checkKeyModel, type TierPolicy } from '../tiers/index.js';
 import type { Answer, ChatService, StreamedAnswer } from './chat-service.js';
 import { checkToolChoice, missingEndUser, normalizeChatRequest } from './request.js';
@@ -23,19 +24,32 @@ function noteTokens(
   call.usage.completionTokens = usage.completionTokens;
 }
 
+/** The parts as they are, their text also gathered for the request log (an account with `log_content` on). */
+async function* gathering(parts: StreamedAnswer['parts'], into: AnswerText): StreamedAnswer['parts'] {
+  for await (const part of parts) {
+    if (part.type === 'text-delta') into.add(part.text);
+    yield part;
+  }
+}
+
 function streamReply(answer: StreamedAnswer, call: Call, includeUsage: boolean): Reply<'createChatCompletion'> {
   const out = new PassThrough();
+  const content = call.usage.content;
+  const said = content ? new AnswerText() : undefined;
+  const parts = said ? gathering(answer.parts, said) : answer.parts;
   const firstPart = () => {
     call.usage.firstTokenAt = performance.now();
   };
-  const finished = pipeAsSse(answer.parts, answer.meta, out, { includeUsage, onFirstPart: firstPart }).then(
-    (outcome) => {
-      if (outcome.clientClosed) call.usage.clientClosed = true;
-      if (outcome.error) call.usage.failedStatus = outcome.error.status;
-      if (outcome.usage) noteTokens(call, answer, outcome.usage);
-      if (outcome.error) call.log.warn({ code: outcome.error.code }, 'stream ended with an error');
-    },
-  );
+  const finished = pipeAsSse(parts, answer.meta, out, { includeUsage, onFirstPart: firstPart }).then((outcome) => {
+    if (content && said) content.output = said.text();
+    if (outcome.clientClosed) call.usage.clientClosed = true;
+    if (outcome.error) {
+      call.usage.failedStatus = outcome.error.status;
+      call.usage.errorCode = outcome.error.code;
+    }
+    if (outcome.usage) noteTokens(call, answer, outcome.usage);
+    if (outcome.error) call.log.warn({ code: outcome.error.code }, 'stream ended with an error');
+  });
   return {
     status: 200,
     type: 'text/event-stream',
@@ -66,6 +80,8 @@ export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): 
       checkKeyModel(principal.key, request.model);
       deps.tiers.checkRagK(account, request.rag_k);
       call.usage.model = request.model;
+      // The text is kept only for an account that asked (off by default): nothing is gathered otherwise.
+      if (account.logContent) call.usage.content = { input: conversationText(body.messages), output: null };
       if (request.stream) {
         const answer = await deps.chat.stream(principal, request, call.disconnectSignal());
         return streamReply(answer, call, request.stream_options?.include_usage === true);
@@ -74,6 +90,7 @@ export function chatOperations(deps: { chat: ChatService; tiers: TierPolicy }): 
       // Without a stream the first token reaches the client with the whole answer.
       call.usage.firstTokenAt = performance.now();
       noteTokens(call, answer, answer.completion.usage);
+      if (call.usage.content) call.usage.content.output = answer.completion.text;
       return {
         status: 200,
         headers: answerHeaders(answer, call),

@@ -138,10 +138,12 @@ accounts
   .requiredOption('--tier <tier>', TIERS.join('|'))
   .option('--json')
   .action(async (o: { account: string; tier: string; json?: boolean }) => {
-    const { tier } = await checkOperationInput('adminUpdateAccount', {
+    const checked = await checkOperationInput('adminUpdateAccount', {
       params: { account_id: o.account },
       body: { tier: o.tier },
     });
+    // --tier is required, so the checked body holds one (the contract's tier is optional beside log_content).
+    const tier = checked.tier as NonNullable<typeof checked.tier>;
     await withStorage(async ({ accounts: service }) => {
       const account = await service.setTier(o.account, tier);
       print(Boolean(o.json), { account: accountBody(account) }, `account ${account.id} is now ${account.tier}`);

@@ -3,6 +3,7 @@ import { extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { aliasesFromEnv } from './aliases.js';
+import { logsFromEnv } from './logs.js';
 import { resolveRouting } from './routing.js';
 import { type Config, configSchema, type RawConfig, resolveTiers } from './schema.js';
 import { mcpFromEnv, webFromEnv } from './web.js';
@@ -86,12 +87,14 @@ export function loadConfig(env: Env = process.env, overrides: RawConfig = {}): C
   const web = webFromEnv(env, file.web);
   const mcp = mcpFromEnv(env, file.mcp);
   const modelAliases = aliasesFromEnv(env.PVAI_MODEL_ALIASES);
+  const logs = logsFromEnv(env, file.logs, (message) => new ConfigError(message));
   const result = configSchema.safeParse({
     ...file,
     ...fromEnv(env),
     ...(web ? { web } : {}),
     ...(mcp ? { mcp } : {}),
     ...(modelAliases ? { modelAliases } : {}),
+    ...(logs ? { logs } : {}),
     ...overrides,
   });
   if (!result.success) {

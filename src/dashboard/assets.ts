@@ -89,6 +89,12 @@ svg .c4, .swatch.c4 { fill: var(--c4); background: var(--c4); } svg .c5, .swatch
 .swatch.target { background: none; border-top: 2px dashed var(--danger); height: 0; vertical-align: 3px; }
 .bar { display: inline-block; height: .6rem; background: var(--c0); border-radius: 2px; vertical-align: middle; }
 .empty { color: var(--muted); font-style: italic; }
+select { font: inherit; padding: .45rem .5rem; border: 1px solid #8c959f; border-radius: 6px; background: #fff; }
+.filters { margin: 1rem 0; }
+.table-scroll { overflow-x: auto; max-width: 100%; position: relative; }
+table.logs td { vertical-align: top; font-size: .9rem; }
+table.logs pre { white-space: pre-wrap; overflow-wrap: anywhere; max-width: 36rem; max-height: 16rem; overflow: auto; margin: .25rem 0; }
+.pager { display: flex; gap: 1rem; margin-top: 1rem; }
 button, a.button { white-space: nowrap; }
 fieldset.field { border: 0; padding: 0; margin: 0; } .choice { display: inline-block; margin-right: .75rem; white-space: nowrap; }
 details.limits, details.edit { width: 100%; } details.edit { margin-top: .35rem; } details > summary { cursor: pointer; }

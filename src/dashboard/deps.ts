@@ -3,6 +3,7 @@ import type { Clock } from '../clock/index.js';
 import type { Streamed } from '../http/index.js';
 import type { Account } from '../kernel/index.js';
 import type { RateLimitDecision, SignInThrottle } from '../limits/index.js';
+import type { SqlRequestLogStore } from '../logs/index.js';
 import type { Tenant } from '../retrieval/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
 import type { DailyUsage } from '../usage/index.js';
@@ -59,6 +60,8 @@ export interface DashboardDeps {
   };
   /** The account's rate-limit windows, without counting a request. */
   rateLimits(account: Account): Promise<RateLimitDecision>;
+  /** The request logs (the Logs page), read after the rows still pending are written. */
+  logs?: { flush(): Promise<void>; store: Pick<SqlRequestLogStore, 'list' | 'cursorOf'> };
   documents?: DashboardDocuments;
   /** Memory per end user (see DashboardMemory). */
   memory?: DashboardMemory;

@@ -9,6 +9,7 @@ import { signInThrottle } from './middleware/throttle.js';
 import { assetRoutes } from './pages/assets.js';
 import { documentsRoutes } from './pages/documents.js';
 import { keysRoutes } from './pages/keys.js';
+import { logsRoutes } from './pages/logs.js';
 import { memoryRoutes } from './pages/memory.js';
 import { modelsRoutes } from './pages/models.js';
 import { passwordRoutes } from './pages/password.js';
@@ -35,6 +36,7 @@ const PAGES: ReadonlyArray<(router: DashboardRouter, deps: DashboardDeps) => voi
   signInRoutes,
   keysRoutes,
   usageRoutes,
+  logsRoutes,
   slaRoutes,
   documentsRoutes,
   memoryRoutes,

@@ -69,6 +69,7 @@ export function errorMiddleware(bodyLimit: number): Koa.Middleware {
       if (appError.code === 'INTERNAL_ERROR') ctx.state.log.error({ err }, 'unhandled error');
       else if (appError.details?.engine) ctx.state.log.warn({ err }, 'an engine could not be reached');
       ctx.status = appError.status;
+      ctx.state.usage.errorCode = appError.code;
       ctx.set(appError.headers);
       ctx.body = errorBody(appError);
     }

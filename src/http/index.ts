@@ -35,5 +35,5 @@ export type * from './socket-types.js';
 export { sseWriter } from './sse.js';
 export { identifierProblem, invalidText, jsonTextProblem } from './text.js';
 export { applyServerTimeouts } from './timeouts.js';
-export type { Call, StreamedUpload, Upload, UploadPart, UsageNote } from './types.js';
+export type { Call, RequestContent, StreamedUpload, Upload, UploadPart, UsageNote } from './types.js';
 export { isWebSocketUpgrade, upgradeRequests } from './upgrade.js';

@@ -119,6 +119,7 @@ function jsonStreamDone(ctx: AppContext, stream: Readable): Promise<void> {
   stream.once('error', (err) => {
     failed = true;
     ctx.state.usage.failedStatus = 500;
+    ctx.state.usage.errorCode = 'INTERNAL_ERROR';
     ctx.state.log.error(
       { err, operation: ctx.state.operationId },
       'a streamed JSON body failed; the connection was cut',

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { Handler, OpenAPIBackend } from 'openapi-backend';
+import { accessLog } from './access-log.js';
 import { corsAndOptions } from './cors.js';
 import { errorMiddleware } from './error-middleware.js';
 import type { IndexedOpenAPIRouter } from './indexed-router.js';
@@ -111,6 +112,13 @@ export const REQUEST_PIPELINE: readonly Stage[] = [
     file: 'http/request-context.ts',
     symbols: ['requestContext'],
     mount: requestContext,
+  },
+  {
+    runs: 'koa',
+    name: 'access log (HttpPorts.accessLog): a JSON line per request, when its response is over',
+    file: 'http/access-log.ts',
+    symbols: ['accessLog'],
+    mount: accessLog,
   },
   {
     runs: 'koa',

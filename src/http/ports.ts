@@ -5,6 +5,7 @@ import type { AppError } from '../errors/index.js';
 import type { Principal } from '../kernel/index.js';
 import type { PathAlias } from './path-aliases.js';
 import type { UpgradeRoute } from './socket-types.js';
+import type { RequestContent } from './types.js';
 
 /** One authenticated request, as its usage row records it. */
 export interface RequestRecord {
@@ -25,6 +26,10 @@ export interface RequestRecord {
   ttftMs?: number | undefined;
   /** The status of the error that ended a stream after its 200 (the usage row keeps `status` 200). */
   failedStatus?: number | undefined;
+  /** The `code` of the error answered, or of the one that ended a stream after its 200. */
+  errorCode?: string | undefined;
+  /** The request's input and answer text, noted only for an account that keeps it (`log_content`). */
+  content?: RequestContent | undefined;
   cached: boolean;
   createdAt: number;
 }
@@ -69,6 +74,8 @@ export interface ExtraRoutes {
 export interface HttpPorts {
   clock: Clock;
   logger: Logger;
+  /** Where the access log's line per request goes (at `info`); undefined: no access log. */
+  accessLog?: Logger | undefined;
   /** The largest request body, in bytes, as sent and once decompressed (413 past it). */
   bodyLimitBytes: number;
   /** The deepest nesting of arrays and objects a JSON body may have (400 `NESTING_TOO_DEEP` past it). */

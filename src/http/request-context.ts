@@ -86,7 +86,7 @@ export function endOfRequest(ports: Pick<HttpPorts, 'endOfRequest' | 'clock'>): 
 }
 
 /** Module functions, not closures made per request: nearly every request comes through here. */
-function statusOf(ctx: AppContext): number {
+export function statusOf(ctx: AppContext): number {
   if (ctx.state.streamStalled) return STREAM_STALLED;
   return ctx.state.usage.clientClosed ? CLIENT_CLOSED_REQUEST : ctx.status;
 }
@@ -129,5 +129,7 @@ export function usageRow(
   };
   if (usage.firstTokenAt !== undefined) row.ttftMs = usage.firstTokenAt - startedAt;
   if (usage.failedStatus !== undefined) row.failedStatus = usage.failedStatus;
+  if (usage.errorCode !== undefined) row.errorCode = usage.errorCode;
+  if (usage.content !== undefined) row.content = usage.content;
   return row;
 }

@@ -186,6 +186,7 @@ export class SocketSessionRunner implements SocketSession, HeldSocket {
       return CLIENT_CLOSED_REQUEST;
     }
     const error = asAppError(err);
+    call.usage.errorCode = error.code;
     if (error.code === 'INTERNAL_ERROR') call.log.error({ err }, 'unhandled error');
     try {
       await this.send(JSON.stringify({ type: 'error', status: error.status, error: errorBody(error).error }));

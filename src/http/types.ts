@@ -42,6 +42,12 @@ export interface StreamedUpload {
   ): Promise<{ fields: Record<string, string>; file: T | undefined }>;
 }
 
+/** What a request said and was answered, as text (chat and responses), for the request logs. */
+export interface RequestContent {
+  input: string | null;
+  output: string | null;
+}
+
 /** What the usage row of a request records beyond status and latency; handlers fill it in. */
 export interface UsageNote {
   model: string | null;
@@ -60,6 +66,10 @@ export interface UsageNote {
   firstTokenAt?: number | undefined;
   /** The status of the error that ended a stream after its 200 status line (e.g. 502 upstream failure). */
   failedStatus?: number | undefined;
+  /** The `code` of the error answered (error-middleware.ts), or of the one that ended a stream after its 200. */
+  errorCode?: string | undefined;
+  /** Input and answer text, noted by chat and responses only for an account with `log_content` on. */
+  content?: RequestContent | undefined;
 }
 
 /** The request's own context, as the HTTP layer gives it to a handler. */

@@ -6,6 +6,8 @@ export interface Account {
   tier: Tier;
   credits: number;
   createdAt: number;
+  /** Request logs keep the input and answer text of chat and responses (off when absent). */
+  logContent?: boolean;
 }
 
 export interface ApiKeyRecord {

@@ -1,5 +1,6 @@
 import { AppError } from '../errors/index.js';
-import { type Call, type Operations, requirePrincipal } from '../http/index.js';
+import { type Call, type Operations, type RequestContent, requirePrincipal } from '../http/index.js';
+import { conversationText } from '../logs/index.js';
 import { checkKeyModel, type TierPolicy } from '../tiers/index.js';
 import type { BackgroundResponses } from './background/background.js';
 import { cancelStored, createInBackground, followStored } from './background/replies.js';
@@ -43,6 +44,11 @@ export function responseOperations(deps: {
     createResponse: async ({ body }, call) => {
       const principal = requirePrincipal(call);
       const prepared = await prepareCreate(deps, principal, body, call.usage);
+      // The text is kept only for an account that asked (off by default): its input now, its output at the end.
+      const content: RequestContent | undefined = principal.account.logContent
+        ? { input: conversationText(body.input), output: null }
+        : undefined;
+      call.usage.content = content;
       if (body.background === true) {
         return createInBackground(deps.background, principal, prepared, body.stream === true, call);
       }
@@ -53,9 +59,11 @@ export function responseOperations(deps: {
         const finished = started.done.then((outcome) => {
           // Credits and tokens of the calls after the first are known only now: the usage row says them.
           noteAccounting(call.usage, started.accounting);
+          if (content && outcome.body) content.output = conversationText(outcome.body.output);
           if (outcome.clientClosed) call.usage.clientClosed = true;
           if (outcome.failed) {
             call.usage.failedStatus = outcome.failed.status;
+            call.usage.errorCode = outcome.failed.code;
             call.log.warn({ code: outcome.failed.code, err: outcome.cause }, 'response stream ended with an error');
           }
         });
@@ -73,6 +81,7 @@ export function responseOperations(deps: {
         call.disconnectSignal(),
       );
       call.usage.firstTokenAt = performance.now();
+      if (content) content.output = conversationText(response.output);
       return { status: 200, headers: noteAccounting(call.usage, accounting), body: response };
     },
     getResponse: async ({ params, query }, call) => {

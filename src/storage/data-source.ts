@@ -23,6 +23,7 @@ import { WriteBatches1765450000000 } from './migrations/1765450000000-write-batc
 import { ResponseChains1796000000000 } from './migrations/1796000000000-response-chains.js';
 import { FilesAndVectorStores1796100000000 } from './migrations/1796100000000-files-and-vector-stores.js';
 import { KeyLimits1796200000000 } from './migrations/1796200000000-key-limits.js';
+import { RequestLogs1796300000000 } from './migrations/1796300000000-request-logs.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -49,6 +50,7 @@ export const MIGRATIONS = [
   ResponseChains1796000000000,
   FilesAndVectorStores1796100000000,
   KeyLimits1796200000000,
+  RequestLogs1796300000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

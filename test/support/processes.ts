@@ -91,16 +91,25 @@ export async function pvaiStatus(
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
+  /** What the process wrote to stdout so far (empty unless started with `{ stdout: true }`). */
+  stdout(): string;
   stop(): Promise<void>;
 }
 
-/** `pvai serve` in its own process; resolves once /z1/health answers. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+/** `pvai serve` in its own process; resolves once /z1/health answers. `stdout: true` keeps what it prints. */
+export async function startServerProcess(
+  env: Record<string, string>,
+  options: { stdout?: boolean } = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...cliCommand(), 'serve'], {
     cwd: ROOT,
     env: cliEnv({ PVAI_LOG_LEVEL: 'warn', PVAI_HOST: '127.0.0.1', PVAI_PORT: String(port), ...env }),
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', options.stdout ? 'pipe' : 'ignore', 'inherit'],
+  });
+  let printed = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    printed += chunk;
   });
   const url = `http://127.0.0.1:${port}`;
   // Generous: two servers loading their models at once on a busy 2-core machine took over 30 s.
@@ -122,6 +131,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   return {
     url,
     child,
+    stdout: () => printed,
     async stop() {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');

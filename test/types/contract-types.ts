@@ -111,6 +111,7 @@ export const streamedExport: Reply<'exportUserData'> = {
     responses: [],
     files: [],
     vector_stores: [],
+    request_logs: [],
     conversations: [],
     usage: nothing(),
   },

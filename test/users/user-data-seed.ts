@@ -16,6 +16,7 @@ export interface ExportBody {
   }>;
   documents: Array<DocumentBody & { text: string; user_id: string }>;
   usage: Array<{ request_id: string; endpoint: string; credits: number; prompt_tokens: number }>;
+  request_logs: Array<{ request_id: string; user_id: string | null; content: unknown }>;
   responses: Array<{ response: { id: string; user_id: string }; input_items: Array<{ id: string }> }>;
 }
 export interface ErasureBody {

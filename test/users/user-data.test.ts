@@ -137,6 +137,12 @@ for (const rag of ragBackends()) {
       assert.ok(endpoints.has('createChatCompletion'), 'a chat naming her by `user`');
       assert.ok(endpoints.has('createEmbedding'), 'embeddings naming her by `user`');
       assert.ok(!endpoints.has('exportUserData'), "the export's own request does not name her");
+      assert.deepEqual(
+        body.request_logs.map((l) => l.request_id).sort(),
+        stored.map((r) => r.request_id).sort(),
+        'a request log for each of her requests',
+      );
+      assert.ok(body.request_logs.every((l) => l.user_id === 'ada' && l.content === null));
 
       assert.deepEqual(
         body.responses.map((r) => [r.response.id, r.response.user_id, r.input_items.length]),
@@ -188,10 +194,13 @@ for (const rag of ragBackends()) {
           files: 0,
           vector_stores: 0,
           usage: named.length,
+          // Every request that named her left a request log too; the erase deletes them.
+          request_logs: named.length,
         },
       });
       await server.running.runtime.usage.flush();
       assert.deepEqual(await rowsOf('usage_records', accountId), [], 'no usage row names her');
+      assert.deepEqual(await rowsOf('request_logs', accountId), [], 'no request log names her');
       // Idempotent: asked again (before any request names her anew), it succeeds and erases nothing.
       assert.deepEqual((await erase(apiKey, 'ada')).erased, {
         memories: 0,
@@ -201,6 +210,7 @@ for (const rag of ragBackends()) {
         files: 0,
         vector_stores: 0,
         usage: 0,
+        request_logs: 0,
       });
 
       const empty = (await exportOf(apiKey, 'ada')).body;
@@ -313,6 +323,7 @@ for (const rag of ragBackends()) {
         files: 0,
         vector_stores: 0,
         usage: 0,
+        request_logs: 0,
       });
       assert.equal((await exportOf(apiKey, 'bob')).body.memories.length, 1);
       for (const table of ['memories', 'rag_documents']) {

@@ -238,6 +238,7 @@ export class BackgroundWorker {
       credits: accounting?.credits ?? 0,
       latencyMs: performance.now() - began,
       failedStatus: failed?.status,
+      errorCode: failed?.code,
       cached: hit,
       createdAt: this.#deps.clock(),
     });

@@ -103,6 +103,7 @@ class ResponsesSocket implements SocketHandler<'createResponse'> {
     }
     if (outcome.failed) {
       call.usage.failedStatus = outcome.failed.status;
+      call.usage.errorCode = outcome.failed.code;
       call.log.warn({ code: outcome.failed.code, err: outcome.cause }, 'websocket response ended with an error');
       return false;
     }

@@ -632,7 +632,7 @@ export class AdminApi extends runtime.BaseAPI {
     }
 
     /**
-     * Change an account\'s tier
+     * Change an account\'s tier or its content logging
      */
     async adminUpdateAccountRaw(requestParameters: AdminUpdateAccountRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Account>> {
         const requestOptions = await this.adminUpdateAccountRequestOpts(requestParameters);
@@ -642,7 +642,7 @@ export class AdminApi extends runtime.BaseAPI {
     }
 
     /**
-     * Change an account\'s tier
+     * Change an account\'s tier or its content logging
      */
     async adminUpdateAccount(requestParameters: AdminUpdateAccountRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Account> {
         const response = await this.adminUpdateAccountRaw(requestParameters, initOverrides);

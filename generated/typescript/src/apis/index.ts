@@ -8,6 +8,7 @@ export * from './ConversationsApi.js';
 export * from './EmbeddingsApi.js';
 export * from './FilesApi.js';
 export * from './HealthApi.js';
+export * from './LogsApi.js';
 export * from './MCPApi.js';
 export * from './MemoryApi.js';
 export * from './ModelsApi.js';

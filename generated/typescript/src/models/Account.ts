@@ -50,6 +50,10 @@ export interface Account {
      * 
      */
     createdAt: Date;
+    /**
+     * Whether request logs keep the input and answer text of chat completions and responses (off by default).
+     */
+    logContent: boolean;
 }
 
 
@@ -63,6 +67,7 @@ export function instanceOfAccount(value: object): value is Account {
     if (!('tier' in value) || value['tier'] === undefined) return false;
     if (!('credits' in value) || value['credits'] === undefined) return false;
     if ((!('createdAt' in (value as Record<string, any>)) && !('created_at' in (value as Record<string, any>))) || ((value as Record<string, any>)['createdAt'] === undefined && (value as Record<string, any>)['created_at'] === undefined)) return false;
+    if ((!('logContent' in (value as Record<string, any>)) && !('log_content' in (value as Record<string, any>))) || ((value as Record<string, any>)['logContent'] === undefined && (value as Record<string, any>)['log_content'] === undefined)) return false;
     return true;
 }
 
@@ -81,6 +86,7 @@ export function AccountFromJSONTyped(json: any, ignoreDiscriminator: boolean): A
         'tier': TierFromJSON(json['tier']),
         'credits': json['credits'],
         'createdAt': (json['created_at'] == null ? json['created_at'] : parseDateTime(json['created_at'])),
+        'logContent': json['log_content'],
     };
 }
 
@@ -100,6 +106,7 @@ export function AccountToJSONTyped(value?: Account | null, ignoreDiscriminator: 
         'tier': TierToJSON(value['tier']),
         'credits': value['credits'],
         'created_at': value['createdAt'] == null ? value['createdAt'] : serializeDateTime(value['createdAt']),
+        'log_content': value['logContent'],
     };
 }
 

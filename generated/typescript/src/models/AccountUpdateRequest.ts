@@ -30,7 +30,11 @@ export interface AccountUpdateRequest {
     /**
      * 
      */
-    tier: Tier;
+    tier?: Tier;
+    /**
+     * Keep the input and answer text of chat completions and responses in the request logs (32 KiB each).
+     */
+    logContent?: boolean;
 }
 
 
@@ -39,7 +43,6 @@ export interface AccountUpdateRequest {
  * Check if a given object implements the AccountUpdateRequest interface.
  */
 export function instanceOfAccountUpdateRequest(value: object): value is AccountUpdateRequest {
-    if (!('tier' in value) || value['tier'] === undefined) return false;
     return true;
 }
 
@@ -53,7 +56,8 @@ export function AccountUpdateRequestFromJSONTyped(json: any, ignoreDiscriminator
     }
     return {
         
-        'tier': TierFromJSON(json['tier']),
+        'tier': json['tier'] == null ? undefined : TierFromJSON(json['tier']),
+        'logContent': json['log_content'] == null ? undefined : json['log_content'],
     };
 }
 
@@ -69,6 +73,7 @@ export function AccountUpdateRequestToJSONTyped(value?: AccountUpdateRequest | n
     return {
         
         'tier': TierToJSON(value['tier']),
+        'log_content': value['logContent'],
     };
 }
 

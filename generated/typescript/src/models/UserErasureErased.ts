@@ -47,6 +47,10 @@ export interface UserErasureErased {
      * Usage rows kept without the user id.
      */
     usage: number;
+    /**
+     * Request logs deleted.
+     */
+    requestLogs: number;
 }
 
 /**
@@ -60,6 +64,7 @@ export function instanceOfUserErasureErased(value: object): value is UserErasure
     if (!('files' in value) || value['files'] === undefined) return false;
     if ((!('vectorStores' in (value as Record<string, any>)) && !('vector_stores' in (value as Record<string, any>))) || ((value as Record<string, any>)['vectorStores'] === undefined && (value as Record<string, any>)['vector_stores'] === undefined)) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
+    if ((!('requestLogs' in (value as Record<string, any>)) && !('request_logs' in (value as Record<string, any>))) || ((value as Record<string, any>)['requestLogs'] === undefined && (value as Record<string, any>)['request_logs'] === undefined)) return false;
     return true;
 }
 
@@ -80,6 +85,7 @@ export function UserErasureErasedFromJSONTyped(json: any, ignoreDiscriminator: b
         'files': json['files'],
         'vectorStores': json['vector_stores'],
         'usage': json['usage'],
+        'requestLogs': json['request_logs'],
     };
 }
 
@@ -101,6 +107,7 @@ export function UserErasureErasedToJSONTyped(value?: UserErasureErased | null, i
         'files': value['files'],
         'vector_stores': value['vectorStores'],
         'usage': value['usage'],
+        'request_logs': value['requestLogs'],
     };
 }
 

@@ -13,6 +13,13 @@
  */
 
 import { mapValues, parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime.js';
+import type { RequestLog } from './RequestLog.js';
+import {
+    RequestLogFromJSON,
+    RequestLogFromJSONTyped,
+    RequestLogToJSON,
+    RequestLogToJSONTyped,
+} from './RequestLog.js';
 import type { UserResponseExport } from './UserResponseExport.js';
 import {
     UserResponseExportFromJSON,
@@ -109,6 +116,10 @@ export interface UserExport {
      * The usage rows of the requests that named the user, oldest first.
      */
     usage: Array<UserUsageRecord>;
+    /**
+     * The request logs of the requests that named the user, oldest first (with their text where the account keeps it).
+     */
+    requestLogs: Array<RequestLog>;
 }
 
 
@@ -137,6 +148,7 @@ export function instanceOfUserExport(value: object): value is UserExport {
     if (!('files' in value) || value['files'] === undefined) return false;
     if ((!('vectorStores' in (value as Record<string, any>)) && !('vector_stores' in (value as Record<string, any>))) || ((value as Record<string, any>)['vectorStores'] === undefined && (value as Record<string, any>)['vector_stores'] === undefined)) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
+    if ((!('requestLogs' in (value as Record<string, any>)) && !('request_logs' in (value as Record<string, any>))) || ((value as Record<string, any>)['requestLogs'] === undefined && (value as Record<string, any>)['request_logs'] === undefined)) return false;
     return true;
 }
 
@@ -160,6 +172,7 @@ export function UserExportFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         'files': ((json['files'] as Array<any>).map(FileObjectFromJSON)),
         'vectorStores': ((json['vector_stores'] as Array<any>).map(VectorStoreFromJSON)),
         'usage': ((json['usage'] as Array<any>).map(UserUsageRecordFromJSON)),
+        'requestLogs': ((json['request_logs'] as Array<any>).map(RequestLogFromJSON)),
     };
 }
 
@@ -184,6 +197,7 @@ export function UserExportToJSONTyped(value?: UserExport | null, ignoreDiscrimin
         'files': ((value['files'] as Array<any>).map(FileObjectToJSON)),
         'vector_stores': ((value['vectorStores'] as Array<any>).map(VectorStoreToJSON)),
         'usage': ((value['usage'] as Array<any>).map(UserUsageRecordToJSON)),
+        'request_logs': ((value['requestLogs'] as Array<any>).map(RequestLogToJSON)),
     };
 }
 
