@@ -81,7 +81,8 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   const admission = admissionFor(config, { db, limiter, tiers, clock }, { logger, rateLimited });
   const rateLimits = (account: Account) => admission.windows(account);
   const balance = (accountId: string) => accounts.service.balance(accountId);
-  const usage = plug(usageCapability({ ...host, writes: writes('usage'), balance, rateLimits }));
+  const keys = (accountId: string) => accounts.service.listKeys(accountId);
+  const usage = plug(usageCapability({ ...host, writes: writes('usage'), balance, rateLimits, keys }));
   const onPruneError = (err: unknown) => logger.error({ err }, 'pruning SLA buckets failed');
   const sla = plug(slaCapability({ ...host, isEndpoint, ...writes('sla'), onPruneError }));
   const metrics = plug(

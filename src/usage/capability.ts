@@ -11,7 +11,7 @@ import { usageUserData } from './user-data.js';
  * away), the daily rollup the dashboard charts, `GET /z1/usage`, and the user's rows in the export.
  */
 export function usageCapability(
-  deps: Pick<UsageDeps, 'balance' | 'rateLimits'> & { db: Db; clock: Clock; writes: BufferedUsageOptions },
+  deps: Pick<UsageDeps, 'balance' | 'rateLimits' | 'keys'> & { db: Db; clock: Clock; writes: BufferedUsageOptions },
 ) {
   const rows = new SqlUsageStore(deps.db);
   const service = new BufferedUsageStore(rows, deps.writes);
@@ -26,7 +26,7 @@ export function usageCapability(
     },
     operations: usageOperations({ ...deps, usage: service }),
     endOfRequest: service.record.bind(service),
-    userData: usageUserData(service, rows),
+    userData: usageUserData(service, rows, deps.db),
     close: () => service.close(),
   };
 }

@@ -4,11 +4,24 @@ import { type Operations, requirePrincipal } from '../http/index.js';
 import type { Account } from '../kernel/index.js';
 import type { RateLimitDecision } from '../limits/index.js';
 import { utcMonthStart } from '../limits/index.js';
-import type { UsageStore, UsageTotals } from './types.js';
+import { csvOf } from './csv.js';
+import type { UsageGroup, UsageGroupBy, UsageStore, UsageTotals } from './types.js';
+
+/** Series items per page when `limit` is not given (the contract's default). */
+const DEFAULT_PAGE = 100;
+
+/** An API key as the series by key names it. */
+export interface KeyLabel {
+  id: string;
+  name: string | null;
+  prefix: string;
+}
 
 export interface UsageDeps {
   clock: Clock;
-  usage: Pick<UsageStore, 'totals' | 'series'>;
+  usage: Pick<UsageStore, 'totals' | 'groupPage'>;
+  /** The account's keys, revoked ones included (their usage stays theirs). */
+  keys(accountId: string): Promise<readonly KeyLabel[]>;
   /** The account's current balance (fresher than the principal's copy). */
   balance(accountId: string): Promise<number | undefined>;
   /** The account's rate-limit windows, without counting a request. */
@@ -60,23 +73,68 @@ function totalsBody(t: UsageTotals) {
   };
 }
 
-/** GET /z1/usage: the account's totals over a period, its balance and its rate-limit windows. */
+/** A series item as the body has it; by key, with the key's name and prefix (null for no key or one unknown). */
+function itemsOf(groups: readonly UsageGroup[], groupBy: UsageGroupBy, keys: ReadonlyMap<string, KeyLabel>) {
+  return groups.map(({ key, ...totals }) => {
+    if (groupBy !== 'key') return { key, ...totalsBody(totals) };
+    const label = key === null ? undefined : keys.get(key);
+    return { key, key_name: label?.name ?? null, key_prefix: label?.prefix ?? null, ...totalsBody(totals) };
+  });
+}
+
+/** The series as CSV: the body's fields in its order, one row per group. */
+function csvBody(items: ReturnType<typeof itemsOf>, groupBy: UsageGroupBy): string {
+  const labels = groupBy === 'key' ? ['key_name', 'key_prefix'] : [];
+  const header = ['key', ...labels, 'requests', 'credits', 'prompt_tokens', 'completion_tokens', 'total_tokens'];
+  return csvOf(
+    header,
+    items.map((item) => header.map((column) => (item as Record<string, string | number | null>)[column] ?? null)),
+  );
+}
+
+/** GET /z1/usage: the account's totals over a period, its balance, its rate-limit windows, a page of a series. */
 export function usageOperations(deps: UsageDeps): Operations<'getUsage'> {
   return {
     getUsage: async ({ query }, call) => {
-      const { account } = requirePrincipal(call);
+      const { account, key } = requirePrincipal(call);
       const now = deps.clock();
       const start = parseInstant(query.start, 'start') ?? utcMonthStart(now);
       // An end before the start is an empty period: no rows, zero totals.
       const end = Math.max(start, parseInstant(query.end, 'end') ?? now + 1);
       const groupBy = query.group_by;
-      // With a series the totals are its sum (every row is in one group): one read of the period, not two.
-      const [balance, limits, series] = await Promise.all([
+      const csv = query.format === 'csv';
+      if (csv && !groupBy) {
+        throw new AppError('INVALID_PARAMETER', 'format=csv needs group_by: the CSV has one row per group', {
+          field: 'format',
+          reason: 'needs group_by (day, model, key or user)',
+        });
+      }
+      // A key bound to an end user sees that end user's group alone: the others' ids are not theirs to see.
+      const onlyUser = groupBy === 'user' ? (key.userId ?? undefined) : undefined;
+      const page = csv
+        ? { userId: onlyUser }
+        : { after: query.after, limit: query.limit ?? DEFAULT_PAGE, userId: onlyUser };
+      const [balance, limits, series, keys] = await Promise.all([
         deps.balance(account.id),
         deps.rateLimits(account),
-        groupBy ? deps.usage.series(account.id, start, end, groupBy) : Promise.resolve(undefined),
+        groupBy ? deps.usage.groupPage(account.id, start, end, groupBy, page) : Promise.resolve(undefined),
+        groupBy === 'key' ? deps.keys(account.id) : Promise.resolve([]),
       ]);
-      const totals = series ? sumOf(series) : await deps.usage.totals(account.id, start, end);
+      const items =
+        series && groupBy ? itemsOf(series.groups, groupBy, new Map(keys.map((k) => [k.id, k]))) : undefined;
+      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+      if (csv && items && groupBy) {
+        const filename = `pvai-usage-${groupBy}-${day(start)}-${day(end)}.csv`;
+        return {
+          status: 200,
+          type: 'text/csv',
+          body: csvBody(items, groupBy),
+          headers: { 'Content-Disposition': `attachment; filename="${filename}"` },
+        };
+      }
+      // A series that is the whole period (one page, every group) sums to the totals: one read, not two.
+      const whole = series && query.after === undefined && !series.hasMore && onlyUser === undefined;
+      const totals = whole ? sumOf(series.groups) : await deps.usage.totals(account.id, start, end);
       return {
         status: 200,
         body: {
@@ -87,7 +145,7 @@ export function usageOperations(deps: UsageDeps): Operations<'getUsage'> {
           rate_limits: limits.windows,
           period: { start: new Date(start).toISOString(), end: new Date(end).toISOString() },
           totals: totalsBody(totals),
-          ...(series ? { series: series.map((s) => ({ key: s.key, ...totalsBody(s) })) } : {}),
+          ...(items && series ? { series: items, has_more: series.hasMore } : {}),
         },
       };
     },
