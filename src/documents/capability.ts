@@ -30,7 +30,7 @@ export function documentsCapability({
     ) => fileToDocument(data, filename, contentType, extractor, given),
     operations: documentOperations(service, deps.tiers, extractor),
     context: documentsContextSource(service),
-    userData: documentsUserData(service),
+    userData: documentsUserData(service, db),
     start: () => service.start(),
     close: () => service.close(),
   };
