@@ -5,8 +5,8 @@ import type { Account } from '../kernel/index.js';
 import type { RateLimitDecision, SignInThrottle } from '../limits/index.js';
 import type { Tenant } from '../retrieval/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
-import type { DailyUsage } from '../usage/index.js';
-import type { Erased, UserExport } from '../users/index.js';
+import type { DailyUsage, UsageBreakdowns } from '../usage/index.js';
+import type { EndUserPage, EndUserQuery, EndUserSummary, Erased, UserExport } from '../users/index.js';
 import type { DashboardDocument, DashboardMemoryItem } from './pages.js';
 import type { SessionStore } from './sessions.js';
 
@@ -25,8 +25,11 @@ interface DashboardMemory {
   delete(tenant: Tenant, id: string): Promise<void>;
 }
 
-/** An end user's data, for the dashboard's per-user page (UserDataService). */
+/** The account's end users, and an end user's data (UserDataService). */
 interface DashboardUsers {
+  list(accountId: string, query: EndUserQuery): Promise<EndUserPage>;
+  /** Undefined for an id the account holds nothing of: the pages say "no such end user" and offer no erase. */
+  find(tenant: Tenant): Promise<EndUserSummary | undefined>;
   export(tenant: Tenant): Streamed<UserExport>;
   erase(tenant: Tenant): Promise<Erased>;
 }
@@ -36,10 +39,11 @@ export interface DashboardDeps {
   clock: Clock;
   sessions: SessionStore;
   accounts: AccountService;
-  /** The daily usage rollup (never the raw rows), and a flush of the rows still buffered. */
+  /** The daily usage rollup (never the raw rows), a flush of the rows still buffered, the API's breakdowns. */
   usage: {
     flush(): Promise<void>;
     days(accountId: string, start: number, end: number): Promise<DailyUsage[]>;
+    breakdowns: Pick<UsageBreakdowns, 'page' | 'csv'>;
   };
   /** The account's rate-limit windows, without counting a request. */
   rateLimits(account: Account): Promise<RateLimitDecision>;

@@ -34,13 +34,15 @@ function render(value: unknown): string {
   return escapeHtml(value);
 }
 
-type Section = 'keys' | 'usage' | 'sla' | 'documents';
+type Section = 'keys' | 'usage' | 'sla' | 'users' | 'documents' | 'memory';
 
 const NAV: ReadonlyArray<{ section: Section; label: string; path: string }> = [
   { section: 'keys', label: 'API keys', path: '/dashboard/keys' },
   { section: 'usage', label: 'Usage', path: '/dashboard/usage' },
   { section: 'sla', label: 'SLA', path: '/dashboard/sla' },
+  { section: 'users', label: 'End users', path: '/dashboard/end-users' },
   { section: 'documents', label: 'Documents', path: '/dashboard/documents' },
+  { section: 'memory', label: 'Memory', path: '/dashboard/memory' },
 ];
 
 export interface LayoutOptions {

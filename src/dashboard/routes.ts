@@ -8,6 +8,7 @@ import { session } from './middleware/session.js';
 import { signInThrottle } from './middleware/throttle.js';
 import { assetRoutes } from './pages/assets.js';
 import { documentsRoutes } from './pages/documents.js';
+import { endUsersRoutes } from './pages/end-users.js';
 import { keysRoutes } from './pages/keys.js';
 import { memoryRoutes } from './pages/memory.js';
 import { signInRoutes } from './pages/sign-in.js';
@@ -34,6 +35,7 @@ const PAGES: ReadonlyArray<(router: DashboardRouter, deps: DashboardDeps) => voi
   keysRoutes,
   usageRoutes,
   slaRoutes,
+  endUsersRoutes,
   documentsRoutes,
   memoryRoutes,
   usersRoutes,

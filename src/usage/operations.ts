@@ -4,24 +4,17 @@ import { type Operations, requirePrincipal } from '../http/index.js';
 import type { Account } from '../kernel/index.js';
 import type { RateLimitDecision } from '../limits/index.js';
 import { utcMonthStart } from '../limits/index.js';
-import { csvOf } from './csv.js';
-import type { UsageGroup, UsageGroupBy, UsageStore, UsageTotals } from './types.js';
+import { totalsBody, type UsageBreakdowns } from './breakdown.js';
+import type { UsageStore, UsageTotals } from './types.js';
 
 /** Series items per page when `limit` is not given (the contract's default). */
 const DEFAULT_PAGE = 100;
 
-/** An API key as the series by key names it. */
-export interface KeyLabel {
-  id: string;
-  name: string | null;
-  prefix: string;
-}
-
 export interface UsageDeps {
   clock: Clock;
-  usage: Pick<UsageStore, 'totals' | 'groupPage'>;
-  /** The account's keys, revoked ones included (their usage stays theirs). */
-  keys(accountId: string): Promise<readonly KeyLabel[]>;
+  usage: Pick<UsageStore, 'totals'>;
+  /** The series by day, model, key or end user, and its CSV. */
+  breakdowns: UsageBreakdowns;
   /** The account's current balance (fresher than the principal's copy). */
   balance(accountId: string): Promise<number | undefined>;
   /** The account's rate-limit windows, without counting a request. */
@@ -63,35 +56,6 @@ function sumOf(series: readonly UsageTotals[]): UsageTotals {
   return sum;
 }
 
-function totalsBody(t: UsageTotals) {
-  return {
-    requests: t.requests,
-    credits: t.credits,
-    prompt_tokens: t.promptTokens,
-    completion_tokens: t.completionTokens,
-    total_tokens: t.promptTokens + t.completionTokens,
-  };
-}
-
-/** A series item as the body has it; by key, with the key's name and prefix (null for no key or one unknown). */
-function itemsOf(groups: readonly UsageGroup[], groupBy: UsageGroupBy, keys: ReadonlyMap<string, KeyLabel>) {
-  return groups.map(({ key, ...totals }) => {
-    if (groupBy !== 'key') return { key, ...totalsBody(totals) };
-    const label = key === null ? undefined : keys.get(key);
-    return { key, key_name: label?.name ?? null, key_prefix: label?.prefix ?? null, ...totalsBody(totals) };
-  });
-}
-
-/** The series as CSV: the body's fields in its order, one row per group. */
-function csvBody(items: ReturnType<typeof itemsOf>, groupBy: UsageGroupBy): string {
-  const labels = groupBy === 'key' ? ['key_name', 'key_prefix'] : [];
-  const header = ['key', ...labels, 'requests', 'credits', 'prompt_tokens', 'completion_tokens', 'total_tokens'];
-  return csvOf(
-    header,
-    items.map((item) => header.map((column) => (item as Record<string, string | number | null>)[column] ?? null)),
-  );
-}
-
 /** GET /z1/usage: the account's totals over a period, its balance, its rate-limit windows, a page of a series. */
 export function usageOperations(deps: UsageDeps): Operations<'getUsage'> {
   return {
@@ -111,27 +75,19 @@ export function usageOperations(deps: UsageDeps): Operations<'getUsage'> {
       }
       // A key bound to an end user sees that end user's group alone: the others' ids are not theirs to see.
       const onlyUser = groupBy === 'user' ? (key.userId ?? undefined) : undefined;
-      const page = csv
-        ? { userId: onlyUser }
-        : { after: query.after, limit: query.limit ?? DEFAULT_PAGE, userId: onlyUser };
-      const [balance, limits, series, keys] = await Promise.all([
+      const period = { start, end };
+      if (csv && groupBy) {
+        const { filename, body } = await deps.breakdowns.csv(account.id, period, groupBy, onlyUser);
+        const headers = { 'Content-Disposition': `attachment; filename="${filename}"` };
+        return { status: 200, type: 'text/csv', body, headers };
+      }
+      const page = { after: query.after, limit: query.limit ?? DEFAULT_PAGE, userId: onlyUser };
+      const [balance, limits, breakdown] = await Promise.all([
         deps.balance(account.id),
         deps.rateLimits(account),
-        groupBy ? deps.usage.groupPage(account.id, start, end, groupBy, page) : Promise.resolve(undefined),
-        groupBy === 'key' ? deps.keys(account.id) : Promise.resolve([]),
+        groupBy ? deps.breakdowns.page(account.id, period, groupBy, page) : Promise.resolve(undefined),
       ]);
-      const items =
-        series && groupBy ? itemsOf(series.groups, groupBy, new Map(keys.map((k) => [k.id, k]))) : undefined;
-      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-      if (csv && items && groupBy) {
-        const filename = `pvai-usage-${groupBy}-${day(start)}-${day(end)}.csv`;
-        return {
-          status: 200,
-          type: 'text/csv',
-          body: csvBody(items, groupBy),
-          headers: { 'Content-Disposition': `attachment; filename="${filename}"` },
-        };
-      }
+      const series = breakdown?.page;
       // A series that is the whole period (one page, every group) sums to the totals: one read, not two.
       const whole = series && query.after === undefined && !series.hasMore && onlyUser === undefined;
       const totals = whole ? sumOf(series.groups) : await deps.usage.totals(account.id, start, end);
@@ -145,7 +101,7 @@ export function usageOperations(deps: UsageDeps): Operations<'getUsage'> {
           rate_limits: limits.windows,
           period: { start: new Date(start).toISOString(), end: new Date(end).toISOString() },
           totals: totalsBody(totals),
-          ...(items && series ? { series: items, has_more: series.hasMore } : {}),
+          ...(breakdown ? { series: breakdown.items, has_more: breakdown.page.hasMore } : {}),
         },
       };
     },

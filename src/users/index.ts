@@ -6,7 +6,7 @@
 
 export { tableActivity } from './activity.js';
 export { usersCapability } from './capability.js';
-export type { EndUserSummary } from './end-users.js';
+export type { EndUserPage, EndUserQuery, EndUserSummary } from './end-users.js';
 export { paged } from './paged.js';
 export type {
   Erased,
