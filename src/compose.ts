@@ -187,6 +187,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       usage: usage.daily,
       rateLimits,
       documents: documents.service,
+      documentUpload: documents.upload,
       memory: memory.service,
       users: users.service,
       sla: sla.reports,

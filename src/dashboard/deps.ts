@@ -16,6 +16,13 @@ interface DashboardDocuments {
   delete(tenant: Tenant, id: string): Promise<void>;
 }
 
+/** A file uploaded from the Documents page, stored as the API's upload stores it (`createDocument`). */
+type DocumentUpload = (
+  tenant: Tenant,
+  file: { data: Buffer; filename: string; contentType: string },
+  given: { title?: string | undefined },
+) => Promise<unknown>;
+
 /**
  * The memory of an end user: the Documents page lists each user's memories with a Delete button, posting
  * to /dashboard/memory/:id/delete (scoped to the signed-in account, like every call here).
@@ -48,6 +55,8 @@ export interface DashboardDeps {
   /** The account's rate-limit windows, without counting a request. */
   rateLimits(account: Account): Promise<RateLimitDecision>;
   documents?: DashboardDocuments;
+  /** The Documents page's upload form (with `documents`). */
+  documentUpload?: DocumentUpload;
   /** Memory per end user (see DashboardMemory). */
   memory?: DashboardMemory;
   /** An end user's data: export and erase, from the Documents page (pages/users.ts). */

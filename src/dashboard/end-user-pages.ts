@@ -1,10 +1,11 @@
 import type { EndUserSummary } from '../users/index.js';
 import { userIdMarkup } from './end-user-id.js';
+import { endUserPicker, noSuchEndUser } from './end-user-markup.js';
 import { csrfField, formatNumber, formatTime, type Html, html, layout } from './html.js';
 import type { DashboardMemoryItem, PageSession } from './pages.js';
 
 /** `/dashboard/documents?user=…` and the like, the id percent-encoded. */
-export const userLink = (page: 'documents' | 'memory', userId: string) =>
+const userLink = (page: 'documents' | 'memory', userId: string) =>
   `/dashboard/${page}?user=${encodeURIComponent(userId)}`;
 
 /** The account's end users, most recently seen first, each with links to their documents and memory. */
@@ -35,22 +36,6 @@ export function endUsersPage(o: {
 memories and requests, most recently seen first.</p>
 ${o.users.length ? html`${table}${pager}` : html`<p class="empty">No end users yet: one appears when a request, a document or a memory names them.</p>`}`,
   });
-}
-
-/** The form that picks an end user on a per-user page, with the way to the list. */
-export function endUserPicker(page: 'documents' | 'memory', userId: string): Html {
-  return html`<form method="get" action="/dashboard/${page}" class="row card">
-  <div class="field"><label for="user">End user</label>
-    <input id="user" name="user" type="text" maxlength="256" required value="${userId}" placeholder="the user id your app sends"></div>
-  <button type="submit">Show ${page}</button>
-  <a class="button secondary" href="/dashboard/end-users">Choose from the end users</a>
-</form>`;
-}
-
-/** An id the account holds nothing of: said plainly, with nothing to act on (a typo must not look like an empty user). */
-export function noSuchEndUser(userId: string): Html {
-  return html`<p class="error" role="alert">No such end user: ${userIdMarkup(userId)}. This account holds no request,
-document or memory that names them; check the id, or <a href="/dashboard/end-users">choose from the end users</a>.</p>`;
 }
 
 /** Memory: one end user's memories, each with a Delete button. */

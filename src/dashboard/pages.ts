@@ -2,7 +2,7 @@ import type { ApiKeyRecord } from '../accounts/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
 import { barChart } from './charts.js';
 import { userIdMarkup } from './end-user-id.js';
-import { endUserPicker, noSuchEndUser } from './end-user-pages.js';
+import { endUserPicker, noSuchEndUser } from './end-user-markup.js';
 import { csrfField, formatNumber, formatTime, type Html, html, type LayoutOptions, layout } from './html.js';
 
 export type PageSession = NonNullable<LayoutOptions['session']>;
@@ -115,8 +115,19 @@ export function documentsPage(o: {
   notice?: string;
   /** The user's data can be exported and erased here (pages/users.ts). */
   userData?: boolean;
+  /** Files can be uploaded here (pages/documents.ts). */
+  upload?: boolean;
 }): string {
   const user = encodeURIComponent(o.userId);
+  const upload = o.upload
+    ? html`<form method="post" action="/dashboard/documents/upload" enctype="multipart/form-data" class="row card">
+${csrfField(o.session.csrfToken)}<input type="hidden" name="user" value="${o.userId}">
+<div class="field"><label for="file">File (txt, md, html, pdf or docx)</label>
+  <input id="file" name="file" type="file" required accept=".txt,.md,.markdown,.html,.htm,.pdf,.docx"></div>
+<div class="field"><label for="title">Title (optional)</label><input id="title" name="title" type="text" maxlength="512"></div>
+<button type="submit">Upload</button>
+</form>`
+    : '';
   const shown = userIdMarkup(o.userId);
   const userData =
     o.userId && o.known && o.userData
@@ -143,7 +154,7 @@ ${csrfField(o.session.csrfToken)}<input type="hidden" name="user" value="${o.use
     ? ''
     : !o.known
       ? noSuchEndUser(o.userId)
-      : html`<h2>Documents of ${shown}</h2>${list}
+      : html`<h2>Documents of ${shown}</h2>${upload}${list}
 <p><a href="/dashboard/memory?user=${user}">Their memories</a></p>${userData}`;
   return layout({
     title: 'Documents',

@@ -22,6 +22,7 @@ export interface Breakdown {
 }
 
 const BREAKDOWN_TITLES = { model: 'By model', key: 'By API key', user: 'By end user' } as const;
+const GROUP_HEADINGS = { model: 'Model', key: 'API key', user: 'End user' } as const;
 
 /** The range as a query (`start`, `end`: UTC days, both included). */
 const rangeQuery = (days: readonly string[]) => `start=${days[0] ?? ''}&end=${days[days.length - 1] ?? ''}`;
@@ -46,7 +47,7 @@ function breakdownTable(b: Breakdown, days: readonly string[]): Html {
   return html`<section aria-labelledby="by-${b.groupBy}"><h2 id="by-${b.groupBy}">${title}</h2>
 <p class="row">${csv}${b.hasMore ? html` <span class="sub">The ${b.items.length} first shown; the CSV has every one.</span>` : ''}</p>
 <table><caption class="visually-hidden">Usage ${title.toLowerCase()}</caption>
-<thead><tr><th scope="col">${title.slice(3)}</th><th scope="col" class="num">Requests</th><th scope="col"><span class="visually-hidden">Share of requests</span></th><th scope="col" class="num">Credits</th><th scope="col" class="num">Tokens</th></tr></thead>
+<thead><tr><th scope="col">${GROUP_HEADINGS[b.groupBy]}</th><th scope="col" class="num">Requests</th><th scope="col"><span class="visually-hidden">Share of requests</span></th><th scope="col" class="num">Credits</th><th scope="col" class="num">Tokens</th></tr></thead>
 <tbody>${b.items.map(
     (i) =>
       html`<tr><th scope="row">${groupName(b.groupBy, i)}</th><td class="num">${formatNumber(i.requests)}</td><td><span class="bar" style="width:${((i.requests / most) * 10).toFixed(2)}rem"></span></td><td class="num">${formatNumber(i.credits)}</td><td class="num">${formatNumber(i.total_tokens)}</td></tr>`,

@@ -15,7 +15,7 @@ export type SectionName = {
 }[keyof UserExport];
 
 /** An end user as the list of end users has it (`EndUser`). */
-export type EndUserBody = Schema<'EndUser'>;
+type EndUserBody = Schema<'EndUser'>;
 
 /** The counts an end user's entry has: each one a section's. */
 export type EndUserCount = { [K in keyof EndUserBody]: EndUserBody[K] extends number ? K : never }[keyof EndUserBody];
