@@ -249,6 +249,16 @@ hooks.beforeEach((t) => {
     if (resource === '/admin/accounts' && method === 'POST') {
       setBody(t, { ...jsonBody(t), email: `dredd-created-${Date.now()}@example.com` });
     }
+    if (resource === '/z1/usage') {
+      // The CSV is asked for by `format=csv` with a `group_by`, not by Accept; only it is an attachment.
+      if (t.origin.exampleName.endsWith('text/csv')) {
+        setQuery(t, (q) => {
+          q.set('format', 'csv');
+          q.set('group_by', 'key');
+        });
+        t.expected.headers['Content-Type'] = 'text/csv';
+      } else delete t.expected.headers['Content-Disposition'];
+    }
     return;
   }
 
@@ -305,6 +315,8 @@ hooks.beforeEach((t) => {
         // A conversation to continue that does not exist (another account's or end user's is the same 404).
         setBody(t, { ...jsonBody(t), previous_response_id: MISSING_IDS.response });
         t.expectedCode = 'PREVIOUS_RESPONSE_NOT_FOUND';
+      } else if (resource === '/z1/users') {
+        setQuery(t, (q) => q.set('after', 'dredd-no-such-end-user')); // a page after an end user the account lacks
       } else return skip(t, '404: no path id to make unknown');
       return;
     case 408:
@@ -371,7 +383,7 @@ hooks.beforeEachValidation((t) => {
     if (problem) t.fail = problem;
   }
 
-  const textual = ['text/html', 'text/plain', 'application/yaml'].find((type) => t.origin.exampleName.endsWith(type));
+  const textual = ['text/html', 'text/plain', 'text/csv', 'application/yaml'].find((type) => t.origin.exampleName.endsWith(type));
   if (textual && Number(t.real.statusCode) === 200) {
     // Dredd compares text bodies letter by letter with the example, which only illustrates the
     // page, the metrics or the document: require a non-empty body and leave the rest to the status.
