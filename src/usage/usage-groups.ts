@@ -43,7 +43,7 @@ export async function requestGroups(
     `SELECT * FROM (
        SELECT coalesce(${column}, '') AS bucket, ${SUMS} FROM usage_records
         WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 ${onlyUser}
-        GROUP BY coalesce(${column}, '')) AS groups
+        GROUP BY coalesce(${column}, '')) AS per_group
       ${after}
       ORDER BY CASE WHEN bucket = '' THEN 1 ELSE 0 END, bucket ${limit}`,
     params,

@@ -2,12 +2,14 @@ import { AppError } from '../../errors/index.js';
 import { type DashboardRouter, signedIn } from '../context.js';
 import type { DashboardDeps } from '../deps.js';
 import { type Breakdown, PRESET_DAYS, usagePage } from '../usage-page.js';
-import { send } from '../web.js';
+import { downloadText, send } from '../web.js';
 
 const DEFAULT_DAYS = 30;
 /** The longest range a page shows (a bar a day): a year. */
 const MAX_DAYS = 366;
 const DAY_MS = 86_400_000;
+/** What a CSV link may split the range by (the API's `group_by`). */
+const GROUPS = ['day', 'model', 'key', 'user'] as const;
 /** Groups per breakdown table; the CSV has every one. */
 const BREAKDOWN_ROWS = 50;
 
@@ -78,15 +80,11 @@ export function usageRoutes(
   /** The API's CSV (`GET /z1/usage?format=csv`) of the range, by day, model, key or end user. */
   router.get('/usage.csv', async (ctx) => {
     const signed = signedIn(ctx);
-    const groupBy = ['day', 'model', 'key', 'user'].find((g) => g === ctx.query.group_by);
+    const groupBy = GROUPS.find((g) => g === ctx.query.group_by);
     if (!groupBy) throw new AppError('INVALID_PARAMETER', 'group_by must be day, model, key or user');
     const { first, last } = rangeOf(ctx.query, deps.clock());
     const period = { start: first, end: last + DAY_MS };
-    const csv = await deps.usage.breakdowns.csv(signed.account.id, period, groupBy as 'day');
-    ctx.status = 200;
-    ctx.type = 'text/csv; charset=utf-8';
-    ctx.set('Content-Disposition', `attachment; filename="${csv.filename}"`);
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = csv.body;
+    const csv = await deps.usage.breakdowns.csv(signed.account.id, period, groupBy);
+    downloadText(ctx, csv.filename, 'text/csv; charset=utf-8', csv.body);
   });
 }
