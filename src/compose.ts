@@ -87,7 +87,8 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   const admission = admissionFor(config, { db, limiter, tiers, clock }, { logger, rateLimited });
   const rateLimits = (account: Account) => admission.windows(account);
   const balance = (accountId: string) => accounts.service.balance(accountId);
-  const usage = plug(usageCapability({ ...host, writes: writes('usage'), balance, rateLimits }));
+  const keys = (accountId: string) => accounts.service.listKeys(accountId);
+  const usage = plug(usageCapability({ ...host, writes: writes('usage'), balance, rateLimits, keys }));
   const onLogError = (err: unknown, pending: number) =>
     logger.error({ err, pending }, 'writing or sweeping request logs failed');
   const logs = plug(logsCapability({ db, clock, retentionDays: config.logs.retentionDays, onError: onLogError }));
@@ -207,6 +208,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       logs: logs.reader,
       rateLimits,
       documents: documents.service,
+      documentUpload: documents.upload,
       memory: memory.service,
       users: users.service,
       sla: sla.reports,

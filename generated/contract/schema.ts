@@ -648,6 +648,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/z1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's end users
+         * @description Every end user the caller's account holds something about: documents, memories or requests that named
+         *     them (`user_id`, or OpenAI's `user`), with their counts and when they were last seen (their latest request,
+         *     memory change or document). Most recently seen first (ties by id), `limit` at a time after the end user
+         *     `after` (one the account does not have, or no longer has, is 404 `NOT_FOUND`). An erased end user is no
+         *     longer listed: their usage rows stay without their id. Through a key bound to an end user, that end user
+         *     alone. The same id in another account is another end user and never listed here.
+         */
+        get: operations["listEndUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/z1/users/{user_id}/export": {
         parameters: {
             query?: never;
@@ -2196,8 +2221,12 @@ export interface components {
             total_tokens: number;
         };
         UsageSeriesItem: {
-            /** @description The UTC day (YYYY-MM-DD) or the model. */
-            key: string;
+            /** @description The UTC day (YYYY-MM-DD), the model, the key's id or the end user's id; null for the requests of no end user (`group_by=user`) or of no key. */
+            key: string | null;
+            /** @description `group_by=key` only: the key's name. */
+            key_name?: string | null;
+            /** @description `group_by=key` only: the start of the key, as the key lists show it. */
+            key_prefix?: string | null;
         } & components["schemas"]["UsageTotals"];
         RequestLog: {
             /** @enum {string} */
@@ -2275,8 +2304,10 @@ export interface components {
                 end: string;
             };
             totals: components["schemas"]["UsageTotals"];
-            /** @description Present when `group_by` is given. */
+            /** @description Present when `group_by` is given; a page of it (`limit`, `after`). `totals` are always the whole period's. */
             series?: components["schemas"]["UsageSeriesItem"][];
+            /** @description Present with `series`: whether a page follows (ask again with `after` the last item's `key`). */
+            has_more?: boolean;
         };
         /** @description Free-form; like every part of a body, nested at most `http.maxJsonDepth` (64) levels deep, counted from the body's root (400 `NESTING_TOO_DEEP`). */
         Metadata: {
@@ -2426,6 +2457,40 @@ export interface components {
             /** @enum {string} */
             object: "list";
             data: components["schemas"]["DocumentChunkMatch"][];
+        };
+        EndUser: {
+            /** @enum {string} */
+            object: "end_user";
+            /** @description The end user's id, as requests name it. */
+            id: string;
+            /**
+             * Format: int64
+             * @description Their documents.
+             */
+            documents: number;
+            /**
+             * Format: int64
+             * @description Their current memories.
+             */
+            memories: number;
+            /**
+             * Format: int64
+             * @description The requests that named them.
+             */
+            requests: number;
+            /**
+             * Format: date-time
+             * @description Their latest request, memory change or document.
+             */
+            last_seen_at: string;
+        };
+        EndUserList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["EndUser"][];
+            first_id: string | null;
+            last_id: string | null;
+            has_more: boolean;
         };
         /** @description Everything the account holds about one end user, a list per kind of data (see `exportUserData`). */
         UserExport: {
@@ -5243,10 +5308,25 @@ export interface operations {
                  */
                 end?: components["schemas"]["Instant"];
                 /**
-                 * @description Split the totals into a series by UTC day or by model.
-                 * @example day
+                 * @description Split the period's usage into a series: by UTC day, by model, by API key (`key` is the key's id, with
+                 *     its `key_name` and `key_prefix`) or by end user (`key` is the end user's id as requests named it).
+                 *     Requests that named no end user, and those of an erased end user, form one group whose `key` is null
+                 *     (an empty field in the CSV), always the series' last. Through a key bound to an end user, `user`
+                 *     shows that end user's group alone.
+                 * @example key
                  */
-                group_by?: "day" | "model";
+                group_by?: "day" | "model" | "key" | "user";
+                /** @description Series items per page (JSON only). Items come in the order of their `key` (days oldest first); `has_more` says whether another page follows. */
+                limit?: number;
+                /** @description The `key` of the last series item of the previous page; the page starts after it (JSON only). */
+                after?: string;
+                /**
+                 * @description `csv`: the series as `text/csv` (RFC 4180: a header row, one row per group of the whole period, CRLF line
+                 *     ends, fields quoted when they hold a comma, a quote or a line end), for a download; `limit` and `after`
+                 *     do not apply. Needs `group_by` (400 `INVALID_PARAMETER` without it). Values are written as they are,
+                 *     never altered: a spreadsheet that evaluates cells starting with `=` should import them as text.
+                 */
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -5261,6 +5341,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    /** @description With `format=csv`, `attachment; filename="pvai-usage-<group_by>-<start>-<end>.csv"`. */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5309,10 +5391,16 @@ export interface operations {
                      *           "completion_tokens": 400,
                      *           "total_tokens": 1300
                      *         }
-                     *       ]
+                     *       ],
+                     *       "has_more": false
                      *     }
                      */
                     "application/json": components["schemas"]["Usage"];
+                    /**
+                     * @example key,key_name,key_prefix,requests,credits,prompt_tokens,completion_tokens,total_tokens
+                     *     key_8d2f,"Shop, web",pv_live_8d2f,50,20,900,400,1300
+                     */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6058,6 +6146,58 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEndUsers: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["ListLimit"];
+                /** @description The id of the last end user of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of end users. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "object": "end_user",
+                     *           "id": "user-123",
+                     *           "documents": 2,
+                     *           "memories": 5,
+                     *           "requests": 40,
+                     *           "last_seen_at": "2026-11-22T09:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "first_id": "user-123",
+                     *       "last_id": "user-123",
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EndUserList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

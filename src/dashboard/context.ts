@@ -3,6 +3,7 @@
  * form, the sign-in attempt the throttle let through), and which routes anyone may open.
  */
 import type Router from 'koa-router';
+import type { Upload } from '../http/index.js';
 import type { Account } from '../kernel/index.js';
 import type { PageSession } from './pages.js';
 import type { Session } from './sessions.js';
@@ -24,6 +25,8 @@ interface SignInAttempt {
 interface DashboardState {
   signed?: Signed;
   form?: URLSearchParams;
+  /** The file of a multipart form (the only one: the Documents page's upload). */
+  upload?: Upload;
   signInAttempt?: SignInAttempt;
 }
 
@@ -36,6 +39,13 @@ type RouteOf = { method: string; _matchedRouteName: string | undefined };
  * other route is a page of the signed-in account.
  */
 export const OPEN_ROUTES = { home: 'home', signIn: 'sign-in' } as const;
+
+/** The one route whose form is multipart/form-data (a file): every other form is urlencoded. */
+export const UPLOAD_ROUTE = 'document-upload';
+
+export function isUploadPost(ctx: RouteOf): boolean {
+  return ctx.method === 'POST' && ctx._matchedRouteName === UPLOAD_ROUTE;
+}
 
 export function isOpenRoute(ctx: RouteOf): boolean {
   return ctx._matchedRouteName === OPEN_ROUTES.home || ctx._matchedRouteName === OPEN_ROUTES.signIn;
@@ -62,6 +72,9 @@ export const signedIn = (ctx: { state: DashboardState }): Signed => stateOf(ctx,
 
 /** The form of a POST, read and checked by middleware/csrf.ts. */
 export const formOf = (ctx: { state: DashboardState }): URLSearchParams => stateOf(ctx, 'form', 'middleware/csrf.ts');
+
+/** The multipart form's file and fields, read by middleware/csrf.ts (undefined: no file was sent). */
+export const uploadOf = (ctx: { state: DashboardState }): Upload | undefined => ctx.state.upload;
 
 /** The sign-in the throttle let through. */
 export const signInAttemptOf = (ctx: { state: DashboardState }): SignInAttempt =>

@@ -6,8 +6,8 @@ import type { RateLimitDecision, SignInThrottle } from '../limits/index.js';
 import type { SqlRequestLogStore } from '../logs/index.js';
 import type { Tenant } from '../retrieval/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
-import type { DailyUsage } from '../usage/index.js';
-import type { Erased, UserExport } from '../users/index.js';
+import type { DailyUsage, UsageBreakdowns } from '../usage/index.js';
+import type { EndUserPage, EndUserQuery, EndUserSummary, Erased, UserExport } from '../users/index.js';
 import type { DashboardDocument, DashboardMemoryItem } from './pages.js';
 import type { SessionStore } from './sessions.js';
 
@@ -16,6 +16,13 @@ interface DashboardDocuments {
   list(tenant: Tenant): Promise<DashboardDocument[]>;
   delete(tenant: Tenant, id: string): Promise<void>;
 }
+
+/** A file uploaded from the Documents page, stored as the API's upload stores it (`createDocument`). */
+type DocumentUpload = (
+  tenant: Tenant,
+  file: { data: Buffer; filename: string; contentType: string },
+  given: { title?: string | undefined },
+) => Promise<unknown>;
 
 /**
  * The memory of an end user: the Documents page lists each user's memories with a Delete button, posting
@@ -26,8 +33,11 @@ interface DashboardMemory {
   delete(tenant: Tenant, id: string): Promise<void>;
 }
 
-/** An end user's data, for the dashboard's per-user page (UserDataService). */
+/** The account's end users, and an end user's data (UserDataService). */
 interface DashboardUsers {
+  list(accountId: string, query: EndUserQuery): Promise<EndUserPage>;
+  /** Undefined for an id the account holds nothing of: the pages say "no such end user" and offer no erase. */
+  find(tenant: Tenant): Promise<EndUserSummary | undefined>;
   export(tenant: Tenant): Streamed<UserExport>;
   erase(tenant: Tenant): Promise<Erased>;
 }
@@ -53,16 +63,19 @@ export interface DashboardDeps {
   clock: Clock;
   sessions: SessionStore;
   accounts: AccountService;
-  /** The daily usage rollup (never the raw rows), and a flush of the rows still buffered. */
+  /** The daily usage rollup (never the raw rows), a flush of the rows still buffered, the API's breakdowns. */
   usage: {
     flush(): Promise<void>;
     days(accountId: string, start: number, end: number): Promise<DailyUsage[]>;
+    breakdowns: Pick<UsageBreakdowns, 'page' | 'csv'>;
   };
   /** The account's rate-limit windows, without counting a request. */
   rateLimits(account: Account): Promise<RateLimitDecision>;
   /** The request logs (the Logs page), read after the rows still pending are written. */
   logs?: { flush(): Promise<void>; store: Pick<SqlRequestLogStore, 'list' | 'cursorOf'> };
   documents?: DashboardDocuments;
+  /** The Documents page's upload form (with `documents`). */
+  documentUpload?: DocumentUpload;
   /** Memory per end user (see DashboardMemory). */
   memory?: DashboardMemory;
   /** An end user's data: export and erase, from the Documents page (pages/users.ts). */

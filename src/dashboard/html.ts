@@ -34,14 +34,16 @@ function render(value: unknown): string {
   return escapeHtml(value);
 }
 
-type Section = 'keys' | 'usage' | 'logs' | 'sla' | 'documents' | 'models' | 'password';
+type Section = 'keys' | 'usage' | 'logs' | 'sla' | 'users' | 'documents' | 'memory' | 'models' | 'password';
 
 const NAV: ReadonlyArray<{ section: Section; label: string; path: string }> = [
   { section: 'keys', label: 'API keys', path: '/dashboard/keys' },
   { section: 'usage', label: 'Usage', path: '/dashboard/usage' },
   { section: 'logs', label: 'Logs', path: '/dashboard/logs' },
   { section: 'sla', label: 'SLA', path: '/dashboard/sla' },
+  { section: 'users', label: 'End users', path: '/dashboard/end-users' },
   { section: 'documents', label: 'Documents', path: '/dashboard/documents' },
+  { section: 'memory', label: 'Memory', path: '/dashboard/memory' },
   { section: 'models', label: 'Models', path: '/dashboard/models' },
 ];
 

@@ -1,8 +1,7 @@
-import type { WindowName, WindowState } from '../limits/index.js';
 import type { SlaReport, SlaWindow } from '../sla/index.js';
-import type { DailyUsage } from '../usage/index.js';
 import { barChart } from './charts.js';
 import { userIdMarkup } from './end-user-id.js';
+import { endUserPicker, noSuchEndUser } from './end-user-markup.js';
 import { csrfField, formatNumber, formatTime, type Html, html, type LayoutOptions, layout } from './html.js';
 import { PERCENTILE_MIN_REQUESTS, percentileCell, percentileShown } from './sla-percentiles.js';
 
@@ -34,72 +33,6 @@ export function messagePage(o: { title: string; message: string; session?: PageS
   });
 }
 
-const WINDOW_LABELS: Record<WindowName, string> = {
-  minute: 'This minute',
-  day: 'Today (UTC)',
-  month: 'This month (UTC)',
-};
-
-export function usagePage(o: {
-  session: PageSession;
-  balance: number;
-  windows: Record<WindowName, WindowState>;
-  days: readonly string[];
-  rows: readonly DailyUsage[];
-}): string {
-  const models = [...new Set(o.rows.map((r) => r.model))].sort();
-  const name = (model: string) => model || 'other (no model)';
-  const perDay = (pick: (r: DailyUsage) => number) =>
-    models.map((model) => ({
-      name: name(model),
-      values: o.days.map((day) =>
-        o.rows.filter((r) => r.day === day && r.model === model).reduce((sum, r) => sum + pick(r), 0),
-      ),
-    }));
-  const byModel = models.map((model) => {
-    const rows = o.rows.filter((r) => r.model === model);
-    const sum = (pick: (r: DailyUsage) => number) => rows.reduce((s, r) => s + pick(r), 0);
-    return {
-      model,
-      requests: sum((r) => r.requests),
-      credits: sum((r) => r.credits),
-      tokens: sum((r) => r.promptTokens + r.completionTokens),
-    };
-  });
-  const maxRequests = Math.max(1, ...byModel.map((m) => m.requests));
-  const windows = (['minute', 'day', 'month'] as const).map((w) => {
-    const state = o.windows[w];
-    const used = state.limit - state.remaining;
-    const share = state.limit > 0 ? Math.min(100, (used / state.limit) * 100) : 0;
-    return html`<div class="stat"><div class="label">${WINDOW_LABELS[w]}</div>
-<div class="value">${formatNumber(used)} <span class="sub">of ${formatNumber(state.limit)} requests</span></div>
-<div class="meter" role="img" aria-label="${Math.round(share)}% used"><span style="width:${share.toFixed(1)}%"></span></div></div>`;
-  });
-  const range = `${o.days[0]} to ${o.days[o.days.length - 1]}`;
-  const charts: Html = o.rows.length
-    ? html`${barChart({ title: `Requests per day by model, ${range}`, labels: o.days, series: perDay((r) => r.requests) })}
-${barChart({ title: `Credits per day by model, ${range}`, labels: o.days, series: perDay((r) => r.credits), empty: 'No credits spent in these days.' })}
-${barChart({ title: `Tokens per day by model (prompt + completion), ${range}`, labels: o.days, series: perDay((r) => r.promptTokens + r.completionTokens), empty: 'No tokens in these days.' })}
-<h2>Per model, ${range}</h2>
-<table><thead><tr><th scope="col">Model</th><th scope="col" class="num">Requests</th><th scope="col"><span class="visually-hidden">Share of requests</span></th><th scope="col" class="num">Credits</th><th scope="col" class="num">Tokens</th></tr></thead>
-<tbody>${byModel.map(
-        (m) =>
-          html`<tr><th scope="row">${name(m.model)}</th><td class="num">${formatNumber(m.requests)}</td><td><span class="bar" style="width:${((m.requests / maxRequests) * 10).toFixed(2)}rem"></span></td><td class="num">${formatNumber(m.credits)}</td><td class="num">${formatNumber(m.tokens)}</td></tr>`,
-      )}</tbody></table>`
-    : html`<p class="empty">No requests in the last ${o.days.length} days.</p>`;
-  return layout({
-    title: 'Usage',
-    session: o.session,
-    section: 'usage',
-    body: html`<div class="stats">
-<div class="stat"><div class="label">Credit balance</div><div class="value">${formatNumber(o.balance)}</div><div class="sub">credits</div></div>
-${windows}
-</div>
-<h2>The last ${o.days.length} days</h2>
-${charts}`,
-  });
-}
-
 /** What the Documents page shows of one document (DocumentService's records have these fields and more). */
 export interface DashboardDocument {
   id: string;
@@ -120,35 +53,33 @@ export interface DashboardMemoryItem {
 export function documentsPage(o: {
   session: PageSession;
   userId: string;
+  /** Undefined: no user chosen, or no such user (`known`). */
   documents: readonly DashboardDocument[] | undefined;
-  memories?: readonly DashboardMemoryItem[] | undefined;
+  /** The account holds something of `userId` (an unknown id offers nothing to act on). */
+  known: boolean;
   notice?: string;
-  memoryAvailable: boolean;
   /** The user's data can be exported and erased here (pages/users.ts). */
   userData?: boolean;
+  /** Files can be uploaded here (pages/documents.ts). */
+  upload?: boolean;
 }): string {
   const user = encodeURIComponent(o.userId);
+  const upload = o.upload
+    ? html`<form method="post" action="/dashboard/documents/upload" enctype="multipart/form-data" class="row card">
+${csrfField(o.session.csrfToken)}<input type="hidden" name="user" value="${o.userId}">
+<div class="field"><label for="file">File (txt, md, html, pdf or docx)</label>
+  <input id="file" name="file" type="file" required accept=".txt,.md,.markdown,.html,.htm,.pdf,.docx"></div>
+<div class="field"><label for="title">Title (optional)</label><input id="title" name="title" type="text" maxlength="512"></div>
+<button type="submit">Upload</button>
+</form>`
+    : '';
   const shown = userIdMarkup(o.userId);
   const userData =
-    o.userId && o.userData
+    o.userId && o.known && o.userData
       ? html`<h2>All data of ${shown}</h2>
 <p class="row"><a class="button secondary" href="/dashboard/users/export?user=${user}" download>Export this user's data</a>
 <a class="button danger" href="/dashboard/users/erase?user=${user}">Erase this user</a></p>`
       : '';
-  const memories = !o.memoryAvailable
-    ? html`<p class="empty">Memory per end user is not available on this server yet.</p>`
-    : !o.userId
-      ? html`<p class="empty">Choose an end user to see their memories.</p>`
-      : o.memories?.length
-        ? html`<table><caption class="visually-hidden">Memories of ${o.userId}</caption>
-<thead><tr><th scope="col">Memory</th><th scope="col">Saved</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-<tbody>${o.memories.map(
-            (m) => html`<tr><td>${m.content}</td><td>${formatTime(m.createdAt)}</td>
-<td class="actions"><form class="inline" method="post" action="/dashboard/memory/${m.id}/delete" data-confirm="Delete this memory?">
-${csrfField(o.session.csrfToken)}<input type="hidden" name="user" value="${o.userId}">
-<button type="submit" class="danger" aria-label="Delete memory: ${m.content.slice(0, 40)}">Delete</button></form></td></tr>`,
-          )}</tbody></table>`
-        : html`<p class="empty">No memories for ${shown}.</p>`;
   const list = o.documents
     ? o.documents.length
       ? html`<table><caption class="visually-hidden">Documents of ${o.userId}</caption>
@@ -164,21 +95,20 @@ ${csrfField(o.session.csrfToken)}<input type="hidden" name="user" value="${o.use
         )}</tbody></table>`
       : html`<p class="empty">No documents for ${shown}.</p>`
     : '';
+  const body = !o.userId
+    ? ''
+    : !o.known
+      ? noSuchEndUser(o.userId)
+      : html`<h2>Documents of ${shown}</h2>${upload}${list}
+<p><a href="/dashboard/memory?user=${user}">Their memories</a></p>${userData}`;
   return layout({
     title: 'Documents',
     session: o.session,
     section: 'documents',
     body: html`<p class="lead">The documents your end users uploaded (per <code>user</code>), which their chats can draw on.</p>
 ${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ''}
-<form method="get" action="/dashboard/documents" class="row card">
-  <div class="field"><label for="user">End user</label>
-    <input id="user" name="user" type="text" maxlength="256" required value="${o.userId}" placeholder="the user id your app sends"></div>
-  <button type="submit">Show documents</button>
-</form>
-${o.userId ? html`<h2>Documents of ${shown}</h2>${list}` : ''}
-<h2>Memory</h2>
-${memories}
-${userData}`,
+${endUserPicker('documents', o.userId)}
+${body}`,
   });
 }
 

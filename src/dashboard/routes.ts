@@ -8,6 +8,7 @@ import { session } from './middleware/session.js';
 import { signInThrottle } from './middleware/throttle.js';
 import { assetRoutes } from './pages/assets.js';
 import { documentsRoutes } from './pages/documents.js';
+import { endUsersRoutes } from './pages/end-users.js';
 import { keysRoutes } from './pages/keys.js';
 import { logsRoutes } from './pages/logs.js';
 import { memoryRoutes } from './pages/memory.js';
@@ -38,6 +39,7 @@ const PAGES: ReadonlyArray<(router: DashboardRouter, deps: DashboardDeps) => voi
   usageRoutes,
   logsRoutes,
   slaRoutes,
+  endUsersRoutes,
   documentsRoutes,
   memoryRoutes,
   usersRoutes,

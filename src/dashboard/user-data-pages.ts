@@ -61,6 +61,6 @@ export function erasedPage(o: {
     body: html`<p class="notice" role="status">Erased ${userIdMarkup(o.userId)}: ${counted(o.erased.documents, 'document', 'documents')}
 and ${counted(o.erased.memories, 'memory', 'memories')} deleted; ${counted(o.erased.usage, 'usage row', 'usage rows')} kept
 without the user id.</p>
-<p><a href="/dashboard/documents">Back to documents</a></p>`,
+<p><a href="/dashboard/end-users">Back to the end users</a></p>`,
   });
 }

@@ -57,6 +57,15 @@ export function download(ctx: Koa.Context, filename: string, body: Readable): vo
   ctx.body = body;
 }
 
+/** A small text file to save (the usage CSV): built whole before the first byte, so never cut short. */
+export function downloadText(ctx: Koa.Context, filename: string, type: string, body: string): void {
+  secureHeaders(ctx);
+  ctx.status = 200;
+  ctx.type = type;
+  ctx.set('Content-Disposition', `attachment; filename="${filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`);
+  ctx.body = body;
+}
+
 /** 303 to `location` (after a form, and to the sign-in page). */
 export function seeOther(ctx: Koa.Context, location: string): void {
   secureHeaders(ctx);

@@ -28,9 +28,15 @@ export function documentsCapability({
       contentType: string,
       given: { title?: string; metadata?: Record<string, unknown> },
     ) => fileToDocument(data, filename, contentType, extractor, given),
+    /** A file stored as `POST /z1/rag/documents` stores an uploaded one (the dashboard's upload form). */
+    upload: async (
+      tenant: { accountId: string; userId: string },
+      file: { data: Buffer; filename: string; contentType: string },
+      given: { title?: string | undefined },
+    ) => service.create(tenant, await fileToDocument(file.data, file.filename, file.contentType, extractor, given)),
     operations: documentOperations(service, deps.tiers, extractor),
     context: documentsContextSource(service),
-    userData: documentsUserData(service),
+    userData: documentsUserData(service, db),
     start: () => service.start(),
     close: () => service.close(),
   };

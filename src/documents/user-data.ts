@@ -1,4 +1,5 @@
-import type { UserDataSection } from '../users/index.js';
+import type { Db } from '../storage/index.js';
+import { tableActivity, type UserDataSection } from '../users/index.js';
 import type { DocumentService } from './document-service.js';
 import { documentBody } from './operations.js';
 
@@ -7,9 +8,11 @@ import { documentBody } from './operations.js';
  * The erase is `DocumentService.forget`: documents, chunks, jobs, index entries (embedded or Qdrant), then the
  * version the cache keys of the user's RAG answers hold.
  */
-export function documentsUserData(documents: DocumentService): UserDataSection<'documents'> {
+export function documentsUserData(documents: DocumentService, db: Db): UserDataSection<'documents'> {
   return {
     name: 'documents',
+    // Each end user's documents, whatever their status; the newest one's upload is when documents last saw them.
+    activity: { counts: 'documents', list: tableActivity(db, 'rag_documents', 'created_at') },
     async *export(tenant) {
       for await (const { doc, text } of documents.exportDocuments(tenant)) yield { ...documentBody(doc), text };
     },

@@ -15,6 +15,7 @@ export {
 export { loadContract } from './document.js';
 export { endUserOf, requiredEndUserOf } from './end-user.js';
 export { jsonStream, type Streamed } from './json-stream.js';
+export { readMultipart } from './multipart.js';
 export { contractBackend, openApiRequest, useIndexedRouter } from './openapi.js';
 export type {
   Operation,

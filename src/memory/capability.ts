@@ -23,7 +23,7 @@ export function memoryCapability({ db, tiers, index, ...deps }: MemoryDeps) {
     service,
     operations: memoryOperations(service, tiers),
     context: memoryContextSource(service),
-    userData: memoryUserData(service, new SqlMemoryExport(db, store)),
+    userData: memoryUserData(service, new SqlMemoryExport(db, store), db),
     start: () => service.start(),
     close: () => service.close(),
   };

@@ -1,4 +1,5 @@
-import { paged, type UserDataSection } from '../users/index.js';
+import type { Db } from '../storage/index.js';
+import { paged, tableActivity, type UserDataSection } from '../users/index.js';
 import type { MemoryExportEntry, SqlMemoryExport } from './memory-export.js';
 import type { MemoryService } from './memory-service.js';
 import { changeBody, memoryBody } from './operations.js';
@@ -12,9 +13,11 @@ const PAGE_MEMORIES = 100;
  * user's memories, history, index entries, version (so no cached answer keyed by it is served again) and
  * queued extraction.
  */
-export function memoryUserData(memory: MemoryService, reader: SqlMemoryExport): UserDataSection<'memories'> {
+export function memoryUserData(memory: MemoryService, reader: SqlMemoryExport, db: Db): UserDataSection<'memories'> {
   return {
     name: 'memories',
+    // Each end user's current memories; the latest change of one is when memory last saw them.
+    activity: { counts: 'memories', list: tableActivity(db, 'memories', 'updated_at') },
     async *export(tenant) {
       const entries = paged(
         (after: string | undefined, limit) => reader.page(tenant, after, limit),

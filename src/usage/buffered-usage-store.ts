@@ -1,5 +1,5 @@
 import { RetryingWriter, type WriteBehindState, WriteBehindTimer } from '../storage/index.js';
-import type { UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
+import type { GroupPageQuery, RollupGroupBy, UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from './types.js';
 import { logUsage, usageFromLog } from './usage-log-encoding.js';
 
 export interface BufferedUsageOptions {
@@ -90,8 +90,13 @@ export class BufferedUsageStore implements UsageStore {
     return this.#inner.totals(accountId, start, end);
   }
 
-  async series(accountId: string, start: number, end: number, groupBy: UsageGroupBy) {
+  async series(accountId: string, start: number, end: number, groupBy: RollupGroupBy) {
     await this.flush();
     return this.#inner.series(accountId, start, end, groupBy);
+  }
+
+  async groupPage(accountId: string, start: number, end: number, groupBy: UsageGroupBy, page: GroupPageQuery) {
+    await this.flush();
+    return this.#inner.groupPage(accountId, start, end, groupBy, page);
   }
 }

@@ -4,11 +4,17 @@ import { type Operations, requirePrincipal } from '../http/index.js';
 import type { Account } from '../kernel/index.js';
 import type { RateLimitDecision } from '../limits/index.js';
 import { utcMonthStart } from '../limits/index.js';
+import { totalsBody, type UsageBreakdowns } from './breakdown.js';
 import type { UsageStore, UsageTotals } from './types.js';
+
+/** Series items per page when `limit` is not given (the contract's default). */
+const DEFAULT_PAGE = 100;
 
 export interface UsageDeps {
   clock: Clock;
-  usage: Pick<UsageStore, 'totals' | 'series'>;
+  usage: Pick<UsageStore, 'totals'>;
+  /** The series by day, model, key or end user, and its CSV. */
+  breakdowns: UsageBreakdowns;
   /** The account's current balance (fresher than the principal's copy). */
   balance(accountId: string): Promise<number | undefined>;
   /** The account's rate-limit windows, without counting a request. */
@@ -50,33 +56,41 @@ function sumOf(series: readonly UsageTotals[]): UsageTotals {
   return sum;
 }
 
-function totalsBody(t: UsageTotals) {
-  return {
-    requests: t.requests,
-    credits: t.credits,
-    prompt_tokens: t.promptTokens,
-    completion_tokens: t.completionTokens,
-    total_tokens: t.promptTokens + t.completionTokens,
-  };
-}
-
-/** GET /z1/usage: the account's totals over a period, its balance and its rate-limit windows. */
+/** GET /z1/usage: the account's totals over a period, its balance, its rate-limit windows, a page of a series. */
 export function usageOperations(deps: UsageDeps): Operations<'getUsage'> {
   return {
     getUsage: async ({ query }, call) => {
-      const { account } = requirePrincipal(call);
+      const { account, key } = requirePrincipal(call);
       const now = deps.clock();
       const start = parseInstant(query.start, 'start') ?? utcMonthStart(now);
       // An end before the start is an empty period: no rows, zero totals.
       const end = Math.max(start, parseInstant(query.end, 'end') ?? now + 1);
       const groupBy = query.group_by;
-      // With a series the totals are its sum (every row is in one group): one read of the period, not two.
-      const [balance, limits, series] = await Promise.all([
+      const csv = query.format === 'csv';
+      if (csv && !groupBy) {
+        throw new AppError('INVALID_PARAMETER', 'format=csv needs group_by: the CSV has one row per group', {
+          field: 'format',
+          reason: 'needs group_by (day, model, key or user)',
+        });
+      }
+      // A key bound to an end user sees that end user's group alone: the others' ids are not theirs to see.
+      const onlyUser = groupBy === 'user' ? (key.userId ?? undefined) : undefined;
+      const period = { start, end };
+      if (csv && groupBy) {
+        const { filename, body } = await deps.breakdowns.csv(account.id, period, groupBy, onlyUser);
+        const headers = { 'Content-Disposition': `attachment; filename="${filename}"` };
+        return { status: 200, type: 'text/csv', body, headers };
+      }
+      const page = { after: query.after, limit: query.limit ?? DEFAULT_PAGE, userId: onlyUser };
+      const [balance, limits, breakdown] = await Promise.all([
         deps.balance(account.id),
         deps.rateLimits(account),
-        groupBy ? deps.usage.series(account.id, start, end, groupBy) : Promise.resolve(undefined),
+        groupBy ? deps.breakdowns.page(account.id, period, groupBy, page) : Promise.resolve(undefined),
       ]);
-      const totals = series ? sumOf(series) : await deps.usage.totals(account.id, start, end);
+      const series = breakdown?.page;
+      // A series that is the whole period (one page, every group) sums to the totals: one read, not two.
+      const whole = series && query.after === undefined && !series.hasMore && onlyUser === undefined;
+      const totals = whole ? sumOf(series.groups) : await deps.usage.totals(account.id, start, end);
       return {
         status: 200,
         body: {
@@ -87,7 +101,7 @@ export function usageOperations(deps: UsageDeps): Operations<'getUsage'> {
           rate_limits: limits.windows,
           period: { start: new Date(start).toISOString(), end: new Date(end).toISOString() },
           totals: totalsBody(totals),
-          ...(series ? { series: series.map((s) => ({ key: s.key, ...totalsBody(s) })) } : {}),
+          ...(breakdown ? { series: breakdown.items, has_more: breakdown.page.hasMore } : {}),
         },
       };
     },

@@ -12,7 +12,18 @@ import {
   transaction,
   WriteBatches,
 } from '../storage/index.js';
-import type { EndUser, UsageGroupBy, UsageRecord, UsageStore, UsageTotals, UserUsageRow } from './types.js';
+import type {
+  EndUser,
+  GroupPage,
+  GroupPageQuery,
+  RollupGroupBy,
+  UsageGroupBy,
+  UsageRecord,
+  UsageStore,
+  UsageTotals,
+  UserUsageRow,
+} from './types.js';
+import { pageOf, requestGroups, SUMS, toTotals } from './usage-groups.js';
 import { logUsage, usageFromLog } from './usage-log-encoding.js';
 
 const DAY_MS = 86_400_000;
@@ -26,8 +37,6 @@ const INSERT_CHUNKS = [256, 64, 16, 4, 1];
  */
 const SQLITE_CHUNKS = [16, 4, 1];
 
-const SUMS = `count(*) AS requests, coalesce(sum(credits), 0) AS credits,
-  coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
 /** The same sums over the hourly rollup. */
 const ROLLUP_SUMS = `coalesce(sum(requests), 0) AS requests, coalesce(sum(credits), 0) AS credits,
   coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens`;
@@ -64,22 +73,13 @@ function rollupAdditions(rows: readonly UsageRecord[]): unknown[][] {
   return [...sums.values()];
 }
 
-type Grouping = UsageGroupBy | 'none';
+type Grouping = RollupGroupBy | 'none';
 
 function addTotals(into: UsageTotals, t: UsageTotals): void {
   into.requests += t.requests;
   into.credits += t.credits;
   into.promptTokens += t.promptTokens;
   into.completionTokens += t.completionTokens;
-}
-
-function toTotals(row: Row | undefined): UsageTotals {
-  return {
-    requests: Number(row?.requests ?? 0),
-    credits: Number(row?.credits ?? 0),
-    promptTokens: Number(row?.prompt_tokens ?? 0),
-    completionTokens: Number(row?.completion_tokens ?? 0),
-  };
 }
 
 const COLUMNS = `account_id, key_id, request_id, endpoint, model, status, prompt_tokens, completion_tokens, credits,
@@ -242,7 +242,7 @@ export class SqlUsageStore implements UsageStore {
     accountId: string,
     start: number,
     end: number,
-    groupBy: UsageGroupBy,
+    groupBy: RollupGroupBy,
   ): Promise<Array<UsageTotals & { key: string }>> {
     const sums = await this.#sums(accountId, start, end, groupBy);
     const keys = [...sums.keys()].sort((a, b) =>
@@ -252,6 +252,24 @@ export class SqlUsageStore implements UsageStore {
       key: groupBy === 'day' ? new Date(Number(bucket)).toISOString().slice(0, 10) : bucket,
       ...(sums.get(bucket) as UsageTotals),
     }));
+  }
+
+  /**
+   * A page of the series: per key or end user from the rows; per day or model from the rollup's series, whose
+   * requests of no model ('') become the group null, last.
+   */
+  async groupPage(
+    accountId: string,
+    start: number,
+    end: number,
+    groupBy: UsageGroupBy,
+    page: GroupPageQuery,
+  ): Promise<GroupPage> {
+    await this.flush();
+    if (groupBy === 'key' || groupBy === 'user')
+      return requestGroups(this.#db, accountId, { start, end }, groupBy, page);
+    const series = (await this.series(accountId, start, end, groupBy)).map((g) => ({ ...g, key: g.key || null }));
+    return pageOf([...series.filter((g) => g.key !== null), ...series.filter((g) => g.key === null)], page);
   }
 
   /**

@@ -1,4 +1,5 @@
-import { paged, type SectionItem, type UserDataSection } from '../users/index.js';
+import type { Db } from '../storage/index.js';
+import { paged, type SectionItem, tableActivity, type UserDataSection } from '../users/index.js';
 import type { SqlUsageStore } from './sql-usage-store.js';
 import type { UserUsageRow } from './types.js';
 
@@ -26,9 +27,22 @@ function rowBody(r: UserUsageRow): SectionItem<'usage'> {
  * latest requests and the erase leaves none of them naming the user. The erase keeps the rows, without the
  * user id: they are the account's requests, credits and tokens.
  */
-export function usageUserData(buffer: { flush(): Promise<void> }, store: SqlUsageStore): UserDataSection<'usage'> {
+export function usageUserData(
+  buffer: { flush(): Promise<void> },
+  store: SqlUsageStore,
+  db: Db,
+): UserDataSection<'usage'> {
+  const activity = tableActivity(db, 'usage_records', 'created_at');
   return {
     name: 'usage',
+    // The requests that named each end user (an erased one's name none): their latest is when they were last seen.
+    activity: {
+      counts: 'requests',
+      async list(accountId, userId) {
+        await buffer.flush();
+        return activity(accountId, userId);
+      },
+    },
     async *export(tenant) {
       await buffer.flush();
       const rows = paged(

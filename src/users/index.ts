@@ -4,7 +4,9 @@
  * (`UserDataSection`) as its descriptor's `userData`, as context sources give chat theirs.
  */
 
+export { tableActivity } from './activity.js';
 export { usersCapability } from './capability.js';
+export type { EndUserPage, EndUserQuery, EndUserSummary } from './end-users.js';
 export { paged } from './paged.js';
 export type {
   Erased,

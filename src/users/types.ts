@@ -14,6 +14,20 @@ export type SectionName = {
   [K in keyof UserExport]-?: UserExport[K] extends readonly unknown[] ? K : never;
 }[keyof UserExport];
 
+/** An end user as the list of end users has it (`EndUser`). */
+type EndUserBody = Schema<'EndUser'>;
+
+/** The counts an end user's entry has: each one a section's. */
+export type EndUserCount = { [K in keyof EndUserBody]: EndUserBody[K] extends number ? K : never }[keyof EndUserBody];
+
+/** What a section holds of one end user, for the list of end users: how many items, and the latest one's time. */
+export interface UserActivity {
+  userId: string;
+  count: number;
+  /** Epoch milliseconds. */
+  lastSeenAt: number;
+}
+
 /** One item of a section, as the export writes it. */
 export type SectionItem<N extends SectionName> = UserExport[N][number];
 
@@ -36,4 +50,12 @@ export interface UserDataSection<N extends SectionName> {
    * time.
    */
   erase(tenant: Tenant): Promise<number>;
+  /**
+   * For the list of end users: which of its counts this section gives, and each end user's activity in it (of
+   * the account; only `userId`'s when given). Sections that count nothing there have none.
+   */
+  readonly activity?: {
+    readonly counts: EndUserCount;
+    list(accountId: string, userId?: string): Promise<UserActivity[]>;
+  };
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock/index.js';
 import type { Streamed } from '../http/index.js';
+import { type EndUserPage, type EndUserQuery, type EndUserSummary, endUserPage, endUsersOf } from './end-users.js';
 import type { Erased, SectionName, Tenant, UserDataSection, UserExport } from './types.js';
 
 /** The erase report and the sections name the same kinds, no more and no fewer (checked when compiled). */
@@ -49,5 +50,15 @@ export class UserDataService {
     }
     if (failures.length > 0) throw failures[0];
     return erased as Erased;
+  }
+
+  /** A page of the account's end users, most recently seen first (`end-users.ts`). */
+  async list(accountId: string, query: EndUserQuery): Promise<EndUserPage> {
+    return endUserPage(await endUsersOf(this.#sections(), accountId, query.userId), query);
+  }
+
+  /** One end user of the account with their counts, or undefined when the account holds nothing of them. */
+  async find(tenant: Tenant): Promise<EndUserSummary | undefined> {
+    return (await endUsersOf(this.#sections(), tenant.accountId, tenant.userId))[0];
   }
 }

@@ -11,12 +11,11 @@
 //     request, as Dredd sends them (a body that stops arriving, the other 408, is the slow-client tests' and the
 //     fuzz stage's);
 //   - skip, with the reason printed, what cannot be meaningful (see SKIP_STATUS and the capability probe);
-//   - check the text/event-stream answers of chat completions and responses themselves (Dredd has no validator
-//     for it).
+//   - check the text/event-stream answers of chat completions and responses themselves (Dredd cannot).
 // The hooks' own requests and what beforeAll learns are in dredd-server.cjs, the Responses API's stored responses
-// in dredd-responses.cjs, the conversations in dredd-conversations.cjs, the files and vector stores (and createFile's
-// multipart body) in dredd-vector-stores.cjs, the exported and erased end user in dredd-erased-user.cjs, the
-// contract's tables in dredd-facts.cjs.
+// in dredd-responses.cjs, the conversations in dredd-conversations.cjs, files and vector stores (and createFile's
+// multipart body) in dredd-vector-stores.cjs, the exported and erased end user in dredd-erased-user.cjs, the usage
+// CSV and the list of end users in dredd-usage.cjs, the contract's tables in dredd-facts.cjs.
 // The server comes from test/contract/serve-for-contract.mjs: PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN.
 const hooks = require('hooks');
 const { checkChatStream } = require('./chat-stream-check.cjs');
@@ -32,6 +31,7 @@ const {
 } = require('./dredd-responses.cjs');
 const { PVAI_API_KEY, PVAI_ADMIN_TOKEN, available, ids, must, probe } = require('./dredd-server.cjs');
 const { mcpTransaction } = require('./dredd-mcp.cjs');
+const { TEXTUAL, usageTransaction } = require('./dredd-usage.cjs');
 const vs = require('./dredd-vector-stores.cjs');
 
 const {
@@ -231,7 +231,7 @@ hooks.beforeEach((t) => {
     });
   }
   if (vs.vectorStoreTransaction(t, status)) return; // createFile's form; what the Files and Vector Stores provoke
-  if (mcpTransaction(t, status)) return; // /z1/mcp's notification, tool call without credits, bound key
+  if (mcpTransaction(t, status) || usageTransaction(t, status)) return; // /z1/mcp's; the usage CSV; /z1/users' 404
 
   if (status >= 200 && status < 300) {
     if (unavailable) return skip(t, `${capability} is not available on this server yet (it answers 503)`);
@@ -371,7 +371,7 @@ hooks.beforeEachValidation((t) => {
     if (problem) t.fail = problem;
   }
 
-  const textual = ['text/html', 'text/plain', 'application/yaml'].find((type) => t.origin.exampleName.endsWith(type));
+  const textual = TEXTUAL.find((type) => t.origin.exampleName.endsWith(type));
   if (textual && Number(t.real.statusCode) === 200) {
     // Dredd compares text bodies letter by letter with the example, which only illustrates the
     // page, the metrics or the document: require a non-empty body and leave the rest to the status.

@@ -154,7 +154,7 @@ for (const backend of backends()) {
       const asFresh = new DashboardClient(server.url);
       await asFresh.signIn(fresh.email, fresh.password);
       const theirs = await asFresh.get(`/dashboard/usage?account=${bob.accountId}&account_id=${bob.accountId}`);
-      assert.match(theirs.html, /No requests in the last 30 days/);
+      assert.match(theirs.html, /No requests from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}\./);
       assert.ok(!theirs.html.includes(bob.accountId));
     });
 
@@ -171,9 +171,13 @@ for (const backend of backends()) {
       assert.equal(remembered.status, 201, remembered.text);
       const asAlice = new DashboardClient(server.url);
       await asAlice.signIn(alice.email, alice.password);
-      const alicesView = await asAlice.get('/dashboard/documents?user=carol');
-      assert.match(alicesView.html, /No documents for <code>carol<\/code>/);
-      assert.match(alicesView.html, /No memories for <code>carol<\/code>/);
+      // Bob's carol is no end user of Alice's: said so, with nothing to delete, export or erase.
+      for (const page of ['documents', 'memory']) {
+        const alicesView = await asAlice.get(`/dashboard/${page}?user=carol`);
+        assert.equal(alicesView.status, 404);
+        assert.match(alicesView.html, /No such end user: <code>carol<\/code>/);
+        assert.ok(!alicesView.html.includes('Erase this user') && !alicesView.html.includes('Carol'));
+      }
       assert.equal(
         (await asAlice.post(`/dashboard/memory/${remembered.body.id}/delete`, { user: 'carol' })).status,
         404,
@@ -186,10 +190,11 @@ for (const backend of backends()) {
       await asBob.signIn(bob.email, bob.password);
       const bobsView = await asBob.get('/dashboard/documents?user=carol');
       assert.match(bobsView.html, /Carol notes/);
-      assert.match(bobsView.html, /Grows heirloom tomatoes\./);
+      assert.match((await asBob.get('/dashboard/memory?user=carol')).html, /Grows heirloom tomatoes\./);
       const forgot = await asBob.post(`/dashboard/memory/${remembered.body.id}/delete`, { user: 'carol' });
       assert.equal(forgot.status, 303);
-      assert.match((await asBob.get('/dashboard/documents?user=carol')).html, /No memories for <code>carol<\/code>/);
+      assert.equal(forgot.headers.get('location'), '/dashboard/memory?user=carol&forgot=1');
+      assert.match((await asBob.get('/dashboard/memory?user=carol')).html, /No memories for <code>carol<\/code>/);
       const deleted = await asBob.post(`/dashboard/documents/${upload.body.id}/delete`, { user: 'carol' });
       assert.equal(deleted.status, 303);
       assert.match((await asBob.get('/dashboard/documents?user=carol')).html, /No documents for <code>carol<\/code>/);
@@ -244,7 +249,7 @@ for (const backend of backends()) {
       assert.equal(mistyped.status, 303);
       assert.equal(mistyped.location, '/dashboard/users/erase?user=dave&mismatch=1');
       assert.match((await asBob.get(mistyped.location ?? '')).html, /does not match\. Nothing was erased/);
-      assert.match((await asBob.get('/dashboard/documents?user=dave')).html, /Dave rows on the river\./);
+      assert.match((await asBob.get('/dashboard/memory?user=dave')).html, /Dave rows on the river\./);
 
       // Alice erasing "dave" erases her own dave only.
       const asAlice = new DashboardClient(server.url);
@@ -261,9 +266,12 @@ for (const backend of backends()) {
       const erased = await asBob.get(posted.location ?? '');
       assert.equal(erased.status, 200);
       assert.match(erased.html, /Erased <code>dave<\/code>: 1 document\s+and 1 memory deleted; \d+ usage rows? kept/);
+      // Erased, dave is no end user any more: the pages say so and offer no second erase.
       const after = await asBob.get('/dashboard/documents?user=dave');
-      assert.match(after.html, /No documents for <code>dave<\/code>/);
-      assert.match(after.html, /No memories for <code>dave<\/code>/);
+      assert.equal(after.status, 404);
+      assert.match(after.html, /No such end user: <code>dave<\/code>/);
+      assert.match((await asBob.get('/dashboard/memory?user=dave')).html, /No such end user: <code>dave<\/code>/);
+      assert.equal((await asBob.get('/dashboard/users/erase?user=dave')).status, 404);
       const empty = JSON.parse((await asBob.get('/dashboard/users/export?user=dave')).html) as { memories: unknown[] };
       assert.deepEqual(empty.memories, []);
       const signedOut = await new DashboardClient(server.url).get('/dashboard/users/export?user=dave');

@@ -1,5 +1,6 @@
+import { loadContract, readMultipart } from '../../http/index.js';
 import { secretsEqual } from '../../kernel/index.js';
-import { type DashboardMiddleware, isSignInPost, signedIn } from '../context.js';
+import { type DashboardMiddleware, isSignInPost, isUploadPost, signedIn } from '../context.js';
 import { messagePage } from '../pages.js';
 import { showSignInForm, signInToken } from '../sign-in-form.js';
 import { CSRF_REFUSED, readForm, sameOrigin, send } from '../web.js';
@@ -12,7 +13,13 @@ import { CSRF_REFUSED, readForm, sameOrigin, send } from '../web.js';
 export function csrf(): DashboardMiddleware {
   return async (ctx, next) => {
     if (ctx.method !== 'POST') return next();
-    const form = await readForm(ctx);
+    let form: URLSearchParams;
+    if (isUploadPost(ctx) && ctx.is('multipart/form-data')) {
+      // The file is read before the token is checked (it comes in the same body), within the API's limit.
+      const upload = await readMultipart(ctx as unknown as Parameters<typeof readMultipart>[0], uploadLimitBytes());
+      form = new URLSearchParams(upload.fields);
+      if (upload.file) ctx.state.upload = upload;
+    } else form = await readForm(ctx);
     const posted = form.get('_csrf') ?? '';
     if (isSignInPost(ctx)) {
       const expected = signInToken(ctx);
@@ -28,4 +35,19 @@ export function csrf(): DashboardMiddleware {
     ctx.state.form = form;
     await next();
   };
+}
+
+let uploadLimit: number | undefined;
+
+/** The most a document upload may be: the API's (`createDocument`'s `x-body-limit-bytes` in the contract). */
+function uploadLimitBytes(): number {
+  if (uploadLimit === undefined) {
+    const doc = loadContract().parse() as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const limit = Object.values(doc.paths)
+      .flatMap((path) => Object.values(path))
+      .find((op) => op?.operationId === 'createDocument')?.['x-body-limit-bytes'];
+    if (typeof limit !== 'number') throw new Error('the contract gives createDocument no x-body-limit-bytes');
+    uploadLimit = limit;
+  }
+  return uploadLimit;
 }

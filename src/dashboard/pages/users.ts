@@ -1,9 +1,11 @@
+import { AppError } from '../../errors/index.js';
 import { jsonStream } from '../../http/index.js';
 import { type DashboardRouter, formOf, signedIn } from '../context.js';
 import type { DashboardDeps } from '../deps.js';
 import { requiredEndUserIdOf } from '../end-user-id.js';
 import { eraseConfirmPage, erasedPage } from '../user-data-pages.js';
 import { DASHBOARD_PATH, download, seeOther, send } from '../web.js';
+import { isKnownEndUser } from './documents.js';
 
 /** The end user a request names (`user`, as the Documents page's form has it), exactly; none is a 404 page. */
 function userOf(value: unknown): string {
@@ -33,9 +35,17 @@ export function usersRoutes(
     download(ctx, `pvai-export-${userId}.json`, body);
   });
 
+  // An id the account holds nothing of (a typo) has nothing to erase: said so, never a confirmation form.
+  const requireKnown = async (tenant: { accountId: string; userId: string }) => {
+    if (!(await isKnownEndUser(users, tenant))) {
+      throw new AppError('NOT_FOUND', `No such end user: ${JSON.stringify(tenant.userId)}. Nothing was erased.`);
+    }
+  };
+
   router.get('/users/erase', async (ctx) => {
     const signed = signedIn(ctx);
     const userId = userOf(ctx.query.user);
+    await requireKnown({ accountId: signed.account.id, userId });
     const shown = await preview({ accountId: signed.account.id, userId });
     const error = ctx.query.mismatch === '1' ? 'The user id you typed does not match. Nothing was erased.' : undefined;
     send(ctx, 200, eraseConfirmPage({ session: signed.page, userId, preview: shown, ...(error ? { error } : {}) }));
@@ -47,6 +57,7 @@ export function usersRoutes(
     const userId = userOf(form.get('user'));
     const tenant = { accountId: signed.account.id, userId };
     // Post/Redirect/Get, both ways: a reload shows the outcome again and posts nothing.
+    await requireKnown(tenant);
     // Typed out, compared exactly as the API compares user ids: a slip of the hand erases nobody.
     if ((form.get('confirm') ?? '') !== userId) {
       return seeOther(ctx, `${DASHBOARD_PATH}/users/erase?${new URLSearchParams({ user: userId, mismatch: '1' })}`);

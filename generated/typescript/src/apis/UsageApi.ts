@@ -34,9 +34,30 @@ export interface GetUsageRequest {
      */
     end?: Instant;
     /**
-     * Split the totals into a series by UTC day or by model.
+     * Split the period's usage into a series: by UTC day, by model, by API key (`key` is the key's id, with
+     * its `key_name` and `key_prefix`) or by end user (`key` is the end user's id as requests named it).
+     * Requests that named no end user, and those of an erased end user, form one group whose `key` is null
+     * (an empty field in the CSV), always the series' last. Through a key bound to an end user, `user`
+     * shows that end user's group alone.
+     * 
      */
     groupBy?: GetUsageGroupByEnum;
+    /**
+     * Series items per page (JSON only). Items come in the order of their `key` (days oldest first); `has_more` says whether another page follows.
+     */
+    limit?: number;
+    /**
+     * The `key` of the last series item of the previous page; the page starts after it (JSON only).
+     */
+    after?: string;
+    /**
+     * `csv`: the series as `text/csv` (RFC 4180: a header row, one row per group of the whole period, CRLF line
+     * ends, fields quoted when they hold a comma, a quote or a line end), for a download; `limit` and `after`
+     * do not apply. Needs `group_by` (400 `INVALID_PARAMETER` without it). Values are written as they are,
+     * never altered: a spreadsheet that evaluates cells starting with `=` should import them as text.
+     * 
+     */
+    format?: GetUsageFormatEnum;
 }
 
 /**
@@ -60,6 +81,18 @@ export class UsageApi extends runtime.BaseAPI {
 
         if (requestParameters['groupBy'] != null) {
             queryParameters['group_by'] = requestParameters['groupBy'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['after'] != null) {
+            queryParameters['after'] = requestParameters['after'];
+        }
+
+        if (requestParameters['format'] != null) {
+            queryParameters['format'] = requestParameters['format'];
         }
 
         const headerParameters: runtime.HTTPHeaders = {};
@@ -113,5 +146,15 @@ export class UsageApi extends runtime.BaseAPI {
 export const GetUsageGroupByEnum = {
     day: 'day',
     model: 'model',
+    key: 'key',
+    user: 'user',
 } as const;
 export type GetUsageGroupByEnum = typeof GetUsageGroupByEnum[keyof typeof GetUsageGroupByEnum];
+/**
+ * @export
+ */
+export const GetUsageFormatEnum = {
+    json: 'json',
+    csv: 'csv',
+} as const;
+export type GetUsageFormatEnum = typeof GetUsageFormatEnum[keyof typeof GetUsageFormatEnum];

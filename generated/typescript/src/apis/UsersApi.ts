@@ -14,6 +14,11 @@
 
 import * as runtime from '../runtime.js';
 import {
+    type EndUserList,
+    EndUserListFromJSON,
+    EndUserListToJSON,
+} from '../models/EndUserList.js';
+import {
     type UserErasure,
     UserErasureFromJSON,
     UserErasureToJSON,
@@ -36,6 +41,17 @@ export interface ExportUserDataRequest {
      * The end user inside the account, as requests name it (`user_id`, or OpenAI's `user`), percent-encoded.
      */
     userId: string;
+}
+
+export interface ListEndUsersRequest {
+    /**
+     * 
+     */
+    limit?: number;
+    /**
+     * The id of the last end user of the previous page.
+     */
+    after?: string;
 }
 
 /**
@@ -158,6 +174,65 @@ export class UsersApi extends runtime.BaseAPI {
      */
     async exportUserData(requestParameters: ExportUserDataRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<UserExport> {
         const response = await this.exportUserDataRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listEndUsers without sending the request
+     */
+    async listEndUsersRequestOpts(requestParameters: ListEndUsersRequest): Promise<runtime.RequestOpts> {
+        const queryParameters: any = {};
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['after'] != null) {
+            queryParameters['after'] = requestParameters['after'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-API-Key"] = await this.configuration.apiKey("X-API-Key"); // ApiKeyHeader authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("BearerAuth", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/z1/users`;
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Every end user the caller\'s account holds something about: documents, memories or requests that named them (`user_id`, or OpenAI\'s `user`), with their counts and when they were last seen (their latest request, memory change or document). Most recently seen first (ties by id), `limit` at a time after the end user `after` (one the account does not have, or no longer has, is 404 `NOT_FOUND`). An erased end user is no longer listed: their usage rows stay without their id. Through a key bound to an end user, that end user alone. The same id in another account is another end user and never listed here. 
+     * The account\'s end users
+     */
+    async listEndUsersRaw(requestParameters: ListEndUsersRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<EndUserList>> {
+        const requestOptions = await this.listEndUsersRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => EndUserListFromJSON(jsonValue));
+    }
+
+    /**
+     * Every end user the caller\'s account holds something about: documents, memories or requests that named them (`user_id`, or OpenAI\'s `user`), with their counts and when they were last seen (their latest request, memory change or document). Most recently seen first (ties by id), `limit` at a time after the end user `after` (one the account does not have, or no longer has, is 404 `NOT_FOUND`). An erased end user is no longer listed: their usage rows stay without their id. Through a key bound to an end user, that end user alone. The same id in another account is another end user and never listed here. 
+     * The account\'s end users
+     */
+    async listEndUsers(requestParameters: ListEndUsersRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<EndUserList> {
+        const response = await this.listEndUsersRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

@@ -91,9 +91,13 @@ export interface Usage {
      */
     totals: UsageTotals;
     /**
-     * Present when `group_by` is given.
+     * Present when `group_by` is given; a page of it (`limit`, `after`). `totals` are always the whole period's.
      */
     series?: Array<UsageSeriesItem>;
+    /**
+     * Present with `series`: whether a page follows (ask again with `after` the last item's `key`).
+     */
+    hasMore?: boolean;
 }
 
 
@@ -140,6 +144,7 @@ export function UsageFromJSONTyped(json: any, ignoreDiscriminator: boolean): Usa
         'period': UsagePeriodFromJSON(json['period']),
         'totals': UsageTotalsFromJSON(json['totals']),
         'series': json['series'] == null ? undefined : ((json['series'] as Array<any>).map(UsageSeriesItemFromJSON)),
+        'hasMore': json['has_more'] == null ? undefined : json['has_more'],
     };
 }
 
@@ -162,6 +167,7 @@ export function UsageToJSONTyped(value?: Usage | null, ignoreDiscriminator: bool
         'period': UsagePeriodToJSON(value['period']),
         'totals': UsageTotalsToJSON(value['totals']),
         'series': value['series'] == null ? undefined : ((value['series'] as Array<any>).map(UsageSeriesItemToJSON)),
+        'has_more': value['hasMore'],
     };
 }
 

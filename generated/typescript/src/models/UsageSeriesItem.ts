@@ -40,9 +40,17 @@ export interface UsageSeriesItem {
      */
     totalTokens: number;
     /**
-     * The UTC day (YYYY-MM-DD) or the model.
+     * The UTC day (YYYY-MM-DD), the model, the key's id or the end user's id; null for the requests of no end user (`group_by=user`) or of no key.
      */
-    key: string;
+    key: string | null;
+    /**
+     * `group_by=key` only: the key's name.
+     */
+    keyName?: string | null;
+    /**
+     * `group_by=key` only: the start of the key, as the key lists show it.
+     */
+    keyPrefix?: string | null;
 }
 
 /**
@@ -74,6 +82,8 @@ export function UsageSeriesItemFromJSONTyped(json: any, ignoreDiscriminator: boo
         'completionTokens': json['completion_tokens'],
         'totalTokens': json['total_tokens'],
         'key': json['key'],
+        'keyName': json['key_name'] === undefined ? undefined : json['key_name'] === null ? null : json['key_name'],
+        'keyPrefix': json['key_prefix'] === undefined ? undefined : json['key_prefix'] === null ? null : json['key_prefix'],
     };
 }
 
@@ -94,6 +104,8 @@ export function UsageSeriesItemToJSONTyped(value?: UsageSeriesItem | null, ignor
         'completion_tokens': value['completionTokens'],
         'total_tokens': value['totalTokens'],
         'key': value['key'],
+        'key_name': value['keyName'],
+        'key_prefix': value['keyPrefix'],
     };
 }
 

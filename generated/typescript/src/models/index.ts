@@ -48,6 +48,8 @@ export * from './EmbeddingList.js';
 export * from './EmbeddingRequest.js';
 export * from './EmbeddingRequestInput.js';
 export * from './EmbeddingUsage.js';
+export * from './EndUser.js';
+export * from './EndUserList.js';
 export * from './ExpiresAfter.js';
 export * from './FileAttributesValue.js';
 export * from './FileCounts.js';
