@@ -3,10 +3,11 @@ import { AppError } from '../errors/index.js';
 import type { Tier } from '../kernel/index.js';
 import { RetryingWriter, type WriteBehindState } from '../storage/index.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
+import { MAX_CREDIT_BALANCE, overCeiling } from './credit-ceiling.js';
 import { type KeyLimitsInput, mergeKeyPatch, readKeyLimits, type TierCeilings } from './key-limits.js';
 import { charged, keyExpired } from './key-refusals.js';
 import { spendPeriodStart } from './key-rows.js';
-import { hashPassword, verifyPassword } from './password.js';
+import { decoyHash, hashPassword, verifyPassword } from './password.js';
 import type {
   Account,
   AccountStore,
@@ -25,22 +26,6 @@ export interface CreatedKey {
 }
 
 /**
- * The highest balance an account may hold: the contract's `CreditBalance` maximum (10^12). Past 2^32, so
- * clients read balances as 64-bit integers; far below 2^53 − 1, so a balance plus a grant stays exact in
- * JavaScript numbers and in both SQL dialects. A creation or grant that would pass it is refused.
- */
-const MAX_CREDIT_BALANCE = 1_000_000_000_000;
-
-function overCeiling(field: 'credits' | 'amount', balance: number): AppError {
-  return new AppError('INVALID_PARAMETER', `a credit balance is at most ${MAX_CREDIT_BALANCE}`, {
-    field,
-    reason: `the balance would pass ${MAX_CREDIT_BALANCE}`,
-    max_balance: MAX_CREDIT_BALANCE,
-    balance,
-  });
-}
-
-/**
  * An email as accounts are keyed by it: trimmed, the whole address in lower case. RFC 5321 lets a mail
  * server tell local parts apart by case, but the providers people use do not, and two accounts for one
  * person (`Dev@example.com`, `dev@example.com`) is the failure that happens; lowering the domain only
@@ -48,13 +33,6 @@ function overCeiling(field: 'credits' | 'amount', balance: number): AppError {
  */
 function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
-}
-
-let decoy: Promise<string> | undefined;
-/** A hash of no one's password, checked when there is no real one, so every sign-in costs one scrypt. */
-function decoyHash(): Promise<string> {
-  decoy ??= hashPassword(`decoy-${Math.random()}`);
-  return decoy;
 }
 
 /** Last-used times are written at most this often per key, so authentication stays a read. */

@@ -17,3 +17,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const actual = await scryptAsync(password, Buffer.from(salt, 'base64'), expected.length);
   return timingSafeEqual(actual, expected);
 }
+
+let decoy: Promise<string> | undefined;
+/** A hash of no one's password, checked when there is no real one, so every sign-in costs one scrypt. */
+export function decoyHash(): Promise<string> {
+  decoy ??= hashPassword(`decoy-${Math.random()}`);
+  return decoy;
+}

@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { AppError } from '../errors/index.js';
-import { isTier, type Tier } from '../kernel/index.js';
+import type { Tier } from '../kernel/index.js';
 import {
   type Db,
   type ExternalChanges,
@@ -12,6 +12,7 @@ import {
   turnCommitOf,
   WriteBatches,
 } from '../storage/index.js';
+import { ACCOUNT_COLUMNS, CHARGE_ACCOUNT, toAccount } from './account-rows.js';
 import { newId } from './api-key.js';
 import {
   CHARGE_KEY,
@@ -40,23 +41,6 @@ import type {
 /** Thrown inside a charge's transaction to roll it back, carrying the refusal. */
 class Refused {
   constructor(readonly result: ChargeResult) {}
-}
-
-const CHARGE_ACCOUNT = 'UPDATE accounts SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits';
-
-const ACCOUNT_COLUMNS = 'id, email, tier, credits, created_at, log_content';
-
-function toAccount(row: Row): Account {
-  const tier = row.tier;
-  if (!isTier(tier)) throw new Error(`account ${String(row.id)} has unknown tier ${String(tier)}`);
-  return {
-    id: String(row.id),
-    email: String(row.email),
-    tier,
-    credits: Number(row.credits),
-    createdAt: Number(row.created_at),
-    logContent: Boolean(row.log_content),
-  };
 }
 
 function isUniqueViolation(err: unknown): boolean {

@@ -109,7 +109,7 @@ details.limits, details.edit { width: 100%; } details.edit { margin-top: .35rem;
   .signout { margin-left: 0; width: 100%; justify-content: space-between; }
   .bar { display: none; }
   th, td { padding: .4rem .35rem; }
-  table { display: block; overflow-x: auto; }
+  table { display: block; overflow-x: auto; position: relative; }
   input[type=text], input[type=email], input[type=password] { min-width: 0; width: 100%; }
   .row .field { width: 100%; }
 }

@@ -92,6 +92,18 @@ describe('pvai CLI: every failure is one line with its fix', () => {
     },
     { command: 'keys list', args: ['keys', 'list'], exit: 2, line: usage('keys list') },
     {
+      command: 'keys update',
+      args: ['keys', 'update', 'key_nope', '--rpm', 'many'],
+      exit: 1,
+      line: /^pvai: INVALID_PARAMETER: rate_limits\.rpm must be integer$/,
+    },
+    {
+      command: 'keys update',
+      args: ['keys', 'update', 'key_nope', '--rpm', '5'],
+      exit: 1,
+      line: /^pvai: NOT_FOUND: No key key_nope$/,
+    },
+    {
       command: 'keys revoke',
       args: ['keys', 'revoke', 'key_nope'],
       exit: 1,
