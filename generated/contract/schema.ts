@@ -445,7 +445,8 @@ export interface paths {
          * @description One entry per authenticated request of the caller's account (kept `logs.retentionDays`, 30 by default):
          *     its key, end user, endpoint, model, status, tokens, credits, latency, cache hit and error code. Never the
          *     prompt or the answer unless the account turned `log_content` on. A key bound to an end user sees only that
-         *     user's entries. Pages of `limit`, the next one `after` the `last_id` of the previous one.
+         *     user's entries. Pages of `limit`, the next one `after` the `last_id` of the previous one (an `after` that
+         *     names no entry of the account is 404).
          */
         get: operations["listRequestLogs"];
         put?: never;
@@ -5323,7 +5324,7 @@ export interface operations {
                 /**
                  * @description `csv`: the series as `text/csv` (RFC 4180: a header row, one row per group of the whole period, CRLF line
                  *     ends, fields quoted when they hold a comma, a quote or a line end), for a download; `limit` and `after`
-                 *     do not apply. Needs `group_by` (400 `INVALID_PARAMETER` without it). Values are written as they are,
+                 *     do not apply. Without `group_by`, one row per UTC day. Values are written as they are,
                  *     never altered: a spreadsheet that evaluates cells starting with `=` should import them as text.
                  */
                 format?: "json" | "csv";
@@ -5486,6 +5487,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -220,6 +220,14 @@ export class AccountService {
   async updateKey(keyId: string, input: KeyLimitsInput, accountId?: string): Promise<ApiKeyRecord> {
     const old = accountId === undefined ? await this.#store.getKey(keyId) : await this.#requireOwnKey(accountId, keyId);
     if (!old) throw new AppError('NOT_FOUND', `No key ${keyId}`, { key_id: keyId });
+    // Revoking is the key's DELETE: it stays listed for the record, but there is no key left to change.
+    if (old.revokedAt !== null) {
+      const revokedAt = new Date(old.revokedAt).toISOString();
+      throw new AppError('NOT_FOUND', `Key ${keyId} was revoked at ${revokedAt}: create or rotate a key`, {
+        key_id: keyId,
+        revoked_at: revokedAt,
+      });
+    }
     const now = this.#clock();
     const patch = mergeKeyPatch(input, old);
     const changes = readKeyLimits(patch, this.#ceilingsOf(await this.requireAccount(old.accountId)), now);

@@ -19,7 +19,8 @@ function instant(value: string | undefined, field: 'start' | 'end'): number | un
 }
 
 function badCursor(): AppError {
-  return new AppError('INVALID_PARAMETER', 'after names no request log of this account', {
+  // As an unknown id in a path: 404, whether the id is malformed, unknown, or another account's.
+  return new AppError('NOT_FOUND', 'after names no request log of this account', {
     field: 'after',
     reason: 'must be the id of a request log of an earlier page',
   });

@@ -65,14 +65,9 @@ export function usageOperations(deps: UsageDeps): Operations<'getUsage'> {
       const start = parseInstant(query.start, 'start') ?? utcMonthStart(now);
       // An end before the start is an empty period: no rows, zero totals.
       const end = Math.max(start, parseInstant(query.end, 'end') ?? now + 1);
-      const groupBy = query.group_by;
       const csv = query.format === 'csv';
-      if (csv && !groupBy) {
-        throw new AppError('INVALID_PARAMETER', 'format=csv needs group_by: the CSV has one row per group', {
-          field: 'format',
-          reason: 'needs group_by (day, model, key or user)',
-        });
-      }
+      // A CSV is one row per group: asked for without a grouping, its rows are the days.
+      const groupBy = query.group_by ?? (csv ? 'day' : undefined);
       // A key bound to an end user sees that end user's group alone: the others' ids are not theirs to see.
       const onlyUser = groupBy === 'user' ? (key.userId ?? undefined) : undefined;
       const period = { start, end };

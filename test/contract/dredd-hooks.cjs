@@ -31,7 +31,7 @@ const {
 } = require('./dredd-responses.cjs');
 const { PVAI_API_KEY, PVAI_ADMIN_TOKEN, available, ids, must, probe } = require('./dredd-server.cjs');
 const { mcpTransaction } = require('./dredd-mcp.cjs');
-const { TEXTUAL, usageTransaction } = require('./dredd-usage.cjs');
+const { TEXTUAL, seedRequestLog, usageTransaction, withoutExampleAliases } = require('./dredd-usage.cjs');
 const vs = require('./dredd-vector-stores.cjs');
 
 const {
@@ -110,6 +110,7 @@ hooks.beforeAll((transactions, done) => {
     }
     // The end user the export and erase transactions work on (2xx), with data of their own to export and erase.
     await seedErasedUser();
+    await seedRequestLog(must);
     if (available.rag === true) {
       ids.document = (
         await must(201, 'POST', '/z1/rag/documents', {
@@ -231,7 +232,7 @@ hooks.beforeEach((t) => {
     });
   }
   if (vs.vectorStoreTransaction(t, status)) return; // createFile's form; what the Files and Vector Stores provoke
-  if (mcpTransaction(t, status) || usageTransaction(t, status)) return; // /z1/mcp's; the usage CSV; /z1/users' 404
+  if (mcpTransaction(t, status) || usageTransaction(t, status)) return; // /z1/mcp's; the usage CSV; /z1/users' 404; /z1/logs' 403
 
   if (status >= 200 && status < 300) {
     if (unavailable) return skip(t, `${capability} is not available on this server yet (it answers 503)`);
@@ -365,6 +366,7 @@ hooks.beforeEachValidation((t) => {
   }
 
   t.fail = vs.checkVectorStoreAnswer(t) ?? t.fail; // a file's bytes and text as uploaded
+  withoutExampleAliases(t);
 
   if (resource.startsWith('/z1/users/{user_id}') && Number(t.real.statusCode) === 200) {
     const problem = checkSeededUser(resource, t.real.body);
@@ -392,9 +394,7 @@ hooks.beforeEachValidation((t) => {
 });
 
 hooks.afterAll((_transactions, done) => {
-  if (skipped.length > 0) {
-    console.log(`dredd-hooks: ${skipped.length} transactions skipped on purpose:`);
-    for (const [name, reason] of skipped) console.log(`  skip ${name}: ${reason}`);
-  }
+  if (skipped.length > 0) console.log(`dredd-hooks: ${skipped.length} transactions skipped on purpose:`);
+  for (const [name, reason] of skipped) console.log(`  skip ${name}: ${reason}`);
   done();
 });

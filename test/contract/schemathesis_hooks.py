@@ -1,11 +1,9 @@
 """Schemathesis hooks for the pvai contract run (loaded by test/contract/schemathesis.sh).
 
-Two documented 400s refuse requests that match the schema, because the rule they enforce spans what a JSON
-schema can say: a `tool_choice` naming a function that is not in `tools` (a reference between two fields), and
-a credit grant that would take the balance past the 10^12 ceiling (it depends on the balance already there).
-positive_data_acceptance (ST202) reports both as "schema-valid request rejected". This hook drops exactly those
-reports: only when the response is that documented refusal *and* the request really breaks that rule. Any other
-400 to a schema-valid request, on these operations or elsewhere, still fails the run.
+positive_data_acceptance (ST202) reports a documented 400 to a request that matches the schema as "schema-valid
+request rejected" when the rule spans what a JSON schema can say: a `tool_choice` naming a function not in `tools`, a
+credit grant past the 10^12 ceiling. This hook drops exactly those reports, only when the response is that documented
+refusal *and* the request really breaks that rule; any other 400 to a schema-valid request still fails the run.
 
 More rules the contract states in words: a string holding U+0000 or an unpaired surrogate is refused with 400
 INVALID_TEXT (every operation, http/text.ts), a JSON body with a `__proto__` key with 400 INVALID_JSON, a document whose content is only whitespace with 400 EMPTY_DOCUMENT,
@@ -43,14 +41,9 @@ breaks the rule the field names (`_responses_refusal`, `_compact_refusal` and `_
 schemathesis_responses.py, the server's rules said again; a conversation's items, which only the server knows, are
 read from it); any other 400 stays a failure. A chat's `tool_choice: required` with no tools is refused as responses'.
 
-The Files and Vector Stores APIs: an upload (POST /z1/files) is refused for what its bytes are as a document upload is;
-search's `rewrite_query: true` and `filters` that are not attribute filters, a static `chunking_strategy` without its
-window or overlapping over half of it, a batch with both or neither of `file_ids` and `files`, and `attributes` keys
-over 64 characters are 400s dropped only when the request really did that (schemathesis_vector_stores.py).
-
-Two refusals depend on what the path names: a response not created in the background can neither be streamed again
-(GET /z1/responses/{id}?stream=true: 400 naming `stream`) nor cancelled (400 naming `response_id`). Those are dropped
-only when the server says that response is not a background one.
+The Files and Vector Stores APIs' documented 400s: schemathesis_vector_stores.py; the account holder's (model names,
+a key's limits): schemathesis_accounts.py. A response not created in the background can neither be streamed again
+(400 naming `stream`) nor cancelled (400 naming `response_id`): dropped only when the server says so.
 """
 
 import importlib.util
@@ -71,6 +64,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in test/contract/
 if __name__ in sys.modules:
     from schemathesis_responses import _compact_refusal, _conversation_refusal, _filter_fault, _responses_refusal
     from schemathesis_vector_stores import OPERATIONS as VECTOR_STORES, _vector_store_refusal
+    from schemathesis_accounts import key_limit_refusal, model_refusal
 else:
     _spec = importlib.util.spec_from_file_location(
         "_schemathesis_responses", os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis_responses.py")
@@ -88,6 +82,12 @@ else:
     _stores = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_stores)
     _vector_store_refusal, VECTOR_STORES = _stores._vector_store_refusal, _stores.OPERATIONS
+    _spec = importlib.util.spec_from_file_location(
+        "_schemathesis_accounts", os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis_accounts.py")
+    )
+    _accounts = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_accounts)
+    key_limit_refusal, model_refusal = _accounts.key_limit_refusal, _accounts.model_refusal
 
 CHAT = ("POST", "/z1/chat/completions")
 UPLOAD = ("POST", "/z1/rag/documents")
@@ -324,6 +324,11 @@ def filter_failure(context, failure, case, response):
         # A body with a `__proto__` key is refused (documented: protection against prototype poisoning).
         return False
     operation = (case.method.upper(), case.operation.path)
+    if failure.code == "ST202" and response.status_code == 400 and (
+        model_refusal(operation, case.body, _code(response))
+        or key_limit_refusal(operation, case.body, _code(response), _error(response)[1])
+    ):
+        return False  # a model the server lacks; a key's limit past its tier, or expiry not ahead
     if (
         failure.code == "ST202"
         and operation in (RESPONSES, COMPACT, CONVERSATIONS, CONVERSATION_ITEMS)

@@ -119,6 +119,19 @@ for (const backend of backends()) {
       assert.equal(patched.body.message, "rate_limits.rpd is at most the free tier's 100");
     });
 
+    it('answers a change to a revoked key with 404, saying when it was revoked', async () => {
+      clock.set(NOW);
+      const made = await create({ name: 'gone' });
+      const keyId = made.body.key.id;
+      assert.equal((await server.request('DELETE', `/admin/keys/${keyId}`, { admin: true })).status, 200);
+      const changed = await patch(keyId, { name: 'back' });
+      assert.equal(changed.status, 404);
+      assert.equal(changed.body.code, 'NOT_FOUND');
+      assert.match(String(changed.body.message), /was revoked at 2026-11-21T12:00:00\.000Z/);
+      const listed = await server.request<{ data: Key[] }>('GET', `/admin/accounts/${accountId}/keys`, { admin: true });
+      assert.equal(listed.body.data.find((k) => k.id === keyId)?.name, 'gone', 'nothing was changed');
+    });
+
     it('refuses an expiry in the past, too many metadata pairs and an unknown model', async () => {
       clock.set(NOW);
       const past = await create({ expires_at: '2026-11-21T11:00:00Z' });

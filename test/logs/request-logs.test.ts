@@ -193,11 +193,14 @@ for (const backend of backends()) {
       assert.equal((await only(`?key_id=${keyId}`)).length, all.length, 'every request came through that key');
       assert.deepEqual(await only('?key_id=key_none'), []);
 
-      const bad = await logs(apiKey, '?after=log_999999999');
-      assert.equal(bad.status, 400);
+      for (const after of ['log_999999999', '0']) {
+        const bad = await logs(apiKey, `?after=${after}`);
+        assert.equal(bad.status, 404, after);
+        assert.equal((bad.body as unknown as { code: string }).code, 'NOT_FOUND', after);
+      }
       const otherLogs = (await logs(other.apiKey, '?limit=100')).body.data;
       const foreign = await logs(apiKey, `?after=${otherLogs[0]?.id}`);
-      assert.equal(foreign.status, 400, "another account's row is no cursor");
+      assert.equal(foreign.status, 404, "another account's row is no cursor");
     });
 
     it("gives one request's entry, and 404 for another account's", async () => {

@@ -207,7 +207,7 @@ export class LogsApi extends runtime.BaseAPI {
     }
 
     /**
-     * One entry per authenticated request of the caller\'s account (kept `logs.retentionDays`, 30 by default): its key, end user, endpoint, model, status, tokens, credits, latency, cache hit and error code. Never the prompt or the answer unless the account turned `log_content` on. A key bound to an end user sees only that user\'s entries. Pages of `limit`, the next one `after` the `last_id` of the previous one. 
+     * One entry per authenticated request of the caller\'s account (kept `logs.retentionDays`, 30 by default): its key, end user, endpoint, model, status, tokens, credits, latency, cache hit and error code. Never the prompt or the answer unless the account turned `log_content` on. A key bound to an end user sees only that user\'s entries. Pages of `limit`, the next one `after` the `last_id` of the previous one (an `after` that names no entry of the account is 404). 
      * The account\'s request logs, newest first
      */
     async listRequestLogsRaw(requestParameters: ListRequestLogsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<RequestLogList>> {
@@ -218,7 +218,7 @@ export class LogsApi extends runtime.BaseAPI {
     }
 
     /**
-     * One entry per authenticated request of the caller\'s account (kept `logs.retentionDays`, 30 by default): its key, end user, endpoint, model, status, tokens, credits, latency, cache hit and error code. Never the prompt or the answer unless the account turned `log_content` on. A key bound to an end user sees only that user\'s entries. Pages of `limit`, the next one `after` the `last_id` of the previous one. 
+     * One entry per authenticated request of the caller\'s account (kept `logs.retentionDays`, 30 by default): its key, end user, endpoint, model, status, tokens, credits, latency, cache hit and error code. Never the prompt or the answer unless the account turned `log_content` on. A key bound to an end user sees only that user\'s entries. Pages of `limit`, the next one `after` the `last_id` of the previous one (an `after` that names no entry of the account is 404). 
      * The account\'s request logs, newest first
      */
     async listRequestLogs(requestParameters: ListRequestLogsRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RequestLogList> {

@@ -53,7 +53,7 @@ export interface GetUsageRequest {
     /**
      * `csv`: the series as `text/csv` (RFC 4180: a header row, one row per group of the whole period, CRLF line
      * ends, fields quoted when they hold a comma, a quote or a line end), for a download; `limit` and `after`
-     * do not apply. Needs `group_by` (400 `INVALID_PARAMETER` without it). Values are written as they are,
+     * do not apply. Without `group_by`, one row per UTC day. Values are written as they are,
      * never altered: a spreadsheet that evaluates cells starting with `=` should import them as text.
      * 
      */
