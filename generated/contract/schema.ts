@@ -2774,7 +2774,7 @@ export interface components {
         KeyMetadata: {
             [key: string]: string;
         } | null;
-        /** @description A JSON merge of the key's fields (RFC 7386): an absent field is unchanged, `null` clears it; `budget` and `rate_limits` merge field by field, `models` and `metadata` are replaced whole. */
+        /** @description A JSON merge of the key's fields (RFC 7386): an absent field is unchanged, `null` clears it; `budget` and `rate_limits` merge field by field (a `budget` given to a key without one needs its `credits`: 400 naming `budget.credits`), `models` and `metadata` are replaced whole. */
         KeyUpdateRequest: {
             name?: string | null;
             /** @description As `KeyBudget`; a field left out keeps its value (a key without a budget needs `credits`). */

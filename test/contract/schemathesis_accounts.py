@@ -5,8 +5,9 @@ the aliases its configuration adds (`modelAliases`), listed by GET /z1/models. A
 INVALID_MODEL, dropped only when the name really is not among them for that operation (chat models for chat, the
 Responses API and compaction; the embedding model for embeddings).
 
-A key's own `rate_limits` above its account's tier, and an `expires_at` not in the future, are 400 INVALID_PARAMETER
-naming the field: they depend on the account and the time. Dropped only when the request really asked for that.
+A key's own `rate_limits` above its account's tier, an `expires_at` not in the future, and a `budget` patched onto a key
+without one that brings no `credits`, are 400 INVALID_PARAMETER naming the field: they depend on the account, the time
+and the key. Dropped only when the request really asked for that.
 """
 
 import datetime
@@ -50,6 +51,9 @@ def key_limit_refusal(operation, body, code, details):
     if field in ("rate_limits.rpm", "rate_limits.rpd"):
         asked = (body.get("rate_limits") or {}).get(field.split(".")[1])
         return isinstance(asked, int) and isinstance(details.get("max"), int) and asked > details["max"]
+    if field == "budget.credits":
+        # A merge patch of `budget` onto a key without one must bring its credits (the schema cannot know the key).
+        return isinstance(body.get("budget"), dict) and "credits" not in body["budget"]
     if field == "expires_at" and isinstance(body.get("expires_at"), str):
         try:
             at = datetime.datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00"))

@@ -29,7 +29,7 @@ import {
 } from './KeyUpdateRequestBudget.js';
 
 /**
- * A JSON merge of the key's fields (RFC 7386): an absent field is unchanged, `null` clears it; `budget` and `rate_limits` merge field by field, `models` and `metadata` are replaced whole.
+ * A JSON merge of the key's fields (RFC 7386): an absent field is unchanged, `null` clears it; `budget` and `rate_limits` merge field by field (a `budget` given to a key without one needs its `credits`: 400 naming `budget.credits`), `models` and `metadata` are replaced whole.
  * @export
  * @interface KeyUpdateRequest
  */
