@@ -47,7 +47,8 @@ function formCheck(call: Call): FormCheck {
     if (named !== undefined) {
       const bad = identifierProblem('user_id', named);
       if (bad) throw invalidText(bad);
-      if (named.length > 256) {
+      // Counted in code points, as the contract's maxLength counts them (a character outside the BMP is one).
+      if ([...named].length > 256) {
         throw new AppError('INVALID_PARAMETER', 'user_id is longer than 256 characters', {
           field: 'user_id',
           reason: 'must be at most 256 characters',

@@ -124,6 +124,19 @@ for (const backend of backends()) {
       assert.equal(await fileCount(apiKey), before, 'nothing stored');
     });
 
+    it('a user_id is at most 256 characters counted as the contract counts them (code points)', async () => {
+      const form = (userId: string) =>
+        upload([
+          ['purpose', 'assistants'],
+          ['file', text('hello'), 'a.txt'],
+          ['user_id', userId],
+        ]);
+      // 256 characters outside the BMP are 512 UTF-16 units, and still 256 characters.
+      const astral = await form('𝔘'.repeat(256));
+      assert.equal(astral.status, 200, JSON.stringify(astral.body));
+      assertRefusal(await form('𝔘'.repeat(257)), 400, 'INVALID_PARAMETER', /^user_id$/);
+    });
+
     it('PNG bytes named .txt are 415 UNSUPPORTED_MEDIA_TYPE; an empty file is 400 EMPTY_DOCUMENT', async () => {
       const before = await fileCount(apiKey);
       for (const [name, type] of [

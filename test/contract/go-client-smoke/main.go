@@ -140,7 +140,7 @@ func main() {
 
 	// 3. a chat completion
 	hello := "Say hello."
-	request := pvai.NewChatCompletionRequest(pvai.PV_TURBO, []pvai.ChatMessage{
+	request := pvai.NewChatCompletionRequest(string(pvai.PV_TURBO), []pvai.ChatMessage{
 		pvai.UserMessageAsChatMessage(pvai.NewUserMessage("user", pvai.StringAsMessageContent(&hello))),
 	})
 	request.SetUserId("go-smoke")
@@ -180,7 +180,7 @@ func main() {
 	if err != nil {
 		fail("AdminCreateAccount (free): %v", err)
 	}
-	advanced := pvai.NewChatCompletionRequest(pvai.PV_ADVANCED, request.GetMessages())
+	advanced := pvai.NewChatCompletionRequest(string(pvai.PV_ADVANCED), request.GetMessages())
 	advanced.SetUserId("go-smoke")
 	_, res, err = api.ChatAPI.CreateChatCompletion(bearer(free.GetApiKey())).ChatCompletionRequest(*advanced).Execute()
 	expectError("CreateChatCompletion PV-ADVANCED on the free tier", err, 403, statusCode(res), "MODEL_NOT_ALLOWED")

@@ -28,7 +28,7 @@ func smokeResponses(ctx context.Context, api *pvai.APIClient) {
 		item.SetContent(pvai.ArrayOfResponseInputItemContentOneOfInnerAsResponseInputItemContent(&parts))
 		items = append(items, *item)
 	}
-	request := pvai.NewResponseCreateRequest(pvai.PV_TURBO, pvai.ArrayOfResponseInputItemAsResponseCreateRequestInput(&items))
+	request := pvai.NewResponseCreateRequest(string(pvai.PV_TURBO), pvai.ArrayOfResponseInputItemAsResponseCreateRequestInput(&items))
 	request.SetUserId(user)
 	request.SetMaxOutputTokens(16)
 	request.SetMetadata(map[string]string{"suite": "go-smoke"})
@@ -51,7 +51,7 @@ func smokeResponses(ctx context.Context, api *pvai.APIClient) {
 		output[0].GetContent()[0].GetText(), usage.GetTotalTokens(), res.Header.Get("X-Credits-Charged"))
 
 	question := "Where do I live?"
-	next := pvai.NewResponseCreateRequest(pvai.PV_TURBO, pvai.StringAsResponseCreateRequestInput(&question))
+	next := pvai.NewResponseCreateRequest(string(pvai.PV_TURBO), pvai.StringAsResponseCreateRequestInput(&question))
 	next.SetUserId(user)
 	next.SetPreviousResponseId(first.GetId())
 	next.SetMaxOutputTokens(16)
@@ -116,7 +116,7 @@ func smokeResponses(ctx context.Context, api *pvai.APIClient) {
 	expectError("GetResponse of a deleted response", err, 404, statusCode(res), "NOT_FOUND")
 	_, res, err = api.ResponsesAPI.ListResponseInputItems(ctx, first.GetId()).Execute()
 	expectError("ListResponseInputItems of a deleted response", err, 404, statusCode(res), "NOT_FOUND")
-	again := pvai.NewResponseCreateRequest(pvai.PV_TURBO, pvai.StringAsResponseCreateRequestInput(&question))
+	again := pvai.NewResponseCreateRequest(string(pvai.PV_TURBO), pvai.StringAsResponseCreateRequestInput(&question))
 	again.SetUserId(user)
 	again.SetPreviousResponseId(first.GetId())
 	_, res, err = api.ResponsesAPI.CreateResponse(ctx).ResponseCreateRequest(*again).Execute()
