@@ -146,6 +146,12 @@ def _input_item_refusal(item, rest, code, images=False, known_calls=frozenset())
         return kind == "compaction" and _summary(item.get("encrypted_content")) is None
     if rest == ".output":
         return kind == "function_call_output" and not isinstance(item.get("output"), (str, list))
+    if rest == ".approval_request_id":
+        # An mcp_approval_response must name an mcp_approval_request waiting in previous_response_id (docs/mcp.md):
+        # a generated request never has one waiting.
+        return kind == "mcp_approval_response"
+    if rest == ".approve":
+        return kind == "mcp_approval_response" and not isinstance(item.get("approve"), bool)
     if rest == ".type":
         return kind is None
     if kind != "message":
