@@ -1,0 +1,15 @@
+export { requestTracing } from './request-spans.js';
+export { startTracing, type Tracing, tracingConfigured } from './sdk.js';
+export {
+  type Attributes,
+  activeTraceId,
+  failSpan,
+  injectTraceContext,
+  inSpan,
+  type Span,
+  SpanKind,
+  startSpan,
+  traced,
+  withTraceContext,
+} from './spans.js';
+export { TRACING } from './switch.js';
