@@ -1,6 +1,11 @@
 import { type Attributes, failSpan, inSpan, type Span, SpanKind, startSpan, TRACING } from '../tracing/index.js';
-import type { Target } from './router.js';
 import type { ChatProvider, Completion, FinishReason, GenerationRequest, StreamPart, Usage } from './types.js';
+
+/** What a model span says of the target it calls (router.ts's Target, without importing the router). */
+interface Target {
+  provider: 'local' | 'openai-compatible';
+  model: string;
+}
 
 /**
  * One model call's span, by the OpenTelemetry GenAI conventions: `chat {model}`, kind CLIENT, the model asked and

@@ -1,8 +1,7 @@
 export { requestTracing } from './request-spans.js';
-export { startTracing, type Tracing, tracingConfigured } from './sdk.js';
+export { startTracing, tracingConfigured } from './sdk.js';
 export {
   type Attributes,
-  activeTraceId,
   failSpan,
   injectTraceContext,
   inSpan,

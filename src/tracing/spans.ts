@@ -70,9 +70,3 @@ export function withTraceContext<Url>(
     return fetch(input, { ...init, headers });
   };
 }
-
-/** The trace id of the active span, if one is recording. */
-export function activeTraceId(): string | undefined {
-  const span = trace.getActiveSpan();
-  return span?.isRecording() ? span.spanContext().traceId : undefined;
-}
