@@ -28,6 +28,7 @@ import { LATENCY_BOUNDS_MS, slaCapability } from './sla/index.js';
 import { checkDatabase } from './storage/index.js';
 import { Lifecycle, SERVED_PREFIXES, systemCapability } from './system/index.js';
 import { ModelNames, TierPolicy } from './tiers/index.js';
+import { requestTracing, startTracing, TRACING, traced } from './tracing/index.js';
 import { usageCapability } from './usage/index.js';
 import { usersCapability } from './users/index.js';
 import { vectorStoresCapability } from './vector-stores/index.js';
@@ -67,6 +68,10 @@ export async function compose(config: Config, options: ServiceOptions = {}): Pro
 
 async function assemble(config: Config, options: ServiceOptions, { clock, logger, board, context }: Start) {
   const plug = <C extends Capability>(capability: C) => board.plug(capability);
+  // Traces (OTEL_* variables; off without an exporter endpoint): opened first, so closed last, after the work in
+  // flight, and its buffered spans exported then.
+  const tracing = startTracing();
+  if (tracing) board.open('tracing', tracing, (t) => t.shutdown());
   const engines = await openEngines(config, { board, clock, logger });
   const { db, soleWorker, localModel, factories, router, embedder, index, cache, limiter } = engines;
   const tiers = new TierPolicy(config.tiers, new ModelNames(config.modelAliases));
@@ -226,7 +231,10 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
     accessLog: config.logs.access ? logger : undefined,
     authenticate: (secret) => accounts.service.authenticate(secret),
     authenticationFailed: (address) => admission.authenticationFailed(address),
-    admit: (principal) => admission.admit(principal),
+    admit: TRACING.on
+      ? (principal) => traced('admission', undefined, () => admission.admit(principal))
+      : (principal) => admission.admit(principal),
+    tracing: TRACING.on ? requestTracing() : undefined,
     endOfRequest: board.endOfRequest(),
     stopping: lifecycle,
     connections: metrics.connections,

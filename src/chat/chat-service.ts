@@ -13,6 +13,7 @@ import {
   type Router,
   type StreamPart,
 } from '../providers/index.js';
+import { TRACING, traced } from '../tracing/index.js';
 import type { ContextRegistry, PromptBudget } from './context/index.js';
 import { type ChatCompletionRequest, DEFAULT_TEMPERATURE, toRoutedRequest } from './request.js';
 import { newCompletionId, type ResponseMeta, replayAsParts } from './wire.js';
@@ -224,7 +225,7 @@ export class ChatService {
           context: await deps.context.versions(principal, request),
         });
     if (key) {
-      const hit = await deps.cache.get(key);
+      const hit = await (TRACING.on ? tracedLookup(deps.cache, key) : deps.cache.get(key));
       if (hit) {
         const cached = hit.body as CachedAnswer;
         if (cached.citations) meta.citations = cached.citations;
@@ -235,7 +236,10 @@ export class ChatService {
     const price = deps.price(request.model);
     let refund: CreditRefund | undefined;
     if (price > 0) {
-      const charge = await deps.credits.charge(payerOf(principal), price);
+      const payer = payerOf(principal);
+      const charge = await (TRACING.on
+        ? traced('credits charge', { 'pvai.credits': price }, () => deps.credits.charge(payer, price))
+        : deps.credits.charge(payer, price));
       if (charge.ok) refund = charge.refund;
       else {
         throw new AppError(
@@ -304,6 +308,15 @@ function refuseUnreadImages(request: ChatCompletionRequest, readsImages: boolean
   throw new AppError('UNSUPPORTED_CONTENT', `${field} is an image, and ${request.model} reads text only`, {
     field,
     part_type: 'image_url',
+  });
+}
+
+/** The response cache's lookup in a span of its own, saying whether it hit. */
+function tracedLookup(cache: ResponseCache, key: string) {
+  return traced('cache lookup', undefined, async (span) => {
+    const hit = await cache.get(key);
+    span.setAttribute('pvai.cache.hit', hit !== undefined);
+    return hit;
   });
 }
 

@@ -18,8 +18,8 @@ export function traceIdOf(header: string | undefined): string | undefined {
  * The access log: one JSON line per request that reaches Koa, authenticated or not, refused or answered, written
  * when its response is over (a stream's after its last byte, or when its client left): the path without its query
  * string (where secrets travel), the status as the usage row has it (499 client gone), the bytes the socket was
- * handed for it (status line and headers included), who made it and what it asked for, and the trace id of an
- * incoming `traceparent`. Off (nothing per request) without `HttpPorts.accessLog` or below its `info` level.
+ * handed for it (status line and headers included), who made it and what it asked for, and the trace id: the
+ * request's server span's when tracing is on, else an incoming `traceparent`'s. Off (nothing per request) without `HttpPorts.accessLog` or below its `info` level.
  */
 export function accessLog(ports: Pick<HttpPorts, 'accessLog'>): Koa.Middleware {
   const log = ports.accessLog;
@@ -52,7 +52,7 @@ function writeLine(log: Logger, ctx: AppContext, bytes: number): void {
     error_code: usage.errorCode ?? null,
   };
   if (usage.failedStatus !== undefined) line.failed_status = usage.failedStatus;
-  const traceId = traceIdOf(ctx.get('traceparent') || undefined);
+  const traceId = state.traceId ?? traceIdOf(ctx.get('traceparent') || undefined);
   if (traceId) line.trace_id = traceId;
   log.info(line, 'request');
 }

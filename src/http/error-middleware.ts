@@ -71,7 +71,11 @@ export function errorMiddleware(bodyLimit: number): Koa.Middleware {
       ctx.status = appError.status;
       ctx.state.usage.errorCode = appError.code;
       ctx.set(appError.headers);
-      ctx.body = errorBody(appError);
+      const body = errorBody(appError);
+      // A 5xx names its trace, so that an operator finds the request's spans (and its log lines) from the answer.
+      const traceId = ctx.state.traceId;
+      if (traceId !== undefined && appError.status >= 500) body.details = { ...body.details, trace_id: traceId };
+      ctx.body = body;
     }
   };
 }

@@ -29,7 +29,10 @@ export { checkOperationInput } from './operation-input.js';
 export type {
   ExtraRoutes,
   HttpPorts,
+  RequestOutcome,
   RequestRecord,
+  RequestTracing,
+  ServerSpan,
 } from './ports.js';
 /** The WebSocket mode's types: routes, sessions, handlers and what they hold. */
 export type * from './socket-types.js';

@@ -193,6 +193,7 @@ export function methodNotAllowed(api: OpenAPIBackend) {
 /** The operation, noted for the usage row and the logs (runs whether or not routing found one). */
 export function noteOperation(c: OpenApiContext, ctx: AppContext): void {
   ctx.state.operationId = c.operation?.operationId;
+  ctx.state.route = c.operation?.path;
 }
 
 /** Every operation's handler, as openapi-backend calls it by operationId. */

@@ -18,6 +18,7 @@ import { pathAliases } from './path-aliases.js';
 import type { ExtraRoutes, HttpPorts } from './ports.js';
 import { referenceAssets } from './reference-assets.js';
 import { endOfRequest, requestContext } from './request-context.js';
+import { requestTracing } from './request-tracing.js';
 import { oneCredential, postSecurityHandler, securityHandlers, unauthorizedHandler } from './security.js';
 import type { RequestState } from './types.js';
 import { validationFail } from './validation-error.js';
@@ -112,6 +113,13 @@ export const REQUEST_PIPELINE: readonly Stage[] = [
     file: 'http/request-context.ts',
     symbols: ['requestContext'],
     mount: requestContext,
+  },
+  {
+    runs: 'koa',
+    name: 'server span (HttpPorts.tracing): continues an incoming traceparent; ended when the response is over',
+    file: 'http/request-tracing.ts',
+    symbols: ['requestTracing'],
+    mount: requestTracing,
   },
   {
     runs: 'koa',

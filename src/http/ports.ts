@@ -56,6 +56,35 @@ export interface ConnectionEvents {
   openConnections?(read: () => number): void;
 }
 
+/** How a request ended, as its server span records it. */
+export interface RequestOutcome {
+  /** The operationId, once routed. */
+  operationId: string | undefined;
+  /** The contract's path template, once routed. */
+  route: string | undefined;
+  /** The account of the key, once authenticated (never the key). */
+  accountId: string | undefined;
+  /** As the usage row has it (499 client gone). */
+  status: number;
+  /** The error body's `code`, when the answer was an error. */
+  errorCode: string | undefined;
+}
+
+/** The server span of one request (or one WebSocket message). */
+export interface ServerSpan {
+  readonly traceId: string;
+  /** Runs `fn` with this span active: what it starts is its child, and outgoing calls carry its trace. */
+  run<T>(fn: () => T): T;
+  /** Once the response is over (a stream's after its last byte). */
+  end(outcome: RequestOutcome): void;
+}
+
+/** Traces requests (src/tracing/, wired by compose.ts); absent when tracing is off, and no stage runs. */
+export interface RequestTracing {
+  /** The server span of a request, continuing the trace of its `traceparent` and `tracestate` headers. */
+  start(method: string, path: string, headers: Readonly<Record<string, string | string[] | undefined>>): ServerSpan;
+}
+
 /**
  * Routes outside the contract (HTML pages, forms): requests whose path starts with `prefix` go to
  * `middleware` (a koa-router's `routes()`, say) instead of openapi-backend. They run after the request id
@@ -74,6 +103,8 @@ export interface ExtraRoutes {
 export interface HttpPorts {
   clock: Clock;
   logger: Logger;
+  /** Traces each request (a server span); undefined: tracing is off. */
+  tracing?: RequestTracing | undefined;
   /** Where the access log's line per request goes (at `info`); undefined: no access log. */
   accessLog?: Logger | undefined;
   /** The largest request body, in bytes, as sent and once decompressed (413 past it). */

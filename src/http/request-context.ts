@@ -15,6 +15,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 class RequestStateRecord implements RequestState {
   readonly startedAt = performance.now();
   readonly usage = newUsageNote();
+  traceId: string | undefined;
   #log: Logger | undefined;
 
   readonly #logger: Logger;
@@ -27,7 +28,11 @@ class RequestStateRecord implements RequestState {
   }
 
   get log(): Logger {
-    this.#log ??= this.#logger.child({ request_id: this.requestId });
+    this.#log ??= this.#logger.child(
+      this.traceId === undefined
+        ? { request_id: this.requestId }
+        : { request_id: this.requestId, trace_id: this.traceId },
+    );
     return this.#log;
   }
 }

@@ -96,8 +96,12 @@ export interface RequestState {
   startedAt: number;
   log: Logger;
   operationId?: string;
+  /** The contract's path template of the operation (`/z1/files/{file_id}`), once routed. */
+  route?: string;
   principal?: Principal;
   usage: UsageNote;
+  /** The trace id of the request's server span, when tracing is on (HttpPorts.tracing). */
+  traceId?: string;
   /** The request body, read and parsed by the body reader (absent for requests without one). */
   body?: ReadBody;
   /** Set by streamed responses: settles when the stream has ended, with the final token counts noted. */

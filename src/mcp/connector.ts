@@ -5,6 +5,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpSession, McpToolInfo } from '../responses/index.js';
+import { TRACING, withTraceContext } from '../tracing/index.js';
 import type { FetchGuard } from '../web/index.js';
 import { type OutboundConnections, outboundConnections } from './outbound.js';
 import type { ToolCaller } from './tools.js';
@@ -65,7 +66,7 @@ export function mcpConnector(deps: ConnectorDeps) {
       } else {
         connections = outboundConnections(deps.guard, limits.maxResponseBytes);
         transport = new StreamableHTTPClientTransport(new URL(server.url), {
-          fetch: connections.fetch,
+          fetch: TRACING.on ? withTraceContext(connections.fetch) : connections.fetch,
           requestInit: { headers: server.headers },
         });
       }

@@ -1,4 +1,6 @@
 import { AppError } from '../errors/index.js';
+import { TRACING } from '../tracing/index.js';
+import { tracedGenerate, tracedStream } from './model-spans.js';
 import type { ChatProvider, Completion, GenerationRequest, StreamPart } from './types.js';
 import { abortReason, ProviderError } from './types.js';
 
@@ -118,7 +120,10 @@ export function createRouter(
       const attempts: AttemptRecord[] = [];
       for (const { target, provider } of routeOf(pvModel)) {
         try {
-          return await provider.generate(requestFor(target, req), signal);
+          const request = requestFor(target, req);
+          return await (TRACING.on
+            ? tracedGenerate(pvModel, target, provider, request, signal)
+            : provider.generate(request, signal));
         } catch (err) {
           if (signal.aborted) throw abortReason(signal);
           if (!recordFailure(attempts, failedAttempt(pvModel, target, err, options))) break;
@@ -132,7 +137,11 @@ export function createRouter(
       for (const { target, provider } of routeOf(pvModel)) {
         let yielded = false;
         try {
-          for await (const part of provider.stream(requestFor(target, req), signal)) {
+          const request = requestFor(target, req);
+          const parts = TRACING.on
+            ? tracedStream(pvModel, target, provider, request, signal)
+            : provider.stream(request, signal);
+          for await (const part of parts) {
             yielded = true;
             yield part.type === 'error'
               ? { type: 'error', error: midStream(pvModel, target, part.error, options) }

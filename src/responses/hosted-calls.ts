@@ -2,6 +2,7 @@ import type { ChatCompletionRequest } from '../chat/index.js';
 import type { Principal } from '../kernel/index.js';
 import type { ChatMessage, ToolCall } from '../providers/index.js';
 import type { CodeRunner } from '../sandbox/index.js';
+import { TRACING, traced } from '../tracing/index.js';
 import { CODE_TOOL_NAME, codeOf, runCode } from './code-interpreter.js';
 import { newId } from './input.js';
 import { APPROVAL_PREFIX, declinedText } from './mcp-approvals.js';
@@ -57,7 +58,9 @@ export async function openHosted(
       answers.push({ role: 'tool', tool_call_id: pending.call.id, content: declinedText(pending) });
       continue;
     }
-    const ran = await mcp.call(pending.call, pending.call.id, signal);
+    const ran = await (TRACING.on
+      ? executeTool(pending.call, () => mcp.call(pending.call, pending.call.id, signal))
+      : mcp.call(pending.call, pending.call.id, signal));
     opened.items.push(ran.item);
     answers.push({ role: 'tool', tool_call_id: pending.call.id, content: ran.text });
   }
@@ -115,11 +118,16 @@ export async function runHostedCalls(
       const limits = { timeoutSeconds: p.codeTimeoutSeconds, accountId: p.tenant.accountId };
       const ran = limited
         ? { code: source, logs: notRun, status: 'incomplete' as const }
-        : await runCode(sandbox, source, limits, signal);
+        : await (TRACING.on
+            ? executeTool(call, () => runCode(sandbox, source, limits, signal))
+            : runCode(sandbox, source, limits, signal));
       run.output.push(codeItem(newId('ci'), ran, source));
       run.conversation.push({ role: 'tool', tool_call_id: call.id, content: ran.logs || '(the code printed nothing)' });
     } else if (run.mcp) {
-      const ran = limited ? run.mcp.notRun(call, notRun) : await run.mcp.call(call, null, signal);
+      const mcp = run.mcp;
+      const ran = limited
+        ? mcp.notRun(call, notRun)
+        : await (TRACING.on ? executeTool(call, () => mcp.call(call, null, signal)) : mcp.call(call, null, signal));
       run.output.push(ran.item);
       run.conversation.push({
         role: 'tool',
@@ -130,4 +138,19 @@ export async function runHostedCalls(
     if (!limited) run.hostedRuns++;
   }
   return { stop: limited || waiting };
+}
+
+/**
+ * A hosted call in its span, by the GenAI conventions: `execute_tool {name}`, the tool's name and call id; its
+ * arguments only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true. Called only when TRACING.on.
+ */
+function executeTool<T>(call: ToolCall, run: () => Promise<T>): Promise<T> {
+  const attributes: Record<string, string> = {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': call.function.name,
+    'gen_ai.tool.call.id': call.id,
+    'gen_ai.tool.type': call.function.name === CODE_TOOL_NAME ? 'extension' : 'function',
+  };
+  if (TRACING.content) attributes['gen_ai.tool.call.arguments'] = call.function.arguments;
+  return traced(`execute_tool ${call.function.name}`, attributes, run);
 }

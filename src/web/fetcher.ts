@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { injectTraceContext, TRACING } from '../tracing/index.js';
 import { BlockedUrlError, type FetchGuard } from './guard.js';
 import { pinnedAgent } from './pinned-agent.js';
 
@@ -62,6 +63,14 @@ export class PageFetcher {
     this.#userAgent = options.userAgent ?? 'pvai-web-grounding/1.0';
     this.#ca = options.ca;
   }
+  /** A page request's headers (a new object each time: the trace context goes into it when tracing is on). */
+  #pageHeaders(): Record<string, string> {
+    return {
+      'user-agent': this.#userAgent,
+      accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8',
+      'accept-encoding': 'identity',
+    };
+  }
 
   get limits(): Readonly<FetchLimits> {
     return this.#limits;
@@ -103,11 +112,7 @@ export class PageFetcher {
             method: 'GET',
             dispatcher: agent,
             signal: pageSignal,
-            headers: {
-              'user-agent': this.#userAgent,
-              accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8',
-              'accept-encoding': 'identity',
-            },
+            headers: TRACING.on ? injectTraceContext(this.#pageHeaders()) : this.#pageHeaders(),
           });
           if (REDIRECTS.has(res.statusCode)) {
             discard(res.body);

@@ -1,8 +1,9 @@
 import type { Principal } from '../../kernel/index.js';
 import type { ChatMessage } from '../../providers/index.js';
+import { TRACING, traced } from '../../tracing/index.js';
 import type { ChatCompletionRequest } from '../request.js';
 import { type AssembledContext, assembleContext, type PromptBudget } from './prompt.js';
-import type { ContextSource } from './source.js';
+import type { ContextContribution, ContextSource } from './source.js';
 
 export interface GatheredContext extends AssembledContext {
   memoryContext: { items_retrieved: number; retrieval_time_ms: number };
@@ -89,8 +90,16 @@ export class ContextRegistry {
     if (!first) return { system: [], citations: [], memoryContext: NO_MEMORY, cacheTtlMs: undefined };
     const started = performance.now();
     const contributions = several
-      ? await Promise.all(several.map((s) => s.contribute(principal, request, signal)))
-      : [await first.contribute(principal, request, signal)];
+      ? await Promise.all(
+          several.map((s) =>
+            TRACING.on ? tracedContribution(s, principal, request, signal) : s.contribute(principal, request, signal),
+          ),
+        )
+      : [
+          await (TRACING.on
+            ? tracedContribution(first, principal, request, signal)
+            : first.contribute(principal, request, signal)),
+        ];
     let itemsRetrieved = 0;
     let cacheTtlMs: number | undefined;
     for (const c of contributions) {
@@ -107,6 +116,20 @@ export class ContextRegistry {
       cacheTtlMs,
     };
   }
+}
+
+/** One source's contribution in a span of its own (`context {name}`), with how many items it retrieved. */
+function tracedContribution(
+  source: ContextSource,
+  principal: Principal,
+  request: ChatCompletionRequest,
+  signal: AbortSignal,
+): Promise<ContextContribution> {
+  return traced(`context ${source.name}`, { 'pvai.context.source': source.name }, async (span) => {
+    const contribution = await source.contribute(principal, request, signal);
+    span.setAttribute('pvai.context.items', contribution.itemsRetrieved ?? contribution.passages?.length ?? 0);
+    return contribution;
+  });
 }
 
 const NO_MEMORY = Object.freeze({ items_retrieved: 0, retrieval_time_ms: 0 });

@@ -1,4 +1,5 @@
 import { type Dispatcher, Pool } from 'undici';
+import { injectTraceContext, TRACING } from '../../tracing/index.js';
 import { newToolCallId } from '../completion-collector.js';
 import {
   abortReason,
@@ -172,7 +173,8 @@ export class OpenAICompatibleProvider implements ChatProvider {
     return {
       path: this.path,
       method: 'POST',
-      headers: this.headers,
+      // The active trace (the model call's span) goes upstream as `traceparent`, when tracing is on.
+      headers: TRACING.on ? injectTraceContext({ ...this.headers }) : this.headers,
       body,
       headersTimeout: this.timeoutMs + 1_000,
       bodyTimeout: this.timeoutMs + 1_000,

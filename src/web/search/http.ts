@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { injectTraceContext, TRACING } from '../../tracing/index.js';
 import { SearchError } from './types.js';
 
 /** One JSON call to a search provider; its failures are SearchErrors whose message names the provider. */
@@ -12,7 +13,9 @@ export async function searchJson(
   try {
     res = await request(url, {
       method: init.method ?? 'GET',
-      headers: { accept: 'application/json', ...init.headers },
+      headers: TRACING.on
+        ? injectTraceContext({ accept: 'application/json', ...init.headers })
+        : { accept: 'application/json', ...init.headers },
       ...(init.body !== undefined ? { body: init.body } : {}),
       signal: init.signal,
     });

@@ -40,6 +40,8 @@ export interface ModelError {
      */
     code: ModelErrorCodeEnum;
     /**
+     * What the error is about (the field, the limit, the model). A 5xx answered while tracing is on
+     * (`OTEL_EXPORTER_OTLP_ENDPOINT`) carries `trace_id`, the request's 32-hex OpenTelemetry trace id.
      * 
      */
     details: { [key: string]: any; } | null;
