@@ -9,9 +9,13 @@ import { z } from 'zod';
  */
 export const qdrantSchema = z
   .object({
-    shardNumber: z.number().int().min(1).default(1),
-    replicationFactor: z.number().int().min(1).default(1),
-    writeConsistencyFactor: z.number().int().min(1).default(1),
+    shardNumber: z.number().int().min(1, 'must be at least 1 (PVAI_QDRANT_SHARD_NUMBER)').default(1),
+    replicationFactor: z.number().int().min(1, 'must be at least 1 (PVAI_QDRANT_REPLICATION_FACTOR)').default(1),
+    writeConsistencyFactor: z
+      .number()
+      .int()
+      .min(1, 'must be at least 1 (PVAI_QDRANT_WRITE_CONSISTENCY_FACTOR)')
+      .default(1),
   })
   .strict()
   .refine((q) => q.writeConsistencyFactor <= q.replicationFactor, {
