@@ -5,7 +5,7 @@ import { backends } from '../support/databases.js';
 import { type DocumentBody, EMBEDDING_MODEL, filler, type MatchBody } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
 import { qdrantAvailable } from '../support/qdrant.js';
-import { type QdrantCluster, startQdrantCluster, waitForActiveReplicas } from '../support/qdrant-cluster.js';
+import { nodeFetch, type QdrantCluster, startQdrantCluster, waitForActiveReplicas } from '../support/qdrant-cluster.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -75,7 +75,7 @@ for (const backend of backends()) {
       }
     };
     const points = async (url: string) => {
-      const res = await fetch(`${url}/collections/${collection}/points/count`, {
+      const res = await nodeFetch(`${url}/collections/${collection}/points/count`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ exact: true }),
@@ -93,7 +93,7 @@ for (const backend of backends()) {
 
     it('creates the collection with the configured shards, replicas and write consistency, spread over the nodes', async () => {
       for (const codeword of CODEWORDS.slice(0, 4)) await ingest(codeword);
-      const info = (await (await fetch(`${cluster.nodes[2]?.url}/collections/${collection}`)).json()) as {
+      const info = (await (await nodeFetch(`${cluster.nodes[2]?.url}/collections/${collection}`)).json()) as {
         result: { config: { params: Record<string, number> } };
       };
       const { shard_number, replication_factor, write_consistency_factor } = info.result.config.params;
@@ -107,7 +107,7 @@ for (const backend of backends()) {
       );
       // 3 shards × 2 replicas on 3 nodes: every node holds two shards, so any node stopped holds data.
       for (const node of cluster.nodes) {
-        const res = await fetch(`${node.url}/collections/${collection}/cluster`);
+        const res = await nodeFetch(`${node.url}/collections/${collection}/cluster`);
         const shards = ((await res.json()) as { result: { local_shards: Array<{ points_count: number }> } }).result;
         assert.equal(shards.local_shards.length, 2, `${node.url} holds two shards`);
       }

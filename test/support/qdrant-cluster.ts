@@ -113,7 +113,7 @@ async function clusterNode(dir: string, bootstrap: string | undefined) {
       if (!running()) throw new Error(`qdrant node ${url} exited before it answered: ${stderr}`);
       try {
         // /readyz is not used: a node whose peers hold shards it waits for is not "ready" while one is down.
-        const res = await fetch(`${url}/cluster`);
+        const res = await nodeFetch(`${url}/cluster`);
         await res.arrayBuffer();
         if (res.ok) return;
       } catch {
@@ -126,10 +126,18 @@ async function clusterNode(dir: string, bootstrap: string | undefined) {
   return { url, p2p, stop, start, running, kill: () => stop('SIGKILL') };
 }
 
+/**
+ * A request to a node on a connection closed after it: a node stopped with SIGTERM waits for its idle kept-alive
+ * connections (~5 s) before it exits, which a test stopping nodes need not.
+ */
+export function nodeFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(url, { ...init, headers: { ...(init.headers as Record<string, string>), connection: 'close' } });
+}
+
 /** How many peers a node's view of the cluster has (0 when it does not answer). */
 async function peers(url: string): Promise<number> {
   try {
-    const res = await fetch(`${url}/cluster`);
+    const res = await nodeFetch(`${url}/cluster`);
     const body = (await res.json()) as { result?: { peers?: Record<string, unknown> } };
     return Object.keys(body.result?.peers ?? {}).length;
   } catch {
@@ -152,7 +160,7 @@ export async function waitForActiveReplicas(cluster: QdrantCluster, collection: 
         .filter((n) => n.running())
         .map(async (node) => {
           try {
-            const res = await fetch(`${node.url}/collections/${collection}/cluster`);
+            const res = await nodeFetch(`${node.url}/collections/${collection}/cluster`);
             return replicaStates(((await res.json()) as { result?: ShardsInfo }).result);
           } catch {
             return ['Unanswered'];
