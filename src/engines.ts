@@ -30,7 +30,8 @@ export async function openEngines(config: Config, { board, clock, logger }: Engi
   const router = board.open('router', createRouter(targets, factories, { log: logger }), (r) => r.close());
   const embedder = board.open('embedder', createEmbedder(config, logger), (e) => e?.close());
   const sqlIndex = () => new SqlChunkIndex(db, { onError: onError('refreshing the document index statistics failed') });
-  const index = board.open('index', chunkIndexFor(config, sqlIndex), (i) => i.close());
+  const warnIndex = (message: string) => logger.warn(message);
+  const index = board.open('index', chunkIndexFor(config, sqlIndex, warnIndex), (i) => i.close());
   const cache = board.open('cache', cacheFor(db, { maxBytes: config.cache.maxBytes, now: clock }), (c) => c.close());
   const rateStore = createRateLimitStore(db, { onError: onError('writing rate-limit windows failed') });
   const limiter = board.open('limiter', new RateLimiter(rateStore, clock), (l) => l.close());

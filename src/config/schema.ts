@@ -5,6 +5,7 @@ import { modelAliasesSchema } from './aliases.js';
 import { cacheSchema } from './cache.js';
 import { corsSchema, httpSchema } from './http.js';
 import { logsSchema } from './logs.js';
+import { qdrantSchema } from './qdrant.js';
 import { localEngineSchema, routingSchema, type TargetConfig } from './routing.js';
 import { mcpSchema, webSchema } from './web.js';
 
@@ -71,11 +72,15 @@ export const configSchema = z
     embeddingModel: z.string().min(1).optional(),
     /**
      * Retrieval on Qdrant (QDRANT_URL, e.g. `http://qdrant:6333`) instead of the service's own database;
-     * documents and chunk text stay in the database either way (docs/decisions.md).
+     * documents and chunk text stay in the database either way (docs/decisions.md). A cluster's nodes may be
+     * listed, comma-separated: pvai uses the first that answers and moves to the next when one cannot be reached.
      */
     qdrantUrl: z
       .string()
-      .regex(/^https?:\/\/[^/\s]/, 'must be the http:// or https:// URL of the Qdrant REST API')
+      .regex(
+        /^https?:\/\/[^/\s,][^\s,]*(\s*,\s*https?:\/\/[^/\s,][^\s,]*)*$/,
+        "must be the http:// or https:// URL of the Qdrant REST API, or a cluster's nodes' URLs separated by commas",
+      )
       .optional(),
     /** Qdrant's API key (QDRANT_API_KEY), when it requires one. */
     qdrantApiKey: z.string().min(1).optional(),
@@ -84,6 +89,8 @@ export const configSchema = z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,255}$/, 'letters, digits, _ and - only')
       .default('pvai_chunks'),
+    /** The collection's shards, replicas and write consistency on a Qdrant cluster (src/config/qdrant.ts). */
+    qdrant: qdrantSchema,
     /** Embeddings from an OpenAI-compatible /embeddings endpoint instead of the local model (config file only). */
     embeddingUpstream: z
       .object({

@@ -18,7 +18,11 @@ export async function withDocuments<T>(
   fn: (documents: DocumentService) => Promise<T>,
 ): Promise<T> {
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-  const index = chunkIndexFor(config, () => new SqlChunkIndex(db));
+  const index = chunkIndexFor(
+    config,
+    () => new SqlChunkIndex(db),
+    (message) => options.logger.warn(message),
+  );
   const embedder = options.embed ? createEmbedder(config, options.logger) : undefined;
   const documents = new DocumentService({
     store: new SqlDocumentStore(db),

@@ -9,6 +9,7 @@ export { LocalEmbedder } from './embedders/local-embedder.js';
 export { fusedRelevance, reciprocalRankFusion } from './fusion.js';
 export { chunkIndexFor, vectorIndexCheck } from './index-for.js';
 export { QdrantChunkIndex } from './qdrant/qdrant-chunk-index.js';
+export { qdrantUrls } from './qdrant/qdrant-nodes.js';
 export { SqlChunkIndex } from './sql/sql-chunk-index.js';
 /** The SQL index's in-memory int8 vector set and its exact rerank, which `bench/vector-index.ts` measures alone. */
 export { rerank, VectorSet } from './sql/vector-set.js';

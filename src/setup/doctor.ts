@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { locateLocalModel } from '../chat/index.js';
 import { type Config, loadConfig } from '../config/index.js';
+import { qdrantUrls } from '../retrieval/index.js';
 import { createSandbox } from '../sandbox/index.js';
 import { checkDatabase, openDb } from '../storage/index.js';
 import { createSearchProvider, SearchError } from '../web/index.js';
@@ -55,10 +56,19 @@ async function checkEmbeddingModel(config: Config): Promise<DoctorCheck> {
   return { ok: true, detail: `${config.embeddingModel ? '' : `${MINILM.name}, `}${path}` };
 }
 
-/** Qdrant answers, and takes the key: /readyz needs none, so the key is tried on /collections. */
+/**
+ * Qdrant answers, and takes the key: /readyz needs none, so the key is tried on /collections. Every node of a
+ * cluster's list is checked: pvai runs on while one is down, but the operator should hear of it.
+ */
 export async function checkQdrant(env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
-  const url = env.QDRANT_URL;
-  if (!url) return { ok: true, detail: 'not configured (embedded index)' };
+  if (!env.QDRANT_URL) return { ok: true, detail: 'not configured (embedded index)' };
+  const checks = await Promise.all(qdrantUrls(env.QDRANT_URL).map((url) => checkQdrantNode(url, env)));
+  const failed = checks.find((c) => !c.ok);
+  const detail = checks.map((c) => c.detail).join('; ');
+  return failed ? { ok: false, detail, ...(failed.fix ? { fix: failed.fix } : {}) } : { ok: true, detail };
+}
+
+async function checkQdrantNode(url: string, env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
   try {
     const headers: Record<string, string> = env.QDRANT_API_KEY ? { 'api-key': env.QDRANT_API_KEY } : {};
     const res = await fetch(new URL('/readyz', url), { headers, signal: AbortSignal.timeout(3000) });

@@ -43,6 +43,47 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ QDRANT_COLLECTION: 'a/b' }), /qdrantCollection \(QDRANT_COLLECTION\)/);
   });
 
+  it("reads a cluster's node list and the collection's shards, replicas and write consistency, refusing impossible ones", () => {
+    assert.deepEqual(loadConfig({}).qdrant, { shardNumber: 1, replicationFactor: 1, writeConsistencyFactor: 1 });
+    const urls = 'http://q1:6333, http://q2:6333,https://q3:6333/prefix';
+    const config = loadConfig({
+      QDRANT_URL: urls,
+      PVAI_QDRANT_SHARD_NUMBER: '6',
+      PVAI_QDRANT_REPLICATION_FACTOR: '2',
+      PVAI_QDRANT_WRITE_CONSISTENCY_FACTOR: '1',
+    });
+    assert.equal(config.qdrantUrl, urls);
+    assert.deepEqual(config.qdrant, { shardNumber: 6, replicationFactor: 2, writeConsistencyFactor: 1 });
+    const file = join(mkdtempSync(join(tmpdir(), 'pvai-config-')), 'pvai.yaml');
+    writeFileSync(file, 'qdrant:\n  shardNumber: 3\n  replicationFactor: 3\n');
+    assert.deepEqual(loadConfig({ PVAI_CONFIG: file, PVAI_QDRANT_WRITE_CONSISTENCY_FACTOR: '2' }).qdrant, {
+      shardNumber: 3,
+      replicationFactor: 3,
+      writeConsistencyFactor: 2,
+    });
+    assert.throws(() => loadConfig({ QDRANT_URL: 'http://q1:6333,q2:6333' }), /qdrantUrl \(QDRANT_URL\)/);
+    assert.throws(
+      () => loadConfig({ PVAI_QDRANT_SHARD_NUMBER: 'three' }),
+      /PVAI_QDRANT_SHARD_NUMBER: must be a whole number/,
+    );
+    assert.throws(
+      () => loadConfig({ PVAI_QDRANT_SHARD_NUMBER: '0' }),
+      /qdrant\.shardNumber: must be at least 1 \(PVAI_QDRANT_SHARD_NUMBER\)/,
+    );
+    assert.throws(
+      () => loadConfig({ PVAI_QDRANT_REPLICATION_FACTOR: '1.5' }),
+      /PVAI_QDRANT_REPLICATION_FACTOR: must be a whole number/,
+    );
+    assert.throws(
+      () => loadConfig({ PVAI_QDRANT_REPLICATION_FACTOR: '2', PVAI_QDRANT_WRITE_CONSISTENCY_FACTOR: '3' }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        /qdrant\.writeConsistencyFactor: writeConsistencyFactor \(PVAI_QDRANT_WRITE_CONSISTENCY_FACTOR\) cannot exceed replicationFactor/.test(
+          err.message,
+        ),
+    );
+  });
+
   it('is frozen', () => {
     const config = loadConfig({});
     assert.throws(() => {

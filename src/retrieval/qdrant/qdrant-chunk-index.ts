@@ -19,17 +19,18 @@
  * The embedding model's id and dimension are kept in the collection's metadata; an index built with
  * another model is refused instead of mixing vector spaces.
  */
-import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { fusionCandidates, RRF_K } from '../fusion.js';
 import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, DocumentChunks, Tenant } from '../types.js';
+import { QdrantNodes, qdrantUrls } from './qdrant-nodes.js';
 import { chunkSparse, querySparse } from './qdrant-sparse.js';
 import {
   bm25,
-  type CollectionState,
+  type ClusterLayout,
   DENSE,
-  describeQdrantError,
   embeddingMismatch,
   LEXICAL,
+  layoutDifferences,
   pointId,
   readState,
   tenantFilter,
@@ -42,12 +43,17 @@ const BATCH = 256;
 const SCHEMA = 2;
 
 export interface QdrantChunkIndexOptions {
+  /** One node's URL, or a cluster's nodes' URLs comma-separated (qdrant-nodes.ts: failover between them). */
   url: string;
   apiKey?: string | undefined;
   /** Default `pvai_chunks`. */
   collection?: string | undefined;
   /** Per request, in milliseconds (default 30 s). */
   timeoutMs?: number | undefined;
+  /** Shards, replicas and write consistency of a collection created here (default 1/1/1, one node's). */
+  cluster?: ClusterLayout | undefined;
+  /** Told once when an existing collection's layout differs from `cluster` (it is used as it is). */
+  warn?: ((message: string) => void) | undefined;
 }
 
 type Payload = { account_id: string; user_id: string; document_id: string; chunk_id: string };
@@ -55,8 +61,11 @@ type Payload = { account_id: string; user_id: string; document_id: string; chunk
 export class QdrantChunkIndex implements ChunkIndex {
   readonly name = 'qdrant';
   readonly collection: string;
-  readonly #client: QdrantClient;
-  readonly #url: string;
+  readonly #nodes: QdrantNodes;
+  readonly #cluster: ClusterLayout;
+  readonly #warn: (message: string) => void;
+  /** Whether a layout difference was told already (prepare runs for documents and for memories). */
+  #warned = false;
   /** Whether the collection has the dense vector (known after prepare). */
   #dense = false;
   /** The collection's layout (known after prepare): 1 has Qdrant tokenise text for BM25, 2 gets vectors. */
@@ -64,35 +73,23 @@ export class QdrantChunkIndex implements ChunkIndex {
 
   constructor(options: QdrantChunkIndexOptions) {
     this.collection = options.collection ?? DEFAULT_QDRANT_COLLECTION;
-    this.#url = options.url;
-    // The client takes a URL without a port as port 6333 and drops its path; here a URL means what it
-    // says (as for pvai doctor): no port is the scheme's, a path is a prefix (Qdrant behind a proxy).
-    const url = new URL(options.url);
-    const prefix = url.pathname.replace(/\/+$/, '');
-    this.#client = new QdrantClient({
-      url: url.origin,
-      port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
-      ...(prefix ? { prefix } : {}),
-      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-      // Plain HTTP (a Qdrant beside the service): a connection per request. Qdrant's HTTP server leaves
-      // Nagle's algorithm on and sends a response over ~1 KB in two segments; on a kept-alive
-      // connection the second waits for the client's delayed ACK, 40 ms. Measured at 1k points: a
-      // query answering 100 ids took 46.8 ms p50 kept alive, 3.4 ms on a fresh connection (whose first
-      // segments Linux ACKs at once). Over HTTPS a handshake costs more than it saves: kept alive.
-      ...(url.protocol === 'http:' ? { headers: { connection: 'close' } } : {}),
-      timeout: options.timeoutMs ?? 30_000,
-      checkCompatibility: false,
-    });
+    this.#nodes = new QdrantNodes(qdrantUrls(options.url), options);
+    this.#cluster = options.cluster ?? { shardNumber: 1, replicationFactor: 1, writeConsistencyFactor: 1 };
+    this.#warn = options.warn ?? (() => undefined);
   }
 
   async prepare(embedding?: { id: string; dimension: number }): Promise<void> {
-    await this.#call('prepare', async () => {
-      let state = await this.#state();
+    await this.#call('prepare', async (client) => {
+      let state = await readState(client, this.collection);
       if (!state) {
-        await this.#client
+        await client
           .createCollection(this.collection, {
             vectors: embedding ? { [DENSE]: { size: embedding.dimension, distance: 'Cosine' } } : {},
             sparse_vectors: { [LEXICAL]: { modifier: 'idf' } },
+            // On a cluster: spread over shard_number shards, each on replication_factor nodes (docs/configuration.md).
+            shard_number: this.#cluster.shardNumber,
+            replication_factor: this.#cluster.replicationFactor,
+            write_consistency_factor: this.#cluster.writeConsistencyFactor,
             // Schema 2: this layout with BM25 vectors as qdrant-sparse.ts makes them (a change to either is
             // a new schema). Schema 1, the same layout with Qdrant's server-side `qdrant/bm25`, is still
             // served: its collections keep working, with text sent as before.
@@ -102,13 +99,18 @@ export class QdrantChunkIndex implements ChunkIndex {
             // Another replica created it first (409): what it created is checked below like any other.
             if ((err as { status?: number }).status !== 409) throw err;
           });
-        state = await this.#state();
+        state = await readState(client, this.collection);
         if (!state) throw new Error('the collection was created but cannot be read back');
       }
       if (!state.pvai) {
         throw new Error(
           `collection "${this.collection}" exists but was not created by pvai; set QDRANT_COLLECTION to another name`,
         );
+      }
+      const different = layoutDifferences(this.collection, state.cluster, this.#cluster);
+      if (different && !this.#warned) {
+        this.#warned = true;
+        this.#warn(different);
       }
       if (embedding) {
         const recorded = state.embedding;
@@ -123,17 +125,17 @@ export class QdrantChunkIndex implements ChunkIndex {
         } else {
           // Built without an embedding model so far (lexical only): add the dense vector and record the model.
           if (state.denseSize === undefined) {
-            await this.#client.createVectorName(
+            await client.createVectorName(
               this.collection,
               DENSE,
               { dense: { size: embedding.dimension, distance: 'Cosine' } } as never,
               { wait: true },
             );
           }
-          await this.#client.updateCollection(this.collection, {
+          await client.updateCollection(this.collection, {
             metadata: { pvai: { schema: state.schema, embedding } },
           });
-          const after = await this.#state();
+          const after = await readState(client, this.collection);
           const mismatch = after?.embedding && embeddingMismatch(this.collection, after.embedding, embedding);
           if (mismatch) throw new Error(mismatch); // a replica with another model raced us
         }
@@ -144,13 +146,13 @@ export class QdrantChunkIndex implements ChunkIndex {
         ['document_id', false],
       ] as const) {
         // Idempotent: creating an index that exists with the same schema succeeds.
-        await this.#client.createPayloadIndex(this.collection, {
+        await client.createPayloadIndex(this.collection, {
           wait: true,
           field_name: field,
           field_schema: isTenant ? { type: 'keyword', is_tenant: true } : 'keyword',
         });
       }
-      const prepared = await this.#state();
+      const prepared = await readState(client, this.collection);
       this.#dense = prepared?.denseSize !== undefined;
       this.#schema = prepared?.schema ?? SCHEMA;
     });
@@ -162,7 +164,7 @@ export class QdrantChunkIndex implements ChunkIndex {
 
   async putDocuments(tenant: Tenant, documents: readonly DocumentChunks[]): Promise<void> {
     if (documents.length === 0) return;
-    await this.#call('putDocuments', async () => {
+    await this.#call('putDocuments', async (client) => {
       // Ids of the chunks of documents that may have earlier ones: those are removed after the upserts.
       const kept: string[] = [];
       let points: Schemas['PointStruct'][] = [];
@@ -172,7 +174,10 @@ export class QdrantChunkIndex implements ChunkIndex {
       const inFlight: Promise<unknown>[] = [];
       const send = async (batch: Schemas['PointStruct'][]) => {
         if (inFlight.length === 2) await inFlight.shift();
-        inFlight.push(this.#client.upsert(this.collection, { wait: true, points: batch }));
+        const upsert = client.upsert(this.collection, { wait: true, points: batch });
+        // Awaited below; meanwhile a failure while the other one is awaited must not be an unhandled rejection.
+        upsert.catch(() => undefined);
+        inFlight.push(upsert);
       };
       for (const { documentId, chunks, fresh } of documents) {
         for (const chunk of chunks) {
@@ -205,7 +210,7 @@ export class QdrantChunkIndex implements ChunkIndex {
       // The last points and, after them in the same request, the documents' earlier chunks that are not
       // among these: no moment without the documents, and one request for a backlog of small ones.
       const tenantMust = tenantFilter(tenant).must;
-      await this.#client.batchUpdate(this.collection, {
+      await client.batchUpdate(this.collection, {
         wait: true,
         operations: [
           ...(points.length > 0 ? [{ upsert: { points } }] : []),
@@ -231,9 +236,9 @@ export class QdrantChunkIndex implements ChunkIndex {
     if (!this.#dense) {
       throw new Error(`Qdrant collection "${this.collection}" was prepared without an embedding model`);
     }
-    await this.#call('putVectors', async () => {
+    await this.#call('putVectors', async (client) => {
       for (let i = 0; i < vectors.length; i += BATCH) {
-        await this.#client.updateVectors(this.collection, {
+        await client.updateVectors(this.collection, {
           wait: true,
           points: vectors
             .slice(i, i + BATCH)
@@ -245,14 +250,14 @@ export class QdrantChunkIndex implements ChunkIndex {
   }
 
   async deleteDocument(tenant: Tenant, documentId: string): Promise<void> {
-    await this.#call('deleteDocument', () =>
-      this.#client.delete(this.collection, { wait: true, filter: tenantFilter(tenant, documentId) }),
+    await this.#call('deleteDocument', (client) =>
+      client.delete(this.collection, { wait: true, filter: tenantFilter(tenant, documentId) }),
     );
   }
 
   async deleteTenant(tenant: Tenant): Promise<void> {
-    await this.#call('deleteTenant', () =>
-      this.#client.delete(this.collection, { wait: true, filter: tenantFilter(tenant) }),
+    await this.#call('deleteTenant', (client) =>
+      client.delete(this.collection, { wait: true, filter: tenantFilter(tenant) }),
     );
   }
 
@@ -264,10 +269,10 @@ export class QdrantChunkIndex implements ChunkIndex {
     if (k === 0 || (!lexical && !dense)) return [];
     const filter = tenantFilter(tenant);
     const common = { filter, limit: k, with_payload: ['chunk_id'], with_vector: false };
-    const result = await this.#call('search', () => {
+    const result = await this.#call('search', (client) => {
       if (lexical && dense) {
         const limit = fusionCandidates(k);
-        return this.#client.query(this.collection, {
+        return client.query(this.collection, {
           ...common,
           prefetch: [
             { query: lexical, using: LEXICAL, filter, limit },
@@ -278,8 +283,8 @@ export class QdrantChunkIndex implements ChunkIndex {
         });
       }
       return lexical
-        ? this.#client.query(this.collection, { ...common, query: lexical, using: LEXICAL })
-        : this.#client.query(this.collection, { ...common, query: dense, using: DENSE });
+        ? client.query(this.collection, { ...common, query: lexical, using: LEXICAL })
+        : client.query(this.collection, { ...common, query: dense, using: DENSE });
     });
     return result.points.flatMap((p) => {
       const chunkId = (p.payload as Partial<Payload> | null | undefined)?.chunk_id;
@@ -304,16 +309,11 @@ export class QdrantChunkIndex implements ChunkIndex {
     return /[\p{L}\p{N}]/u.test(clean) ? bm25(clean) : undefined;
   }
 
-  async #state(): Promise<CollectionState | undefined> {
-    return readState(this.#client, this.collection);
-  }
-
-  /** Runs one Qdrant operation; failures say what failed, where, and Qdrant's own reason. */
-  async #call<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (err) {
-      throw describeQdrantError(err, { url: this.#url, collection: this.collection, operation });
-    }
+  /**
+   * Runs one Qdrant operation on the node in use, on the next when it does not answer (qdrant-nodes.ts); failures
+   * say what failed, where, and Qdrant's own reason.
+   */
+  #call<T>(operation: string, run: (client: QdrantClient) => Promise<T>): Promise<T> {
+    return this.#nodes.run(operation, this.collection, run);
   }
 }

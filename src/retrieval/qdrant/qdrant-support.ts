@@ -59,6 +59,15 @@ export interface CollectionState {
   denseSize: number | undefined;
   /** pvai's layout version (1 when pvai's metadata has none: the first collections). */
   schema: number;
+  /** How the collection is spread over a cluster (1/1/1 on one node). */
+  cluster: ClusterLayout;
+}
+
+/** A collection's shards, replicas per shard, and replicas that must acknowledge a write. */
+export interface ClusterLayout {
+  shardNumber: number;
+  replicationFactor: number;
+  writeConsistencyFactor: number;
 }
 
 export async function readState(client: QdrantClient, collection: string): Promise<CollectionState | undefined> {
@@ -77,7 +86,39 @@ export async function readState(client: QdrantClient, collection: string): Promi
         : null,
     denseSize: vectors?.[DENSE]?.size,
     schema: typeof pvai?.schema === 'number' ? pvai.schema : 1,
+    cluster: {
+      shardNumber: config.params.shard_number ?? 1,
+      replicationFactor: config.params.replication_factor ?? 1,
+      writeConsistencyFactor: config.params.write_consistency_factor ?? 1,
+    },
   };
+}
+
+/**
+ * How an existing collection's layout differs from the configured one, as a warning, or undefined when it does
+ * not. Nothing is changed: the shard number is fixed at creation, and a higher replication factor set on a
+ * collection makes no new replica of an existing shard on a self-hosted cluster (each must be copied with
+ * Qdrant's replicate_shard, a transfer an operator should start, not every replica of pvai at once).
+ */
+export function layoutDifferences(
+  collection: string,
+  actual: ClusterLayout,
+  wanted: ClusterLayout,
+): string | undefined {
+  const names: Array<[keyof ClusterLayout, string, string]> = [
+    ['shardNumber', 'shard_number', 'PVAI_QDRANT_SHARD_NUMBER'],
+    ['replicationFactor', 'replication_factor', 'PVAI_QDRANT_REPLICATION_FACTOR'],
+    ['writeConsistencyFactor', 'write_consistency_factor', 'PVAI_QDRANT_WRITE_CONSISTENCY_FACTOR'],
+  ];
+  const differences = names
+    .filter(([key]) => actual[key] !== wanted[key])
+    .map(([key, name, env]) => `${name} is ${actual[key]}, ${env} asks ${wanted[key]}`);
+  if (differences.length === 0) return undefined;
+  return (
+    `Qdrant collection "${collection}" exists with another layout (${differences.join('; ')}); it is used as it is. ` +
+    'The settings apply to a collection pvai creates: the shard number cannot change after creation, a replication ' +
+    "factor is raised with Qdrant's collection update plus a replicate_shard per shard (docs/configuration.md, Qdrant)."
+  );
 }
 
 /** Why `wanted` cannot use an index built with `recorded`, or undefined when it can. */
@@ -94,6 +135,9 @@ export function embeddingMismatch(
     'or point QDRANT_COLLECTION at a new collection and re-ingest the documents.'
   );
 }
+
+/** A cluster node's reason for a 500 when the replicas it needs cannot be reached (Qdrant 1.18's wording). */
+const REPLICAS_AWAY = /currently unavailable|tcp connect error|no active replica/i;
 
 /** A Qdrant failure as a message that says what failed, where, and Qdrant's reason (401 names the key). */
 export function describeQdrantError(
@@ -112,8 +156,10 @@ export function describeQdrantError(
     if (failed.status === 401 || failed.status === 403) {
       return new Error(`${at} was refused (${failed.status} ${reason}): check QDRANT_API_KEY`, { cause: err });
     }
-    // Qdrant saying it cannot serve now (a node down, a proxy in front without its backend) is an absent engine.
-    if (failed.status >= 502 && failed.status <= 504) {
+    // Qdrant saying it cannot serve now (a node down, a proxy in front without its backend) is an absent engine;
+    // so is a cluster node's 500 for a shard none of whose replicas it can reach ("1 of 1 read operations failed:
+    // … The service is currently unavailable", "No active replica"): more nodes are down than the replicas cover.
+    if ((failed.status >= 502 && failed.status <= 504) || (failed.status === 500 && REPLICAS_AWAY.test(reason))) {
       return new EngineAwayError('vector index', `${at} failed (${failed.status}): ${reason}`, { cause: err });
     }
     return new Error(`${at} failed (${failed.status}): ${reason}`, { cause: err });
