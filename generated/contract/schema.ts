@@ -1723,7 +1723,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "PREVIOUS_RESPONSE_CHAIN_TOO_LONG" | "UNAUTHORIZED" | "API_KEY_EXPIRED" | "INSUFFICIENT_CREDITS" | "KEY_BUDGET_EXCEEDED" | "MODEL_NOT_ALLOWED" | "MODEL_NOT_ALLOWED_FOR_KEY" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT" | "STORAGE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "VECTOR_STORE_EXPIRED";
+            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "PREVIOUS_RESPONSE_CHAIN_TOO_LONG" | "UNAUTHORIZED" | "API_KEY_EXPIRED" | "INSUFFICIENT_CREDITS" | "KEY_BUDGET_EXCEEDED" | "MODEL_NOT_ALLOWED" | "MODEL_NOT_ALLOWED_FOR_KEY" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT" | "STORAGE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "VECTOR_STORE_EXPIRED" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_RESPONSE_NOT_STORED" | "IDEMPOTENCY_KEY_REUSED";
             details: {
                 [key: string]: unknown;
             } | null;
@@ -2516,6 +2516,21 @@ export interface components {
             usage: components["schemas"]["UserUsageRecord"][];
             /** @description The request logs of the requests that named the user, oldest first (with their text where the account keeps it). */
             request_logs: components["schemas"]["RequestLog"][];
+            /** @description The Idempotency-Key records of the requests that named the user, oldest first (their stored answers are not exported). */
+            idempotent_requests: components["schemas"]["IdempotentRequest"][];
+        };
+        IdempotentRequest: {
+            /** @description The Idempotency-Key. */
+            key: string;
+            /** @description The operation (operationId). */
+            endpoint: string;
+            /**
+             * Format: int32
+             * @description The status answered; null while the request runs.
+             */
+            status: number | null;
+            /** Format: date-time */
+            created_at: string;
         };
         UserMemoryExport: {
             memory_id: string;
@@ -2597,6 +2612,11 @@ export interface components {
                  * @description Request logs deleted.
                  */
                 request_logs: number;
+                /**
+                 * Format: int64
+                 * @description Idempotency-Key records deleted, with their stored answers.
+                 */
+                idempotent_requests: number;
             };
         };
         Percentiles: {
@@ -3361,6 +3381,61 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The `Idempotency-Key` is held: a request with it is still running past the wait (`IDEMPOTENCY_KEY_IN_USE`,
+         *     retry after `Retry-After` seconds), or it ran once and its answer was too large to keep
+         *     (`IDEMPOTENCY_RESPONSE_NOT_STORED`; it will not run again).
+         */
+        IdempotencyKeyInUse: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "message": "A request with this Idempotency-Key is still running; retry after 1 second",
+                 *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                 *       "details": {
+                 *         "header": "Idempotency-Key"
+                 *       },
+                 *       "error": {
+                 *         "message": "A request with this Idempotency-Key is still running; retry after 1 second",
+                 *         "type": "invalid_request_error",
+                 *         "code": "idempotency_key_in_use",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was used with a different request (method, path, query, body or end user) within the window (`IDEMPOTENCY_KEY_REUSED`). */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "message": "The Idempotency-Key header was used with a different request; use a new key for a new request",
+                 *       "code": "IDEMPOTENCY_KEY_REUSED",
+                 *       "details": {
+                 *         "header": "Idempotency-Key"
+                 *       },
+                 *       "error": {
+                 *         "message": "The Idempotency-Key header was used with a different request; use a new key for a new request",
+                 *         "type": "invalid_request_error",
+                 *         "code": "idempotency_key_reused",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The file. */
         FileOk: {
             headers: {
@@ -4021,6 +4096,23 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+         *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+         *     token's requests share one scope). The first request with a key executes; the same key with the same
+         *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+         *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+         *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+         *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+         *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+         *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+         *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+         *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+         *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+         *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+         * @example 5d1b7c1e-order-42
+         */
+        IdempotencyKey: string;
         /** @example file-4e5f60718293a4b5c6d7e8f9 */
         FileId: string;
         /** @example vs_4e5f60718293a4b5c6d7e8f9 */
@@ -4085,7 +4177,25 @@ export interface operations {
     createChatCompletion: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4173,8 +4283,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
@@ -4185,7 +4297,25 @@ export interface operations {
     createResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4311,8 +4441,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
@@ -4448,7 +4580,25 @@ export interface operations {
     compactResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4532,8 +4682,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
@@ -4544,7 +4696,25 @@ export interface operations {
     cancelResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
                 response_id: components["parameters"]["ResponseId"];
@@ -4569,6 +4739,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4577,7 +4749,25 @@ export interface operations {
     createConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4629,8 +4819,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4672,7 +4864,25 @@ export interface operations {
     updateConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
                 conversation_id: components["parameters"]["ConversationId"];
@@ -4709,8 +4919,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4801,7 +5013,25 @@ export interface operations {
                 /** @description Accepted and ignored: items are always returned whole. */
                 include?: components["parameters"]["IncludeQuery"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
                 conversation_id: components["parameters"]["ConversationId"];
@@ -4842,8 +5072,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4925,7 +5157,25 @@ export interface operations {
     createEmbedding: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4984,8 +5234,10 @@ export interface operations {
             402: components["responses"]["InsufficientCredits"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
@@ -4996,6 +5248,23 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description The protocol version `initialize` negotiated (the official SDK's supported ones). */
                 "mcp-protocol-version"?: "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05" | "2024-10-07";
                 /** @description The end user the tools act for (else the key's bound end user). */
@@ -5056,8 +5325,10 @@ export interface operations {
             402: components["responses"]["InsufficientCredits"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5066,7 +5337,25 @@ export interface operations {
     executeCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5108,8 +5397,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["ExecutionTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             /**
@@ -5574,7 +5865,25 @@ export interface operations {
     createMemory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5624,8 +5933,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5850,7 +6161,25 @@ export interface operations {
     searchMemories: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5890,8 +6219,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5942,7 +6273,25 @@ export interface operations {
     createDocument: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5993,8 +6342,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6106,7 +6457,25 @@ export interface operations {
     searchDocuments: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6146,8 +6515,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6325,6 +6696,14 @@ export interface operations {
                      *           "cached": false,
                      *           "content": null
                      *         }
+                     *       ],
+                     *       "idempotent_requests": [
+                     *         {
+                     *           "key": "5d1b7c1e-order-42",
+                     *           "endpoint": "createChatCompletion",
+                     *           "status": 200,
+                     *           "created_at": "2026-11-22T09:00:00.000Z"
+                     *         }
                      *       ]
                      *     }
                      */
@@ -6376,7 +6755,8 @@ export interface operations {
                      *         "files": 0,
                      *         "vector_stores": 0,
                      *         "usage": 42,
-                     *         "request_logs": 42
+                     *         "request_logs": 42,
+                     *         "idempotent_requests": 1
                      *       }
                      *     }
                      */
@@ -6674,7 +7054,25 @@ export interface operations {
     adminCreateAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6719,6 +7117,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];
@@ -6817,7 +7216,25 @@ export interface operations {
     adminAddCredits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example acct_3kTMd9e2XwQpL7vB */
                 account_id: components["parameters"]["AccountId"];
@@ -6858,8 +7275,10 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];
@@ -6903,7 +7322,25 @@ export interface operations {
     adminCreateKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example acct_3kTMd9e2XwQpL7vB */
                 account_id: components["parameters"]["AccountId"];
@@ -6958,8 +7395,10 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];
@@ -7103,7 +7542,25 @@ export interface operations {
     adminRotateKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example key_9xQ2mL4nB7vC1zR8 */
                 key_id: components["parameters"]["KeyId"];
@@ -7149,8 +7606,10 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];
@@ -7182,7 +7641,25 @@ export interface operations {
     createFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7197,8 +7674,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7326,7 +7805,25 @@ export interface operations {
     createVectorStore: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7350,8 +7847,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7381,7 +7880,25 @@ export interface operations {
     updateVectorStore: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7404,8 +7921,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7454,7 +7973,25 @@ export interface operations {
     searchVectorStore: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7490,8 +8027,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7529,7 +8068,25 @@ export interface operations {
     createVectorStoreFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7555,8 +8112,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7588,7 +8147,25 @@ export interface operations {
     updateVectorStoreFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7615,8 +8192,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7702,7 +8281,25 @@ export interface operations {
     createVectorStoreFileBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7727,8 +8324,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7760,7 +8359,25 @@ export interface operations {
     cancelVectorStoreFileBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7775,6 +8392,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -3,6 +3,7 @@ import { extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { aliasesFromEnv } from './aliases.js';
+import { idempotencyFromEnv } from './idempotency.js';
 import { logsFromEnv } from './logs.js';
 import { resolveRouting } from './routing.js';
 import { type Config, configSchema, type RawConfig, resolveTiers } from './schema.js';
@@ -88,6 +89,7 @@ export function loadConfig(env: Env = process.env, overrides: RawConfig = {}): C
   const mcp = mcpFromEnv(env, file.mcp);
   const modelAliases = aliasesFromEnv(env.PVAI_MODEL_ALIASES);
   const logs = logsFromEnv(env, file.logs, (message) => new ConfigError(message));
+  const idempotency = idempotencyFromEnv(env, file.idempotency, (message) => new ConfigError(message));
   const result = configSchema.safeParse({
     ...file,
     ...fromEnv(env),
@@ -95,6 +97,7 @@ export function loadConfig(env: Env = process.env, overrides: RawConfig = {}): C
     ...(mcp ? { mcp } : {}),
     ...(modelAliases ? { modelAliases } : {}),
     ...(logs ? { logs } : {}),
+    ...(idempotency ? { idempotency } : {}),
     ...overrides,
   });
   if (!result.success) {

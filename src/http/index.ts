@@ -29,7 +29,11 @@ export { checkOperationInput } from './operation-input.js';
 export type {
   ExtraRoutes,
   HttpPorts,
+  IdempotencyPort,
+  IdempotentClaim,
+  IdempotentRequest,
   RequestRecord,
+  StoredAnswer,
 } from './ports.js';
 /** The WebSocket mode's types: routes, sessions, handlers and what they hold. */
 export type * from './socket-types.js';
