@@ -3,4 +3,3 @@
  * (capability.ts).
  */
 export { idempotencyCapability } from './capability.js';
-export type { IdempotencyService } from './idempotency-service.js';
