@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import type { IdempotencyPort, IdempotentClaim, IdempotentRequest, StoredAnswer } from '../http/index.js';
-import { type CreditRefund, type CreditsPort, randomHex128 } from '../kernel/index.js';
+import { type ChargeNote, type CreditRefund, type CreditsPort, randomHex128 } from '../kernel/index.js';
 import type { SqlIdempotencyStore } from './sql-idempotency-store.js';
 
 export interface IdempotencyOptions {
@@ -40,7 +40,7 @@ const header = { header: 'Idempotency-Key' };
  * reads the row — the same request answered is replayed, another request is 422, a running one is waited for
  * (polling) and then 409, an abandoned one (its lease expired: its process died) is taken over after refunding
  * what the dead attempt had charged. The credits a request charges through `credits()` are noted on its claim
- * before the charge returns, so a take-over refunds exactly them.
+ * in the charge's own atomic write, so a take-over refunds exactly them.
  */
 export class IdempotencyService implements IdempotencyPort {
   readonly #scopes = new AsyncLocalStorage<{ claim?: Running }>();
@@ -85,11 +85,15 @@ export class IdempotencyService implements IdempotencyPort {
         }
         if (record.owner !== null && record.leaseUntil <= now) {
           const owed = await this.store.takeOver(scope, key, record.owner, owner, now, now + leaseMs);
-          if (owed) {
-            for (const refund of owed) await this.o.refund(refund);
-            return { claim: this.#claim(scope, key, owner) };
+          if (!owed) continue;
+          // The dead attempt's charges stay on the claim until each is given back (refund, then forget).
+          for (let left = owed; left.length > 0; ) {
+            const [refund, ...rest] = left as [CreditRefund, ...CreditRefund[]];
+            await this.o.refund(refund);
+            await this.store.setRefunds(scope, key, owner, rest);
+            left = rest;
           }
-          continue;
+          return { claim: this.#claim(scope, key, owner) };
         }
       }
       if (now >= deadline) throw inUse(record ? record.leaseUntil - now : POLL_MS);
@@ -97,26 +101,43 @@ export class IdempotencyService implements IdempotencyPort {
     }
   }
 
-  /** The credits port for paid operations: each charge of a keyed request noted on its claim before it returns. */
+  /**
+   * The credits port for paid operations: a keyed request's charge writes "this claim has charged it" atomically
+   * with the charge itself (ChargeNote: the same transaction on PostgreSQL, the same turn commit on the embedded
+   * ledger), so a process killed at any instant leaves a claim whose take-over refunds exactly what was charged.
+   * A request without a claim charges as before (no note, nothing more).
+   */
   credits(inner: CreditsPort): CreditsPort {
     return {
       charge: async (payer, amount) => {
-        const charged = await inner.charge(payer, amount);
         const running = this.#scopes.getStore()?.claim;
-        if (running && !running.done && charged.ok) {
-          running.refunds.push(charged.refund);
-          await this.store.setRefunds(running.scope, running.key, running.owner, running.refunds);
+        if (!running || running.done) return inner.charge(payer, amount);
+        let noted: CreditRefund | undefined;
+        const note: ChargeNote = {
+          sql: this.store.noteSql,
+          params: (refund) => {
+            noted = refund;
+            running.refunds.push(refund);
+            return this.store.noteParams(running.scope, running.key, running.owner, running.refunds);
+          },
+        };
+        try {
+          const charged = await inner.charge(payer, amount, note);
+          if (!charged.ok && noted) forget(running, noted);
+          return charged;
+        } catch (err) {
+          // Not charged (refused, or its commit failed): nor noted.
+          if (noted) forget(running, noted);
+          throw err;
         }
-        return charged;
       },
       refund: async (refund) => {
-        const running = this.#scopes.getStore()?.claim;
-        const at = running ? running.refunds.findIndex((r) => r === refund || sameRefund(r, refund)) : -1;
-        if (running && at >= 0) {
-          running.refunds.splice(at, 1);
-          if (!running.done) await this.store.setRefunds(running.scope, running.key, running.owner, running.refunds);
-        }
+        // Given back first, then no longer owed: a kill between them refunds it twice, never charges it twice.
         await inner.refund(refund);
+        const running = this.#scopes.getStore()?.claim;
+        if (running && forget(running, refund) && !running.done) {
+          await this.store.setRefunds(running.scope, running.key, running.owner, running.refunds);
+        }
       },
     };
   }
@@ -159,6 +180,13 @@ export class IdempotencyService implements IdempotencyPort {
       },
     };
   }
+}
+
+/** The refund no longer owed by the running claim; whether it was. */
+function forget(running: Running, refund: CreditRefund): boolean {
+  const at = running.refunds.findIndex((r) => r === refund || sameRefund(r, refund));
+  if (at >= 0) running.refunds.splice(at, 1);
+  return at >= 0;
 }
 
 function sameRefund(a: CreditRefund, b: CreditRefund): boolean {

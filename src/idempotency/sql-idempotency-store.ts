@@ -82,8 +82,9 @@ export class SqlIdempotencyStore {
   }
 
   /**
-   * Takes over a running claim whose lease expired (its process died): the new owner, a fresh lease and no
-   * refunds owed; answers what the dead attempt had charged (to refund), or undefined when another took it first.
+   * Takes over a running claim whose lease expired (its process died): the new owner and a fresh lease; the dead
+   * attempt's charges stay noted on the claim (the new owner refunds them one by one); answers them, or undefined
+   * when another took it first.
    */
   async takeOver(scope: string, key: string, dead: string, owner: string, now: number, leaseUntil: number) {
     const [before] = await this.db.query(
@@ -92,7 +93,7 @@ export class SqlIdempotencyStore {
     );
     if (!before) return undefined;
     const rows = await this.db.query(
-      `UPDATE idempotency_keys SET owner = $4, lease_until = $6, refunds = '[]'
+      `UPDATE idempotency_keys SET owner = $4, lease_until = $6
        WHERE ${KEY} AND owner = $3 AND lease_until <= $5 RETURNING idem_key`,
       [scope, key, dead, owner, now, leaseUntil],
     );
@@ -109,14 +110,16 @@ export class SqlIdempotencyStore {
     ]);
   }
 
+  /** The note a keyed request's charge writes with it (ChargeNote): what its attempt has charged, `noteParams`. */
+  readonly noteSql = `UPDATE idempotency_keys SET refunds = $4 WHERE ${KEY} AND owner = $3`;
+
+  noteParams(scope: string, key: string, owner: string, refunds: readonly CreditRefund[]): unknown[] {
+    return [scope, key, owner, JSON.stringify(refunds)];
+  }
+
   /** What the running attempt has charged and not given back. */
   async setRefunds(scope: string, key: string, owner: string, refunds: readonly CreditRefund[]): Promise<void> {
-    await this.db.query(`UPDATE idempotency_keys SET refunds = $4 WHERE ${KEY} AND owner = $3`, [
-      scope,
-      key,
-      owner,
-      JSON.stringify(refunds),
-    ]);
+    await this.db.query(this.noteSql, this.noteParams(scope, key, owner, refunds));
   }
 
   /** The answer; the claim ends. */
