@@ -1,9 +1,10 @@
 import { AppError } from '../errors/index.js';
 import type { Tier } from '../kernel/index.js';
 import { type TurnCommit, type TurnWriter, WriteBehindTimer } from '../storage/index.js';
+import type { SpendDelta, WrittenNote } from './account-rows.js';
 import { refundOf } from './key-refusals.js';
 import { spendPeriodStart } from './key-rows.js';
-import type { SpendDelta, SqlAccountStore, WrittenNote } from './sql-account-store.js';
+import type { SqlAccountStore } from './sql-account-store.js';
 import type {
   Account,
   AccountStore,

@@ -1,10 +1,11 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { Transform } from 'node:stream';
 import type Koa from 'koa';
 import type { Context as OpenApiContext } from 'openapi-backend';
 import { AppError } from '../errors/index.js';
 import type { HttpPorts, IdempotentClaim, StoredAnswer } from './ports.js';
-import type { AppContext } from './types.js';
+import type { AppContext, StreamedUpload, UploadPart } from './types.js';
 
 /**
  * Idempotency-Key (the product's decisions are HttpPorts.idempotency's; this file is the HTTP side of them).
@@ -55,7 +56,8 @@ export function idempotencyScope(ports: Pick<HttpPorts, 'idempotency'>): Koa.Mid
 
 /**
  * What makes two requests the same request: method, path, query, content type and body. A buffered multipart
- * body by its fields and file; a streamed upload (read by its handler, after this) by its declared length.
+ * body by its fields and file; a streamed upload (read by its handler, after this) here without its body, which
+ * `uploadFingerprint` adds once it was read (as it streamed to the handler, or drained by a retry).
  */
 function fingerprintOf(ctx: AppContext): string {
   const hash = createHash('sha256');
@@ -69,7 +71,7 @@ function fingerprintOf(ctx: AppContext): string {
       hash.update(`\n${upload.file.field}\n${upload.file.filename}\n${upload.file.contentType}\n`);
       hash.update(upload.file.data);
     }
-  } else if (streamedUpload) hash.update(`streamed ${ctx.get('content-length')}`);
+  } else if (streamedUpload) hash.update('streamed');
   else if (body) hash.update(body.text);
   return hash.digest('hex');
 }
@@ -93,13 +95,77 @@ export function idempotencyClaim(ports: Pick<HttpPorts, 'idempotency'>) {
         ? (principal as { account: { id: string } }).account.id
         : 'admin';
     const endpoint = ctx.state.operationId ?? ctx.path;
-    const start = await port.begin({ scope, key, fingerprint: fingerprintOf(ctx), endpoint });
+    const fingerprint = fingerprintOf(ctx);
+    const upload = ctx.state.streamedUpload;
+    let settled: Promise<string> | undefined;
+    const settle = upload && (() => (settled ??= drained(upload, fingerprint)));
+    const start = await port.begin({ scope, key, fingerprint, endpoint, ...(settle && { settle }) });
     if ('replay' in start) {
       replay(ctx, start.replay);
       throw new IdempotentReplay();
     }
-    capture(ctx, start.claim, port.maxResponseBytes);
+    const digest: { of?: string } = {};
+    if (upload) ctx.state.streamedUpload = hashedAsRead(upload, fingerprint, digest);
+    capture(ctx, start.claim, port.maxResponseBytes, digest);
   };
+}
+
+/** A streamed upload's whole fingerprint: the request's, its fields, its file's name and type, and its bytes. */
+function uploadFingerprint(
+  base: string,
+  fields: Record<string, string>,
+  file: Omit<UploadPart, 'stream'> | undefined,
+  bytes: Hash,
+) {
+  const sorted = Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const meta = file ? [file.field, file.filename, file.contentType] : null;
+  return createHash('sha256')
+    .update(`${base}\n${JSON.stringify(sorted)}\n${JSON.stringify(meta)}\n${bytes.digest('hex')}`)
+    .digest('hex');
+}
+
+/** The file's bytes hashed as they pass to `part`'s reader (its errors, the limit's too, passed on). */
+function hashing(part: UploadPart, bytes: Hash): UploadPart {
+  const tapped = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bytes.update(chunk);
+      done(null, chunk);
+    },
+  });
+  part.stream.on('error', (err) => tapped.destroy(err));
+  part.stream.pipe(tapped);
+  return { ...part, stream: tapped };
+}
+
+/** The handler's upload, its fingerprint put in `digest` once read whole. */
+function hashedAsRead(upload: StreamedUpload, base: string, digest: { of?: string }): StreamedUpload {
+  return {
+    async read(sink, limit) {
+      const bytes = createHash('sha256');
+      let meta: Omit<UploadPart, 'stream'> | undefined;
+      const read = await upload.read((part) => {
+        meta = { field: part.field, filename: part.filename, contentType: part.contentType };
+        return sink(hashing(part, bytes));
+      }, limit);
+      digest.of = uploadFingerprint(base, read.fields, meta, bytes);
+      return read;
+    },
+  };
+}
+
+/** A retry's upload read to its end and hashed, to compare with the first attempt's (nothing else reads it). */
+async function drained(upload: StreamedUpload, base: string): Promise<string> {
+  const bytes = createHash('sha256');
+  let meta: Omit<UploadPart, 'stream'> | undefined;
+  const tooLarge = () => new Error('unreachable: a retry is hashed whatever its length');
+  const read = await upload.read(
+    async (part) => {
+      meta = { field: part.field, filename: part.filename, contentType: part.contentType };
+      for await (const chunk of part.stream) bytes.update(chunk as Buffer);
+    },
+    { bytes: Number.MAX_SAFE_INTEGER, tooLarge },
+  );
+  return uploadFingerprint(base, read.fields, meta, bytes);
 }
 
 /** The stored answer, written as it was first given. */
@@ -119,7 +185,7 @@ type End = ServerResponse['end'];
  * free again, the attempt's charges refunded) when the handler never ran (401, validation, 429), on a 5xx, or when
  * the answer was not written whole (the client left mid-stream).
  */
-function capture(ctx: AppContext, claim: IdempotentClaim, maxBytes: number): void {
+function capture(ctx: AppContext, claim: IdempotentClaim, maxBytes: number, digest: { of?: string }): void {
   const res = ctx.res;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -163,6 +229,7 @@ function capture(ctx: AppContext, claim: IdempotentClaim, maxBytes: number): voi
       if (value !== undefined) headers[name] = String(value);
     }
     const userId = state.usage.userId ?? null;
-    claim.finish({ status: res.statusCode, headers, body: over ? null : Buffer.concat(chunks), userId });
+    const body = over ? null : Buffer.concat(chunks);
+    claim.finish({ status: res.statusCode, headers, body, userId, fingerprint: digest.of });
   });
 }

@@ -130,8 +130,13 @@ export interface HttpPorts {
 export interface IdempotentRequest {
   scope: string;
   key: string;
-  /** A hash of method, path, query, content type and body. */
+  /** A hash of method, path, query, content type and body (a streamed upload's: without its body, see `settle`). */
   fingerprint: string;
+  /**
+   * A streamed upload's whole fingerprint, its body read (drained) and hashed: compared with an answered record's,
+   * whose fingerprint its first attempt's body gave as it streamed to the handler.
+   */
+  settle?: () => Promise<string>;
   /** The operationId. */
   endpoint: string;
 }
@@ -146,7 +151,14 @@ export interface StoredAnswer {
 /** A won claim: its answer handed over once the response is over, or the key released. */
 export interface IdempotentClaim {
   /** The answer to keep; `body` null when it was over `maxResponseBytes` (kept without it). */
-  finish(answer: { status: number; headers: Record<string, string>; body: Buffer | null; userId: string | null }): void;
+  finish(answer: {
+    status: number;
+    headers: Record<string, string>;
+    body: Buffer | null;
+    userId: string | null;
+    /** A streamed upload's whole fingerprint, once its body was read. */
+    fingerprint?: string | undefined;
+  }): void;
   /** No answer kept: the key is free again, and what the attempt charged is refunded. */
   release(): void;
 }

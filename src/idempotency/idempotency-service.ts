@@ -4,7 +4,7 @@ import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
 import type { IdempotencyPort, IdempotentClaim, IdempotentRequest, StoredAnswer } from '../http/index.js';
 import { type ChargeNote, type CreditRefund, type CreditsPort, randomHex128 } from '../kernel/index.js';
-import type { SqlIdempotencyStore } from './sql-idempotency-store.js';
+import type { IdempotencyRecord, SqlIdempotencyStore } from './sql-idempotency-store.js';
 
 export interface IdempotencyOptions {
   clock: Clock;
@@ -72,7 +72,7 @@ export class IdempotencyService implements IdempotencyPort {
       const record = await this.store.read(scope, key);
       if (record && record.expiresAt <= now && (await this.store.deleteExpired(scope, key, now))) continue;
       if (record) {
-        if (record.fingerprint !== request.fingerprint) {
+        if (record.fingerprint !== request.fingerprint && !(await sameSettled(record, request))) {
           throw new AppError(
             'IDEMPOTENCY_KEY_REUSED',
             'The Idempotency-Key header was used with a different request; use a new key for a new request',
@@ -180,6 +180,11 @@ export class IdempotencyService implements IdempotencyPort {
       },
     };
   }
+}
+
+/** A streamed upload answered: the same request when its body hashes as the first attempt's did. */
+async function sameSettled(record: IdempotencyRecord, request: IdempotentRequest): Promise<boolean> {
+  return record.status !== null && request.settle !== undefined && record.fingerprint === (await request.settle());
 }
 
 /** The refund no longer owed by the running claim; whether it was. */

@@ -127,11 +127,17 @@ export class SqlIdempotencyStore {
     scope: string,
     key: string,
     owner: string,
-    answer: { status: number; headers: Record<string, string>; body: Buffer | null; userId: string | null },
+    answer: {
+      status: number;
+      headers: Record<string, string>;
+      body: Buffer | null;
+      userId: string | null;
+      fingerprint?: string | undefined;
+    },
   ): Promise<void> {
     await this.db.query(
       `UPDATE idempotency_keys SET owner = NULL, refunds = '[]', status = $4, stored = $5, headers = $6, body = $7,
-       user_id = $8 WHERE ${KEY} AND owner = $3`,
+       user_id = $8, fingerprint = COALESCE($9, fingerprint) WHERE ${KEY} AND owner = $3`,
       [
         scope,
         key,
@@ -141,6 +147,7 @@ export class SqlIdempotencyStore {
         JSON.stringify(answer.headers),
         answer.body,
         answer.userId,
+        answer.fingerprint ?? null,
       ],
     );
   }
