@@ -13,6 +13,7 @@ import { embeddingsCapability } from './embeddings/index.js';
 import { admissionFor, openEngines } from './engines.js';
 import { filesCapability } from './files/index.js';
 import { type HttpPorts, loadContract } from './http/index.js';
+import { idempotencyCapability } from './idempotency/index.js';
 import { type Account, EMBEDDING_MODEL_ID, MODEL_IDS } from './kernel/index.js';
 import { logsCapability } from './logs/index.js';
 import { mcpCapability } from './mcp/index.js';
@@ -133,7 +134,15 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
     }),
   );
   const web = plug(webCapability(config.web, { embedder }));
-  const credits = accounts.service.credits;
+  const onIdempotencyError = (err: unknown) => logger.error({ err }, 'an Idempotency-Key record could not be written');
+  const idempotency = plug(
+    idempotencyCapability({
+      ...{ db, clock, settings: config.idempotency, onError: onIdempotencyError },
+      refund: (refund) => accounts.service.credits.refund(refund),
+    }),
+  );
+  // Paid operations charge through the idempotency service: a keyed request's charges are noted on its claim.
+  const credits = idempotency.service.credits(accounts.service.credits);
   const chat = plug(
     chatCapability({
       ...host,
@@ -241,6 +250,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
     upgrades: board.upgrades(),
     extraRoutes: board.pages(),
     pathAliases: SERVED_PREFIXES,
+    idempotency: idempotency.service,
   };
   const services = { accounts: accounts.service, accountStore: accounts.store, usage: usage.service, sla: sla.service };
   return {

@@ -1723,7 +1723,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "PREVIOUS_RESPONSE_CHAIN_TOO_LONG" | "UNAUTHORIZED" | "API_KEY_EXPIRED" | "INSUFFICIENT_CREDITS" | "KEY_BUDGET_EXCEEDED" | "MODEL_NOT_ALLOWED" | "MODEL_NOT_ALLOWED_FOR_KEY" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT" | "STORAGE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "VECTOR_STORE_EXPIRED";
+            code: "INVALID_JSON" | "INVALID_ENCODING" | "NESTING_TOO_DEEP" | "AMBIGUOUS_CREDENTIALS" | "MALFORMED_REQUEST" | "INVALID_PARAMETER" | "INVALID_TEXT" | "UNSUPPORTED_CONTENT" | "INVALID_MODEL" | "RAG_K_EXCEEDS_TIER" | "TIMEOUT_EXCEEDS_TIER" | "EMPTY_DOCUMENT" | "DOCUMENT_UNREADABLE" | "DOCUMENT_ENCRYPTED" | "WEB_SEARCH_UNAVAILABLE" | "PREVIOUS_RESPONSE_CHAIN_TOO_LONG" | "UNAUTHORIZED" | "API_KEY_EXPIRED" | "INSUFFICIENT_CREDITS" | "KEY_BUDGET_EXCEEDED" | "MODEL_NOT_ALLOWED" | "MODEL_NOT_ALLOWED_FOR_KEY" | "FEATURE_NOT_ALLOWED" | "END_USER_NOT_ALLOWED" | "NOT_FOUND" | "PREVIOUS_RESPONSE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EXECUTION_TIMEOUT" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVER_BUSY" | "TOO_MANY_CONNECTIONS" | "ACCOUNT_BUSY" | "UPSTREAM_TIMEOUT" | "STORAGE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "VECTOR_STORE_EXPIRED" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_RESPONSE_NOT_STORED" | "IDEMPOTENCY_KEY_REUSED";
             /**
              * @description What the error is about (the field, the limit, the model). A 5xx answered while tracing is on
              *     (`OTEL_EXPORTER_OTLP_ENDPOINT`) carries `trace_id`, the request's 32-hex OpenTelemetry trace id.
@@ -2520,6 +2520,21 @@ export interface components {
             usage: components["schemas"]["UserUsageRecord"][];
             /** @description The request logs of the requests that named the user, oldest first (with their text where the account keeps it). */
             request_logs: components["schemas"]["RequestLog"][];
+            /** @description The Idempotency-Key records of the requests that named the user, oldest first (their stored answers are not exported). */
+            idempotent_requests: components["schemas"]["IdempotentRequest"][];
+        };
+        IdempotentRequest: {
+            /** @description The Idempotency-Key. */
+            key: string;
+            /** @description The operation (operationId). */
+            endpoint: string;
+            /**
+             * Format: int32
+             * @description The status answered; null while the request runs.
+             */
+            status: number | null;
+            /** Format: date-time */
+            created_at: string;
         };
         UserMemoryExport: {
             memory_id: string;
@@ -2601,6 +2616,11 @@ export interface components {
                  * @description Request logs deleted.
                  */
                 request_logs: number;
+                /**
+                 * Format: int64
+                 * @description Idempotency-Key records deleted, with their stored answers.
+                 */
+                idempotent_requests: number;
             };
         };
         Percentiles: {
@@ -3365,6 +3385,61 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The `Idempotency-Key` is held: a request with it is still running past the wait (`IDEMPOTENCY_KEY_IN_USE`,
+         *     retry after `Retry-After` seconds), or it ran once and its answer was too large to keep
+         *     (`IDEMPOTENCY_RESPONSE_NOT_STORED`; it will not run again).
+         */
+        IdempotencyKeyInUse: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "message": "A request with this Idempotency-Key is still running; retry after 1 second",
+                 *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                 *       "details": {
+                 *         "header": "Idempotency-Key"
+                 *       },
+                 *       "error": {
+                 *         "message": "A request with this Idempotency-Key is still running; retry after 1 second",
+                 *         "type": "invalid_request_error",
+                 *         "code": "idempotency_key_in_use",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was used with a different request (method, path, query, body or end user) within the window (`IDEMPOTENCY_KEY_REUSED`). */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "message": "The Idempotency-Key header was used with a different request; use a new key for a new request",
+                 *       "code": "IDEMPOTENCY_KEY_REUSED",
+                 *       "details": {
+                 *         "header": "Idempotency-Key"
+                 *       },
+                 *       "error": {
+                 *         "message": "The Idempotency-Key header was used with a different request; use a new key for a new request",
+                 *         "type": "invalid_request_error",
+                 *         "code": "idempotency_key_reused",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The file. */
         FileOk: {
             headers: {
@@ -4025,6 +4100,23 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+         *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+         *     token's requests share one scope). The first request with a key executes; the same key with the same
+         *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+         *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+         *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+         *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+         *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+         *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+         *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+         *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+         *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+         *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+         * @example 5d1b7c1e-order-42
+         */
+        IdempotencyKey: string;
         /** @example file-4e5f60718293a4b5c6d7e8f9 */
         FileId: string;
         /** @example vs_4e5f60718293a4b5c6d7e8f9 */
@@ -4089,7 +4181,25 @@ export interface operations {
     createChatCompletion: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4177,8 +4287,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
@@ -4189,7 +4301,25 @@ export interface operations {
     createResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4315,8 +4445,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
@@ -4452,7 +4584,25 @@ export interface operations {
     compactResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4536,8 +4686,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
@@ -4548,7 +4700,25 @@ export interface operations {
     cancelResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example resp_8f3a1c2b9d7e4f60a1b2c3d4e5f60718 */
                 response_id: components["parameters"]["ResponseId"];
@@ -4573,6 +4743,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4581,7 +4753,25 @@ export interface operations {
     createConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4633,8 +4823,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4676,7 +4868,25 @@ export interface operations {
     updateConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
                 conversation_id: components["parameters"]["ConversationId"];
@@ -4713,8 +4923,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4805,7 +5017,25 @@ export interface operations {
                 /** @description Accepted and ignored: items are always returned whole. */
                 include?: components["parameters"]["IncludeQuery"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example conv_4e5f60718293a4b5c6d7e8f9011b2c3d */
                 conversation_id: components["parameters"]["ConversationId"];
@@ -4846,8 +5076,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4929,7 +5161,25 @@ export interface operations {
     createEmbedding: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4988,8 +5238,10 @@ export interface operations {
             402: components["responses"]["InsufficientCredits"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
@@ -5000,6 +5252,23 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description The protocol version `initialize` negotiated (the official SDK's supported ones). */
                 "mcp-protocol-version"?: "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05" | "2024-10-07";
                 /** @description The end user the tools act for (else the key's bound end user). */
@@ -5060,8 +5329,10 @@ export interface operations {
             402: components["responses"]["InsufficientCredits"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5070,7 +5341,25 @@ export interface operations {
     executeCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5112,8 +5401,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["ExecutionTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             /**
@@ -5578,7 +5869,25 @@ export interface operations {
     createMemory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5628,8 +5937,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5854,7 +6165,25 @@ export interface operations {
     searchMemories: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5894,8 +6223,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5946,7 +6277,25 @@ export interface operations {
     createDocument: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5997,8 +6346,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6110,7 +6461,25 @@ export interface operations {
     searchDocuments: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6150,8 +6519,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6329,6 +6700,14 @@ export interface operations {
                      *           "cached": false,
                      *           "content": null
                      *         }
+                     *       ],
+                     *       "idempotent_requests": [
+                     *         {
+                     *           "key": "5d1b7c1e-order-42",
+                     *           "endpoint": "createChatCompletion",
+                     *           "status": 200,
+                     *           "created_at": "2026-11-22T09:00:00.000Z"
+                     *         }
                      *       ]
                      *     }
                      */
@@ -6380,7 +6759,8 @@ export interface operations {
                      *         "files": 0,
                      *         "vector_stores": 0,
                      *         "usage": 42,
-                     *         "request_logs": 42
+                     *         "request_logs": 42,
+                     *         "idempotent_requests": 1
                      *       }
                      *     }
                      */
@@ -6678,7 +7058,25 @@ export interface operations {
     adminCreateAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6723,6 +7121,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];
@@ -6821,7 +7220,25 @@ export interface operations {
     adminAddCredits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example acct_3kTMd9e2XwQpL7vB */
                 account_id: components["parameters"]["AccountId"];
@@ -6862,8 +7279,10 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];
@@ -6907,7 +7326,25 @@ export interface operations {
     adminCreateKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example acct_3kTMd9e2XwQpL7vB */
                 account_id: components["parameters"]["AccountId"];
@@ -6962,8 +7399,10 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];
@@ -7107,7 +7546,25 @@ export interface operations {
     adminRotateKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example key_9xQ2mL4nB7vC1zR8 */
                 key_id: components["parameters"]["KeyId"];
@@ -7153,8 +7610,10 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AdminDisabled"];
@@ -7186,7 +7645,25 @@ export interface operations {
     createFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7201,8 +7678,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7330,7 +7809,25 @@ export interface operations {
     createVectorStore: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7354,8 +7851,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7385,7 +7884,25 @@ export interface operations {
     updateVectorStore: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7408,8 +7925,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7458,7 +7977,25 @@ export interface operations {
     searchVectorStore: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7494,8 +8031,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7533,7 +8072,25 @@ export interface operations {
     createVectorStoreFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7559,8 +8116,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7592,7 +8151,25 @@ export interface operations {
     updateVectorStoreFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7619,8 +8196,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7706,7 +8285,25 @@ export interface operations {
     createVectorStoreFileBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7731,8 +8328,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7764,7 +8363,25 @@ export interface operations {
     cancelVectorStoreFileBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+                 *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+                 *     token's requests share one scope). The first request with a key executes; the same key with the same
+                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+                 *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+                 *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+                 *     stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+                 *     retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+                 *     with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+                 *     its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+                 *     answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+                 *     409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+                 * @example 5d1b7c1e-order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example vs_4e5f60718293a4b5c6d7e8f9 */
                 vector_store_id: components["parameters"]["VectorStoreId"];
@@ -7779,6 +8396,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -21,3 +21,28 @@ export function toAccount(row: Row): Account {
     logContent: Boolean(row.log_content),
   };
 }
+
+/**
+ * The statement of the embedded database alone, with better-sqlite3's positional `?`: the credit ledger's
+ * write of its deltas (`applyCreditDeltas`). PostgreSQL has no counterpart (every charge there is one
+ * statement), so it is not a per-dialect pair.
+ */
+export const SQLITE_ONLY = {
+  addDelta: 'UPDATE accounts SET credits = credits + ? WHERE id = ?',
+  /** A key's spend delta in the period starting at the first `?` (a row of an earlier period starts afresh). */
+  addSpend: `UPDATE api_keys SET spend_period_start = ?,
+    spend_credits = MAX(CASE WHEN spend_period_start = ? THEN spend_credits + ? ELSE ? END, 0) WHERE id = ?`,
+} as const;
+
+/** A charge's note (ChargeNote) the credit ledger writes with the charge: its statement and parameters. */
+export interface WrittenNote {
+  sql: string;
+  params: unknown[];
+}
+
+/** A key's spend the credit ledger has not written yet. */
+export interface SpendDelta {
+  keyId: string;
+  periodStart: number;
+  delta: number;
+}

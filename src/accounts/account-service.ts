@@ -1,6 +1,6 @@
 import type { Clock } from '../clock/index.js';
 import { AppError } from '../errors/index.js';
-import type { Tier } from '../kernel/index.js';
+import type { ChargeNote, Tier } from '../kernel/index.js';
 import { RetryingWriter, type WriteBehindState } from '../storage/index.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, newId } from './api-key.js';
 import { MAX_CREDIT_BALANCE, overCeiling } from './credit-ceiling.js';
@@ -106,9 +106,9 @@ export class AccountService {
    * Takes `amount` credits if the balance allows it, atomically (never below zero, across replicas too); through a
    * key, only if its budget allows it too, in the same atomic step.
    */
-  chargeCredits(accountId: string, amount: number, keyId?: string): Promise<ChargeResult> {
+  chargeCredits(accountId: string, amount: number, keyId?: string, note?: ChargeNote): Promise<ChargeResult> {
     const key = keyId === undefined ? undefined : { id: keyId, now: this.#clock() };
-    return this.#store.chargeCredits(accountId, amount, key);
+    return this.#store.chargeCredits(accountId, amount, key, note);
   }
 
   /** Gives credits back; with a refund writer it never fails: what the database cannot take now is kept. */
@@ -121,8 +121,8 @@ export class AccountService {
 
   /** The port through which a paid operation (chat, embeddings) charges a request and refunds it on failure. */
   readonly credits: CreditsPort = {
-    charge: async (payer, amount) =>
-      charged(payer, amount, await this.chargeCredits(payer.accountId, amount, payer.keyId), (id) =>
+    charge: async (payer, amount, note) =>
+      charged(payer, amount, await this.chargeCredits(payer.accountId, amount, payer.keyId, note), (id) =>
         this.#store.getKey(id),
       ),
     refund: (refund) => this.refundCredits(refund),

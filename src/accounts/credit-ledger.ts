@@ -1,12 +1,15 @@
 import { AppError } from '../errors/index.js';
 import type { Tier } from '../kernel/index.js';
 import { type TurnCommit, type TurnWriter, WriteBehindTimer } from '../storage/index.js';
+import type { SpendDelta, WrittenNote } from './account-rows.js';
+import { refundOf } from './key-refusals.js';
 import { spendPeriodStart } from './key-rows.js';
-import type { SpendDelta, SqlAccountStore } from './sql-account-store.js';
+import type { SqlAccountStore } from './sql-account-store.js';
 import type {
   Account,
   AccountStore,
   ApiKeyRecord,
+  ChargeNote,
   ChargeResult,
   KeyBudget,
   KeyChanges,
@@ -68,6 +71,8 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
   /** Keys with spend not yet written. */
   readonly #dirtySpends = new Map<string, Spend>();
   #waiting: Waiting[] = [];
+  /** The notes of the charges waiting (ChargeNote), written in the same commit as their charges. */
+  #notes: WrittenNote[] = [];
   readonly #onError: (err: unknown) => void;
   readonly #commit: TurnCommit;
   readonly #retry: WriteBehindTimer;
@@ -91,9 +96,9 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
 
   /**
    * Decided in memory, at once (the key's budget, then the balance); resolves once the charge is stored (end of
-   * this event-loop turn).
+   * this event-loop turn), with its note in the same commit.
    */
-  async chargeCredits(id: string, amount: number, key?: KeyCharge): Promise<ChargeResult> {
+  async chargeCredits(id: string, amount: number, key?: KeyCharge, note?: ChargeNote): Promise<ChargeResult> {
     const entry = await this.#entry(id);
     const spend = key && (await this.#spendOf(key.id));
     if (!entry) return { ok: false, balance: 0 };
@@ -112,6 +117,10 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
     if (entry.balance < amount) return { ok: false, balance: entry.balance };
     this.#change(id, entry, -amount);
     if (key && spend) this.#spend(key.id, spend, amount);
+    if (note) {
+      const refund = refundOf(key ? { accountId: id, keyId: key.id } : { accountId: id }, amount, periodStart);
+      this.#notes.push({ sql: note.sql, params: note.params(refund) });
+    }
     const balance = entry.balance;
     await this.#stored(entry, -amount, spend);
     return periodStart === undefined ? { ok: true, balance } : { ok: true, balance, keyPeriodStart: periodStart };
@@ -167,7 +176,7 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
   flush(): void {
     const deltas = this.#pendingDeltas();
     const spends = this.#pendingSpends();
-    if (deltas.length > 0 || spends.length > 0) this.#inner.applyCreditDeltas(deltas, spends);
+    if (deltas.length > 0 || spends.length > 0) this.#inner.applyCreditDeltas(deltas, spends, this.#notes);
     this.#written();
   }
 
@@ -175,7 +184,7 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
   writeTurn(): void {
     const deltas = this.#pendingDeltas();
     const spends = this.#pendingSpends();
-    if (deltas.length > 0 || spends.length > 0) this.#inner.writeCreditDeltas(deltas, spends);
+    if (deltas.length > 0 || spends.length > 0) this.#inner.writeCreditDeltas(deltas, spends, this.#notes);
   }
 
   turnStored(): void {
@@ -187,6 +196,8 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
     this.#onError(err);
     const waiting = this.#waiting;
     this.#waiting = [];
+    // Their charges are undone: so are their notes.
+    if (this.#notes.length > 0) this.#notes = [];
     for (const w of waiting) {
       if (w.delta > 0) {
         w.resolve();
@@ -231,6 +242,7 @@ export class CreditLedgerAccountStore implements AccountStore, TurnWriter {
     for (const spend of this.#dirtySpends.values()) spend.pending = 0;
     this.#dirtySpends.clear();
     this.#retry.cancel();
+    if (this.#notes.length > 0) this.#notes = [];
     const waiting = this.#waiting;
     this.#waiting = [];
     for (const w of waiting) w.resolve();

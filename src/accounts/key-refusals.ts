@@ -39,6 +39,15 @@ export function keyExpired(keyId: string, expiresAt: number): AppError {
   });
 }
 
+/** The refund that undoes a charge exactly: the account, and the key's spend in the period it counted in. */
+export function refundOf(payer: Payer, amount: number, keyPeriodStart: number | undefined): Refund {
+  const refund: Refund = { accountId: payer.accountId, amount };
+  if (payer.keyId !== undefined && keyPeriodStart !== undefined) {
+    Object.assign(refund, { keyId: payer.keyId, keyPeriodStart });
+  }
+  return refund;
+}
+
 /**
  * A store's charge as a paid operation takes it: the refund that undoes it exactly (account, and the key's spend in
  * the period it counted in), or the refusal (a key's budget: thrown as KEY_BUDGET_EXCEEDED, naming the key).
@@ -49,13 +58,7 @@ export async function charged(
   result: ChargeResult,
   keyOf: (id: string) => Promise<ApiKeyRecord | undefined>,
 ): Promise<Charged> {
-  if (result.ok) {
-    const refund: Refund = { accountId: payer.accountId, amount };
-    if (payer.keyId !== undefined && result.keyPeriodStart !== undefined) {
-      Object.assign(refund, { keyId: payer.keyId, keyPeriodStart: result.keyPeriodStart });
-    }
-    return { ok: true, balance: result.balance, refund };
-  }
+  if (result.ok) return { ok: true, balance: result.balance, refund: refundOf(payer, amount, result.keyPeriodStart) };
   if (result.keyBudget && payer.keyId !== undefined) {
     const key = await keyOf(payer.keyId);
     throw keyBudgetExceeded(key?.name ?? null, payer.keyId, amount, result.keyBudget);

@@ -6,14 +6,23 @@ import {
   type ExternalChanges,
   externalChanges,
   type Row,
+  runSqlite,
   type SqliteDb,
   type TurnCommit,
   transaction,
   turnCommitOf,
   WriteBatches,
 } from '../storage/index.js';
-import { ACCOUNT_COLUMNS, CHARGE_ACCOUNT, toAccount } from './account-rows.js';
+import {
+  ACCOUNT_COLUMNS,
+  CHARGE_ACCOUNT,
+  type SpendDelta,
+  SQLITE_ONLY,
+  toAccount,
+  type WrittenNote,
+} from './account-rows.js';
 import { newId } from './api-key.js';
+import { refundOf } from './key-refusals.js';
 import {
   CHARGE_KEY,
   CHARGE_UNBUDGETED,
@@ -30,6 +39,7 @@ import type {
   Account,
   AccountStore,
   ApiKeyRecord,
+  ChargeNote,
   ChargeResult,
   KeyChanges,
   KeyCharge,
@@ -50,25 +60,6 @@ function isUniqueViolation(err: unknown): boolean {
 
 function emailTaken(email: string): AppError {
   return new AppError('CONFLICT', `An account with the email ${email} exists`, { field: 'email' });
-}
-
-/**
- * The statement of the embedded database alone, with better-sqlite3's positional `?`: the credit ledger's
- * write of its deltas (`applyCreditDeltas`). PostgreSQL has no counterpart (every charge there is one
- * statement), so it is not a per-dialect pair.
- */
-const SQLITE_ONLY = {
-  addDelta: 'UPDATE accounts SET credits = credits + ? WHERE id = ?',
-  /** A key's spend delta in the period starting at the first `?` (a row of an earlier period starts afresh). */
-  addSpend: `UPDATE api_keys SET spend_period_start = ?,
-    spend_credits = MAX(CASE WHEN spend_period_start = ? THEN spend_credits + ? ELSE ? END, 0) WHERE id = ?`,
-} as const;
-
-/** A key's spend the credit ledger has not written yet. */
-export interface SpendDelta {
-  keyId: string;
-  periodStart: number;
-  delta: number;
 }
 
 /**
@@ -109,16 +100,18 @@ export class SqlAccountStore implements AccountStore {
   applyCreditDeltas(
     deltas: ReadonlyArray<{ accountId: string; delta: number }>,
     spends: readonly SpendDelta[] = [],
+    notes: readonly WrittenNote[] = [],
   ): void {
     const embedded = this.#embedded;
     if (!embedded) throw new Error('applyCreditDeltas is for the embedded database');
-    transaction(embedded.db, () => this.writeCreditDeltas(deltas, spends));
+    transaction(embedded.db, () => this.writeCreditDeltas(deltas, spends, notes));
   }
 
   /** SQLite only: adds each delta to its account's balance (and each key's spend), inside the caller's transaction. */
   writeCreditDeltas(
     deltas: ReadonlyArray<{ accountId: string; delta: number }>,
     spends: readonly SpendDelta[] = [],
+    notes: readonly WrittenNote[] = [],
   ): void {
     const embedded = this.#embedded;
     if (!embedded) throw new Error('writeCreditDeltas is for the embedded database');
@@ -126,6 +119,7 @@ export class SqlAccountStore implements AccountStore {
     for (const row of spends) {
       embedded.spend.run(row.periodStart, row.periodStart, row.delta, row.delta, row.keyId);
     }
+    for (const note of notes) runSqlite(embedded.db.sqlite, note.sql, note.params);
   }
 
   async close(): Promise<void> {
@@ -186,8 +180,8 @@ export class SqlAccountStore implements AccountStore {
     return rows[0] ? toAccount(rows[0]) : undefined;
   }
 
-  async chargeCredits(id: string, amount: number, key?: KeyCharge): Promise<ChargeResult> {
-    if (key) return this.#chargeThroughKey(id, amount, key);
+  async chargeCredits(id: string, amount: number, key?: KeyCharge, note?: ChargeNote): Promise<ChargeResult> {
+    if (key || note) return this.#chargeInSteps(id, amount, key, note);
     // One conditional statement: the database, not the application, decides who gets the last credits.
     const rows = await this.#db.query(CHARGE_ACCOUNT, [id, amount]);
     if (rows[0]) return { ok: true, balance: Number(rows[0].credits) };
@@ -200,14 +194,15 @@ export class SqlAccountStore implements AccountStore {
   }
 
   /**
-   * The account's credits and the key's budget in one atomic step. PostgreSQL: a key without a budget in one
-   * statement; with one, a transaction that takes the account's credits, then the key's spend if its budget allows,
-   * and rolls both back otherwise. Row locks (account, then key) make concurrent charges on every replica queue.
+   * The account's credits, the key's budget and the note in one atomic step. PostgreSQL: a key without a budget
+   * and no note in one statement; otherwise a transaction that takes the account's credits, then the key's spend
+   * if its budget allows, then writes the note, and rolls all back when refused. Row locks (account, then key) make
+   * concurrent charges on every replica queue.
    */
-  async #chargeThroughKey(id: string, amount: number, key: KeyCharge): Promise<ChargeResult> {
-    const month = spendPeriodStart('month', key.now);
+  async #chargeInSteps(id: string, amount: number, key?: KeyCharge, note?: ChargeNote): Promise<ChargeResult> {
+    const month = key ? spendPeriodStart('month', key.now) : 0;
     const db = this.#db;
-    if (db.dialect === 'postgres') {
+    if (db.dialect === 'postgres' && key && !note) {
       const [row] = await db.query(CHARGE_UNBUDGETED, [amount, key.id, month, id]);
       if (row && row.credits !== null) return charged(row.credits, row.period_start);
       if (row && !row.budgeted) return { ok: false, balance: await this.#balanceOf(id) };
@@ -215,6 +210,7 @@ export class SqlAccountStore implements AccountStore {
     const steps = (query: (sql: string, params: unknown[]) => Row[]): ChargeResult => {
       const [account] = query(CHARGE_ACCOUNT, [id, amount]);
       if (!account) throw new Refused({ ok: false, balance: -1 });
+      if (!key) return charged(account.credits, null);
       const [spend] = query(CHARGE_KEY, [amount, key.id, month]);
       if (spend) return charged(account.credits, spend.period_start);
       const [budget] = query(KEY_BUDGET, [key.id, month]);
@@ -233,17 +229,31 @@ export class SqlAccountStore implements AccountStore {
         },
       });
     };
+    const noted = (result: ChargeResult) =>
+      note && result.ok
+        ? note.params(
+            refundOf(key ? { accountId: id, keyId: key.id } : { accountId: id }, amount, result.keyPeriodStart),
+          )
+        : [];
     try {
-      if (db.dialect === 'sqlite') return transaction(db, (tx) => steps((sql, params) => tx.query(sql, params)));
+      if (db.dialect === 'sqlite') {
+        return transaction(db, (tx) => {
+          const result = steps((sql, params) => tx.query(sql, params));
+          if (note) tx.query(note.sql, noted(result));
+          return result;
+        });
+      }
       return await transaction(db, async (tx) => {
         const rows: Row[][] = [];
         // The steps are synchronous over results; PostgreSQL's are fetched one by one, in the same order.
         const [account] = await tx.query(CHARGE_ACCOUNT, [id, amount]);
         rows.push(account ? [account] : []);
-        if (account) rows.push(await tx.query(CHARGE_KEY, [amount, key.id, month]));
-        if (account && !rows[1]?.[0]) rows.push(await tx.query(KEY_BUDGET, [key.id, month]));
+        if (account && key) rows.push(await tx.query(CHARGE_KEY, [amount, key.id, month]));
+        if (account && key && !rows[1]?.[0]) rows.push(await tx.query(KEY_BUDGET, [key.id, month]));
         let next = 0;
-        return steps(() => rows[next++] ?? []);
+        const result = steps(() => rows[next++] ?? []);
+        if (note) await tx.query(note.sql, noted(result));
+        return result;
       });
     } catch (err) {
       if (!(err instanceof Refused)) throw err;

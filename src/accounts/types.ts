@@ -2,6 +2,7 @@ import type {
   Account,
   ApiKeyRecord,
   Charged,
+  ChargeNote,
   CreditRefund,
   CreditsPort,
   KeyBudget,
@@ -10,7 +11,7 @@ import type {
   Tier,
 } from '../kernel/index.js';
 
-export type { Account, ApiKeyRecord, Charged, CreditsPort, KeyBudget, Principal };
+export type { Account, ApiKeyRecord, Charged, ChargeNote, CreditsPort, KeyBudget, Principal };
 
 export interface NewAccount {
   email: string;
@@ -66,7 +67,8 @@ export interface AccountStore {
   addCredits(id: string, amount: number, maxBalance: number): Promise<Account | undefined>;
   /** Atomic check-and-charge: never lets the balance go below zero, across processes too. */
   /** Through a key: its budget is checked and its spend counted in the same atomic step. */
-  chargeCredits(id: string, amount: number, key?: KeyCharge): Promise<ChargeResult>;
+  /** With a note: the note's statement is written in the same atomic step (only when the charge is taken). */
+  chargeCredits(id: string, amount: number, key?: KeyCharge, note?: ChargeNote): Promise<ChargeResult>;
   /** With a key: its spend in `keyPeriodStart`'s period is given back too (nothing once that period is over). */
   refundCredits(id: string, amount: number, key?: { id: string; periodStart: number }): Promise<void>;
   /**

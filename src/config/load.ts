@@ -3,6 +3,7 @@ import { extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { aliasesFromEnv } from './aliases.js';
+import { idempotencyFromEnv } from './idempotency.js';
 import { logsFromEnv } from './logs.js';
 import { qdrantFromEnv } from './qdrant.js';
 import { resolveRouting } from './routing.js';
@@ -90,6 +91,7 @@ export function loadConfig(env: Env = process.env, overrides: RawConfig = {}): C
   const modelAliases = aliasesFromEnv(env.PVAI_MODEL_ALIASES);
   const logs = logsFromEnv(env, file.logs, (message) => new ConfigError(message));
   const qdrant = qdrantFromEnv(env, file.qdrant, (message) => new ConfigError(message));
+  const idempotency = idempotencyFromEnv(env, file.idempotency, (message) => new ConfigError(message));
   const result = configSchema.safeParse({
     ...file,
     ...fromEnv(env),
@@ -98,6 +100,7 @@ export function loadConfig(env: Env = process.env, overrides: RawConfig = {}): C
     ...(modelAliases ? { modelAliases } : {}),
     ...(logs ? { logs } : {}),
     ...(qdrant ? { qdrant } : {}),
+    ...(idempotency ? { idempotency } : {}),
     ...overrides,
   });
   if (!result.success) {

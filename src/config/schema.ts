@@ -4,6 +4,7 @@ import { DEFAULT_TIER_RULES, type TierRules } from '../tiers/index.js';
 import { modelAliasesSchema } from './aliases.js';
 import { cacheSchema } from './cache.js';
 import { corsSchema, httpSchema } from './http.js';
+import { idempotencySchema } from './idempotency.js';
 import { logsSchema } from './logs.js';
 import { qdrantSchema } from './qdrant.js';
 import { localEngineSchema, routingSchema, type TargetConfig } from './routing.js';
@@ -133,6 +134,8 @@ export const configSchema = z
     web: webSchema,
     /** Request logs' retention and the stdout access log (src/config/logs.ts). */
     logs: logsSchema,
+    /** Idempotency-Key: window, stored-answer cap, wait and lease (src/config/idempotency.ts). */
+    idempotency: idempotencySchema,
     /** Remote MCP servers of Responses' `mcp` tools: whom pvai connects to, how long, how much (src/config/web.ts). */
     mcp: mcpSchema,
     /** Overrides of the sandbox defaults (src/sandbox/types.ts); validated again by the sandbox. */

@@ -41,6 +41,8 @@ export const ERROR_STATUS = {
    * (responses/chain.ts). Compacting it starts a short one.
    */
   PREVIOUS_RESPONSE_CHAIN_TOO_LONG: 400,
+  /** An `Idempotency-Key` header that is empty, over 255 characters or not printable ASCII. */
+  IDEMPOTENCY_KEY_INVALID: 400,
   UNAUTHORIZED: 401,
   /** A key past its `expires_at`: refused like a revoked key, but saying when it expired. */
   API_KEY_EXPIRED: 401,
@@ -63,6 +65,12 @@ export const ERROR_STATUS = {
   /** The request (its headers or its body) arrived too slowly. */
   REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
+  /** A request with the same `Idempotency-Key` is still running past the wait; retry after `Retry-After`. */
+  IDEMPOTENCY_KEY_IN_USE: 409,
+  /** The request with this `Idempotency-Key` ran once and its answer was over the size kept: it will not run again. */
+  IDEMPOTENCY_RESPONSE_NOT_STORED: 409,
+  /** The `Idempotency-Key` was used with a different request within the window. */
+  IDEMPOTENCY_KEY_REUSED: 422,
   PAYLOAD_TOO_LARGE: 413,
   /** An upload that would take the account's stored files past its tier's total bytes. */
   STORAGE_LIMIT_EXCEEDED: 413,

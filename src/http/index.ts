@@ -29,10 +29,14 @@ export { checkOperationInput } from './operation-input.js';
 export type {
   ExtraRoutes,
   HttpPorts,
+  IdempotencyPort,
+  IdempotentClaim,
+  IdempotentRequest,
   RequestOutcome,
   RequestRecord,
   RequestTracing,
   ServerSpan,
+  StoredAnswer,
 } from './ports.js';
 /** The WebSocket mode's types: routes, sessions, handlers and what they hold. */
 export type * from './socket-types.js';

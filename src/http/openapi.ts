@@ -140,6 +140,7 @@ function adapt(
   ports: Pick<HttpPorts, 'stopping' | 'streamWriteTimeoutMs'>,
 ) {
   return async (c: OpenApiContext, ctx: AppContext) => {
+    ctx.state.executing = true;
     const request = {
       body: c.request.requestBody,
       params: c.request.params,

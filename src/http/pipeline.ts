@@ -3,6 +3,7 @@ import type { Handler, OpenAPIBackend } from 'openapi-backend';
 import { accessLog } from './access-log.js';
 import { corsAndOptions } from './cors.js';
 import { errorMiddleware } from './error-middleware.js';
+import { idempotencyClaim, idempotencyScope } from './idempotency.js';
 import type { IndexedOpenAPIRouter } from './indexed-router.js';
 import { refuseUrlText, routeBodies } from './intake.js';
 import {
@@ -181,6 +182,13 @@ export const REQUEST_PIPELINE: readonly Stage[] = [
   },
   {
     runs: 'koa',
+    name: "Idempotency-Key (HttpPorts.idempotency): a keyed POST's scope, and the end of a replay",
+    file: 'http/idempotency.ts',
+    symbols: ['idempotencyScope'],
+    mount: idempotencyScope,
+  },
+  {
+    runs: 'koa',
     name: 'the contract (openapi-backend)',
     file: 'http/openapi.ts',
     symbols: ['contractRequests'],
@@ -207,6 +215,13 @@ export const REQUEST_PIPELINE: readonly Stage[] = [
     file: 'http/security.ts',
     symbols: ['securityHandlers'],
     security: ({ ports }) => securityHandlers(ports),
+  },
+  {
+    runs: 'contract',
+    name: 'Idempotency-Key (HttpPorts.idempotency): the claim, a replay, the answer captured',
+    file: 'http/idempotency.ts',
+    symbols: ['idempotencyClaim'],
+    hooks: ({ ports }) => ({ postSecurityHandler: idempotencyClaim(ports) }),
   },
   {
     runs: 'contract',

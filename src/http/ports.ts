@@ -151,8 +151,58 @@ export interface HttpPorts {
   pathAliases?: readonly PathAlias[];
   /** Routes outside the contract, matched by path prefix before the contract's routing. */
   extraRoutes?: readonly ExtraRoutes[];
+  /** Idempotency-Key on POST operations; undefined: the header is ignored. */
+  idempotency?: IdempotencyPort;
   /** WebSocket routes, matched by exact path (upgrade.ts); a WebSocket upgrade anywhere else is answered 404. */
   upgrades?: readonly UpgradeRoute[];
+}
+
+/** A keyed POST as the idempotency port sees it: the scope (account id, or `admin`), the key, what makes it this request. */
+export interface IdempotentRequest {
+  scope: string;
+  key: string;
+  /** A hash of method, path, query, content type and body (a streamed upload's: without its body, see `settle`). */
+  fingerprint: string;
+  /**
+   * A streamed upload's whole fingerprint, its body read (drained) and hashed: compared with an answered record's,
+   * whose fingerprint its first attempt's body gave as it streamed to the handler.
+   */
+  settle?: () => Promise<string>;
+  /** The operationId. */
+  endpoint: string;
+}
+
+/** An answer as a replay gives it again. */
+export interface StoredAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** A won claim: its answer handed over once the response is over, or the key released. */
+export interface IdempotentClaim {
+  /** The answer to keep; `body` null when it was over `maxResponseBytes` (kept without it). */
+  finish(answer: {
+    status: number;
+    headers: Record<string, string>;
+    body: Buffer | null;
+    userId: string | null;
+    /** A streamed upload's whole fingerprint, once its body was read. */
+    fingerprint?: string | undefined;
+  }): void;
+  /** No answer kept: the key is free again, and what the attempt charged is refunded. */
+  release(): void;
+}
+
+/**
+ * Idempotency-Key (http/idempotency.ts): `begin` claims a key, or answers the stored answer, or refuses (422 another
+ * request, 409 still running past the wait or not stored); `scope` runs a keyed request's work, so that the
+ * credits it charges are noted on its claim.
+ */
+export interface IdempotencyPort {
+  readonly maxResponseBytes: number;
+  scope<T>(work: () => Promise<T>): Promise<T>;
+  begin(request: IdempotentRequest): Promise<{ replay: StoredAnswer } | { claim: IdempotentClaim }>;
 }
 
 /**

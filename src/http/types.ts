@@ -106,6 +106,8 @@ export interface RequestState {
   body?: ReadBody;
   /** Set by streamed responses: settles when the stream has ended, with the final token counts noted. */
   streamDone?: Promise<void>;
+  /** The operation's handler was called (the request passed authentication, the rate limiter and validation). */
+  executing?: true;
   /** The stream was cut because its client stopped reading (its usage row records STREAM_STALLED). */
   streamStalled?: true;
   /** A multipart/form-data body, for operations whose contract accepts one. */

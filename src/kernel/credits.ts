@@ -18,11 +18,21 @@ export interface CreditRefund {
 export type Charged = { ok: true; balance: number; refund: CreditRefund } | { ok: false; balance: number };
 
 /**
+ * A statement written atomically with a charge (the same transaction on PostgreSQL, the same turn commit on the
+ * embedded ledger), given the refund that undoes the charge: the Idempotency-Key claim notes what its request
+ * charged, so a process killed after the charge never leaves a charge its retry cannot refund.
+ */
+export interface ChargeNote {
+  sql: string;
+  params(refund: CreditRefund): unknown[];
+}
+
+/**
  * Credits as a paid operation sees them: an atomic check-and-charge of the account and the key's budget (never
  * below zero, never past the budget: a key's budget refuses with 402 KEY_BUDGET_EXCEEDED) and its refund.
  */
 export interface CreditsPort {
-  charge(payer: Payer, amount: number): Promise<Charged>;
+  charge(payer: Payer, amount: number, note?: ChargeNote): Promise<Charged>;
   refund(refund: CreditRefund): Promise<void>;
 }
 

@@ -24,6 +24,7 @@ import { ResponseChains1796000000000 } from './migrations/1796000000000-response
 import { FilesAndVectorStores1796100000000 } from './migrations/1796100000000-files-and-vector-stores.js';
 import { KeyLimits1796200000000 } from './migrations/1796200000000-key-limits.js';
 import { RequestLogs1796300000000 } from './migrations/1796300000000-request-logs.js';
+import { Idempotency1796400000000 } from './migrations/1796400000000-idempotency.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { checkpointOnThisThread, startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -51,6 +52,7 @@ export const MIGRATIONS = [
   FilesAndVectorStores1796100000000,
   KeyLimits1796200000000,
   RequestLogs1796300000000,
+  Idempotency1796400000000,
 ];
 
 /** How often the SQLite WAL is copied back into the database file. */

@@ -14,6 +14,7 @@ export {
   type PostgresDb,
   placeholderList,
   type Row,
+  runSqlite,
   type SqliteDb,
   toSqliteParams,
   toSqlitePlaceholders,

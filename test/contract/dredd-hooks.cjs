@@ -8,14 +8,12 @@
 //     and background responses, conversations and their items);
 //   - turn the request of each non-2xx transaction into one that really provokes that status, where the status
 //     can be provoked from outside on a healthy server (400, 401, 402, 403, 404, 408, 409, 413, 415) by a whole
-//     request, as Dredd sends them (a body that stops arriving, the other 408, is the slow-client tests' and the
-//     fuzz stage's);
+//     request (a body that stops arriving, the other 408, is the slow-client tests' and the fuzz stage's);
 //   - skip, with the reason printed, what cannot be meaningful (see SKIP_STATUS and the capability probe);
 //   - check the text/event-stream answers of chat completions and responses themselves (Dredd cannot).
-// The hooks' own requests and what beforeAll learns are in dredd-server.cjs, the Responses API's stored responses
-// in dredd-responses.cjs, the conversations in dredd-conversations.cjs, files and vector stores (and createFile's
-// multipart body) in dredd-vector-stores.cjs, the exported and erased end user in dredd-erased-user.cjs, the usage
-// CSV and the list of end users in dredd-usage.cjs, the contract's tables in dredd-facts.cjs.
+// Beside: the hooks' requests and beforeAll's findings (dredd-server.cjs), stored responses (dredd-responses.cjs),
+// conversations, files and vector stores (with createFile's form), the erased end user, the usage CSV and end
+// users (dredd-conversations, -vector-stores, -erased-user, -usage.cjs), the contract's tables (dredd-facts.cjs).
 // The server comes from test/contract/serve-for-contract.mjs: PVAI_URL, PVAI_API_KEY, PVAI_ADMIN_TOKEN.
 const hooks = require('hooks');
 const { checkChatStream } = require('./chat-stream-check.cjs');
@@ -48,6 +46,7 @@ const {
   SKIP_STATUS,
   capabilityOf,
   bodyLimitOf,
+  idempotencySkip,
 } = require('./dredd-facts.cjs');
 
 const skipped = []; // [transaction name, reason]
@@ -211,6 +210,7 @@ hooks.beforeEach((t) => {
   const unavailable = capability && available[capability] !== true;
 
   if (SKIP_STATUS[status]) return skip(t, `${status}: ${SKIP_STATUS[status]}`);
+  if (idempotencySkip(headers, status, resource)) return skip(t, idempotencySkip(headers, status, resource));
 
   if (isAdmin) {
     // The admin API has no account and so no rate-limit window: it sends no X-RateLimit-* headers. The shared

@@ -112,6 +112,7 @@ export const streamedExport: Reply<'exportUserData'> = {
     files: [],
     vector_stores: [],
     request_logs: [],
+    idempotent_requests: [],
     conversations: [],
     usage: nothing(),
   },

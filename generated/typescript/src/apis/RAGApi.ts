@@ -54,6 +54,23 @@ export interface CreateDocumentRequest {
      * 
      */
     documentCreateRequest: DocumentCreateRequest;
+    /**
+     * Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+     * either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+     * token's requests share one scope). The first request with a key executes; the same key with the same
+     * request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+     * answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+     * (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+     * `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+     * stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+     * retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+     * with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+     * its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+     * answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+     * 409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+     * 
+     */
+    idempotencyKey?: string;
 }
 
 export interface DeleteDocumentRequest {
@@ -90,6 +107,23 @@ export interface SearchDocumentsRequest {
      * 
      */
     searchRequest: SearchRequest;
+    /**
+     * Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
+     * either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
+     * token's requests share one scope). The first request with a key executes; the same key with the same
+     * request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+     * answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
+     * (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
+     * `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
+     * stored: every answer of a request that executed (2xx, and the 4xx its handler gave). Not stored, so a
+     * retry with the key runs afresh: refusals before the handler (401, 400 validation, 429), 5xx. The same key
+     * with another request: 422 `IDEMPOTENCY_KEY_REUSED`. A duplicate arriving while the first runs waits for
+     * its answer (up to `idempotency.waitSeconds`), then 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. An
+     * answer over `idempotency.maxResponseBytes` (1 MiB by default) is given once and not kept: a retry gets
+     * 409 `IDEMPOTENCY_RESPONSE_NOT_STORED` (the request ran once and will not run again).
+     * 
+     */
+    idempotencyKey?: string;
 }
 
 /**
@@ -113,6 +147,10 @@ export class RAGApi extends runtime.BaseAPI {
         const headerParameters: runtime.HTTPHeaders = {};
 
         headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
 
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["X-API-Key"] = await this.configuration.apiKey("X-API-Key"); // ApiKeyHeader authentication
@@ -370,6 +408,10 @@ export class RAGApi extends runtime.BaseAPI {
         const headerParameters: runtime.HTTPHeaders = {};
 
         headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
 
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["X-API-Key"] = await this.configuration.apiKey("X-API-Key"); // ApiKeyHeader authentication

@@ -51,6 +51,10 @@ export interface UserErasureErased {
      * Request logs deleted.
      */
     requestLogs: number;
+    /**
+     * Idempotency-Key records deleted, with their stored answers.
+     */
+    idempotentRequests: number;
 }
 
 /**
@@ -65,6 +69,7 @@ export function instanceOfUserErasureErased(value: object): value is UserErasure
     if ((!('vectorStores' in (value as Record<string, any>)) && !('vector_stores' in (value as Record<string, any>))) || ((value as Record<string, any>)['vectorStores'] === undefined && (value as Record<string, any>)['vector_stores'] === undefined)) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
     if ((!('requestLogs' in (value as Record<string, any>)) && !('request_logs' in (value as Record<string, any>))) || ((value as Record<string, any>)['requestLogs'] === undefined && (value as Record<string, any>)['request_logs'] === undefined)) return false;
+    if ((!('idempotentRequests' in (value as Record<string, any>)) && !('idempotent_requests' in (value as Record<string, any>))) || ((value as Record<string, any>)['idempotentRequests'] === undefined && (value as Record<string, any>)['idempotent_requests'] === undefined)) return false;
     return true;
 }
 
@@ -86,6 +91,7 @@ export function UserErasureErasedFromJSONTyped(json: any, ignoreDiscriminator: b
         'vectorStores': json['vector_stores'],
         'usage': json['usage'],
         'requestLogs': json['request_logs'],
+        'idempotentRequests': json['idempotent_requests'],
     };
 }
 
@@ -108,6 +114,7 @@ export function UserErasureErasedToJSONTyped(value?: UserErasureErased | null, i
         'vector_stores': value['vectorStores'],
         'usage': value['usage'],
         'request_logs': value['requestLogs'],
+        'idempotent_requests': value['idempotentRequests'],
     };
 }
 

@@ -13,6 +13,13 @@
  */
 
 import { mapValues, parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime.js';
+import type { IdempotentRequest } from './IdempotentRequest.js';
+import {
+    IdempotentRequestFromJSON,
+    IdempotentRequestFromJSONTyped,
+    IdempotentRequestToJSON,
+    IdempotentRequestToJSONTyped,
+} from './IdempotentRequest.js';
 import type { RequestLog } from './RequestLog.js';
 import {
     RequestLogFromJSON,
@@ -120,6 +127,10 @@ export interface UserExport {
      * The request logs of the requests that named the user, oldest first (with their text where the account keeps it).
      */
     requestLogs: Array<RequestLog>;
+    /**
+     * The Idempotency-Key records of the requests that named the user, oldest first (their stored answers are not exported).
+     */
+    idempotentRequests: Array<IdempotentRequest>;
 }
 
 
@@ -149,6 +160,7 @@ export function instanceOfUserExport(value: object): value is UserExport {
     if ((!('vectorStores' in (value as Record<string, any>)) && !('vector_stores' in (value as Record<string, any>))) || ((value as Record<string, any>)['vectorStores'] === undefined && (value as Record<string, any>)['vector_stores'] === undefined)) return false;
     if (!('usage' in value) || value['usage'] === undefined) return false;
     if ((!('requestLogs' in (value as Record<string, any>)) && !('request_logs' in (value as Record<string, any>))) || ((value as Record<string, any>)['requestLogs'] === undefined && (value as Record<string, any>)['request_logs'] === undefined)) return false;
+    if ((!('idempotentRequests' in (value as Record<string, any>)) && !('idempotent_requests' in (value as Record<string, any>))) || ((value as Record<string, any>)['idempotentRequests'] === undefined && (value as Record<string, any>)['idempotent_requests'] === undefined)) return false;
     return true;
 }
 
@@ -173,6 +185,7 @@ export function UserExportFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         'vectorStores': ((json['vector_stores'] as Array<any>).map(VectorStoreFromJSON)),
         'usage': ((json['usage'] as Array<any>).map(UserUsageRecordFromJSON)),
         'requestLogs': ((json['request_logs'] as Array<any>).map(RequestLogFromJSON)),
+        'idempotentRequests': ((json['idempotent_requests'] as Array<any>).map(IdempotentRequestFromJSON)),
     };
 }
 
@@ -198,6 +211,7 @@ export function UserExportToJSONTyped(value?: UserExport | null, ignoreDiscrimin
         'vector_stores': ((value['vectorStores'] as Array<any>).map(VectorStoreToJSON)),
         'usage': ((value['usage'] as Array<any>).map(UserUsageRecordToJSON)),
         'request_logs': ((value['requestLogs'] as Array<any>).map(RequestLogToJSON)),
+        'idempotent_requests': ((value['idempotentRequests'] as Array<any>).map(IdempotentRequestToJSON)),
     };
 }
 

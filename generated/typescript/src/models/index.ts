@@ -62,6 +62,7 @@ export * from './FunctionDefinition.js';
 export * from './FunctionMessage.js';
 export * from './GetResponse200Response.js';
 export * from './Health.js';
+export * from './IdempotentRequest.js';
 export * from './Instant.js';
 export * from './JsonRpcError.js';
 export * from './JsonRpcErrorError.js';
