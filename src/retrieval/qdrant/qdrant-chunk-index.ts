@@ -20,12 +20,14 @@
  * another model is refused instead of mixing vector spaces.
  */
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import { TRACING } from '../../tracing/index.js';
 import { fusionCandidates, RRF_K } from '../fusion.js';
 import type { Chunk, ChunkHit, ChunkIndex, ChunkQuery, DocumentChunks, Tenant } from '../types.js';
 import { chunkSparse, querySparse } from './qdrant-sparse.js';
 import {
   bm25,
   type CollectionState,
+  carryingTrace,
   DENSE,
   describeQdrantError,
   embeddingMismatch,
@@ -69,7 +71,7 @@ export class QdrantChunkIndex implements ChunkIndex {
     // says (as for pvai doctor): no port is the scheme's, a path is a prefix (Qdrant behind a proxy).
     const url = new URL(options.url);
     const prefix = url.pathname.replace(/\/+$/, '');
-    this.#client = new QdrantClient({
+    const client = new QdrantClient({
       url: url.origin,
       port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
       ...(prefix ? { prefix } : {}),
@@ -83,6 +85,7 @@ export class QdrantChunkIndex implements ChunkIndex {
       timeout: options.timeoutMs ?? 30_000,
       checkCompatibility: false,
     });
+    this.#client = TRACING.on ? carryingTrace(client) : client;
   }
 
   async prepare(embedding?: { id: string; dimension: number }): Promise<void> {
