@@ -7,8 +7,10 @@ import { type ResponsesHarness, startResponses } from '../responses/support.js';
 import { type DocumentBody, EMBEDDING_MODEL } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
 import { type Jaeger, type JaegerSpan, jaegerAvailable, startJaeger, tag } from '../support/jaeger.js';
+import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { type QdrantServer, qdrantAvailable, startQdrant } from '../support/qdrant.js';
 import { sandboxHostSkip } from '../support/sandbox-host.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import { responsesSocketUrl, TestSocket } from '../support/websocket.js';
 
 const SECRET = 'pelican-sextant';
@@ -292,5 +294,53 @@ describe('OpenTelemetry traces with Qdrant (sqlite, Jaeger, Qdrant)', {
     const parents = queries.map((q) => String(q.headers.traceparent).split('-')[2]);
     assert.ok(parents.includes(search.spanID), `the documents query's traceparent: ${parents.join(', ')}`);
     for (const parent of parents) assert.ok(searches.has(parent ?? ''), `${parent} is no retrieval span`);
+  });
+});
+
+describe('OpenTelemetry traces with an embeddings upstream (sqlite, Jaeger)', {
+  skip: !jaegerAvailable() && 'no Jaeger: set PVAI_JAEGER_BIN',
+}, () => {
+  let jaeger: Jaeger;
+  let upstream: MockUpstream;
+  let server: TestServer;
+
+  before(async () => {
+    jaeger = await startJaeger();
+    upstream = await startMockUpstream();
+    traceTo(jaeger);
+    server = await startTestServer('sqlite', {
+      config: { embeddingUpstream: { baseUrl: upstream.url, model: 'embed-a', contextTokens: 8192 } },
+    });
+  });
+  after(async () => {
+    await server?.close();
+    await upstream?.close();
+    await jaeger?.stop();
+    stopTracing();
+  });
+
+  it("POST /z1/embeddings: the upstream's call carries the trace, the embeddings span its parent", async () => {
+    const { apiKey } = await server.createAccount('business', 100);
+    const { traceId, traceparent } = newTrace();
+    const res = await server.request('POST', '/z1/embeddings', {
+      apiKey,
+      headers: { traceparent },
+      body: { model: 'PV-EMBED', input: ['one', 'two'] },
+    });
+    assert.equal(res.status, 200, res.text);
+    const spans = await eventually(
+      () => jaeger.spans(traceId),
+      (found) => found.some((s) => s.operationName === 'createEmbedding'),
+      15_000,
+    );
+    const embedding = one(spans, 'embeddings embed-a');
+    assert.equal(tag(embedding, 'gen_ai.provider.name'), 'openai');
+    assert.equal(tag(embedding, 'gen_ai.request.model'), 'embed-a');
+    // The embedder's dimension probe at start ran in no trace; the request's call carries the request's.
+    const sent = upstream.requests.filter((r) => r.path.endsWith('/embeddings')).map((r) => r.headers.traceparent);
+    assert.ok(
+      sent.includes(`00-${traceId}-${embedding.spanID}-01`),
+      `sent: ${sent.join(', ')}; span ${embedding.spanID}`,
+    );
   });
 });
