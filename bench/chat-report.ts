@@ -18,6 +18,8 @@ interface Rate {
 export interface ChatReport {
   steal: number | undefined;
   loads: Record<'directLoad' | 'bareLoad' | 'stackLoad' | 'pvaiLoad' | 'portkeyLoad' | 'cacheLoad', Measured>;
+  /** pvai's misses with OpenTelemetry tracing on (`-- --tracing`), exporting to a real Jaeger. */
+  tracedLoad?: Measured;
   /** Medians of the rounds' paired ratios (throughput-rounds.ts): pvai misses ÷ the floor and ÷ Portkey, hits ÷ the floor. */
   ratios: Record<'miss' | 'portkey' | 'hit', number>;
   throughputRounds: number;
@@ -76,6 +78,7 @@ export function printReport(r: ChatReport): void {
         row('bare Node proxy (node:http + undici, no work: the floor)', bareLoad),
         row("Koa + openapi-backend proxy (pvai's stack, no product work)", stackLoad),
         row('through pvai, misses (auth, limits, credits, usage, SLA, metrics, memory, routing)', pvaiLoad),
+        ...(r.tracedLoad ? [row('through pvai, misses, tracing on (OTLP to Jaeger)', r.tracedLoad)] : []),
         row('through Portkey gateway 1.15.2', portkeyLoad),
         row('pvai cache hits', cacheLoad),
       ],
@@ -100,6 +103,7 @@ export function printReport(r: ChatReport): void {
         [
           ['cache miss', miss.cpuMicros - floor.cpuMicros, miss.allocatedKb - floor.allocatedKb, miss.allocatedKb],
           ['cache hit', hit.cpuMicros - floor.cpuMicros, hit.allocatedKb - floor.allocatedKb, hit.allocatedKb],
+          ...tracedBudget(r.tracedLoad ? budget(r.tracedLoad) : undefined, floor),
         ],
       ),
     );
@@ -202,4 +206,14 @@ function printSqlTime(sql: readonly SqlTime[], requests: number): void {
       `${((100 * s.micros) / total).toFixed(1)} %`,
     ]);
   console.log(table(['call', 'calls a miss', 'µs a call', 'µs a miss', 'share'], rows));
+}
+
+/** The traced misses' row of the budget table, when they were measured. */
+function tracedBudget(
+  traced: { cpuMicros: number; allocatedKb: number } | undefined,
+  floor: { cpuMicros: number; allocatedKb: number },
+): Array<Array<string | number>> {
+  if (!traced) return [];
+  const name = 'cache miss, tracing on';
+  return [[name, traced.cpuMicros - floor.cpuMicros, traced.allocatedKb - floor.allocatedKb, traced.allocatedKb]];
 }

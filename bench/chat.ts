@@ -17,6 +17,7 @@
  * pvai is built on, validating against the contract, with no product work) shows what that stack adds to it.
  * pvai's load is spread over 1,000 accounts: tier limits cap one account at 300 requests a minute, so real
  * traffic at these rates comes from many accounts (and each account's sliding-minute log stays small).
+ * `-- --tracing` (or BENCH_TRACING=1) adds the rows of a pvai with OpenTelemetry tracing on (bench/chat-tracing.ts).
  */
 import {
   chatBody,
@@ -28,6 +29,7 @@ import {
   stop,
 } from './chat-peers.js';
 import { printReport } from './chat-report.js';
+import { startTracedPvai, TRACING_ROWS, type TracedPvai } from './chat-tracing.js';
 import { cpuStealMeter, createBenchAccount, freshStorage, load, median, startBenchServer } from './lib.js';
 import { createProbe, type Probe, type ProbeReport } from './probe.js';
 import { latencyAtRate, type RatedLatency, streamTiming } from './rate.js';
@@ -51,6 +53,7 @@ const probes = {
   bare: createProbe(),
   stack: createProbe({ profile: PROFILE }),
   pvai: createProbe({ profile: PROFILE, sql: SQL }),
+  traced: createProbe(),
 };
 const mock = await startScript('mock-upstream-server.ts');
 const mockOrigin = new URL(mock.url).origin;
@@ -60,21 +63,20 @@ probes.bare.attach(bareProxy.child);
 probes.stack.attach(stackProxy.child);
 const storage = await freshStorage();
 const upstream = { provider: 'openai-compatible', baseUrl: mock.url, model: 'mock-model', maxRetries: 0 };
+const tiers = { enterprise: { rpm: 1_000_000, rpd: 100_000_000, monthly: 1_000_000_000 } };
+const routing = { 'PV-TURBO': [upstream], 'PV-STANDARD': [{ ...upstream, model: 'slow-stream' }] };
 const server = await startBenchServer(
   { ...storage.env, PVAI_LOCAL_MODEL: MODEL_PATH, ...probes.pvai.env },
   {
-    tiers: { enterprise: { rpm: 1_000_000, rpd: 100_000_000, monthly: 1_000_000_000 } },
-    routing: {
-      'PV-TURBO': [upstream],
-      'PV-STANDARD': [{ ...upstream, model: 'slow-stream' }],
-      'PV-CODEX': [{ provider: 'local', model: 'local' }],
-    },
+    tiers,
+    routing: { ...routing, 'PV-CODEX': [{ provider: 'local', model: 'local' }] },
     localEngine: { threads: 1, sequences: 1, maxQueue: 16 },
   },
   probes.pvai.nodeArgs,
 );
 probes.pvai.attach(server.child);
 const portkey = await startPortkey();
+let traced: TracedPvai | undefined;
 
 try {
   const keys: string[] = [];
@@ -123,6 +125,12 @@ try {
     });
     await res.arrayBuffer();
   }
+  // The traced pvai (misses only: no local model), its accounts warmed the same way.
+  const warm = async (url: string, key: string) => {
+    const headers = { ...json, Authorization: `Bearer ${key}` };
+    await (await fetch(`${url}/z1/chat/completions`, { method: 'POST', headers, body: pvBody })).arrayBuffer();
+  };
+  if (TRACING_ROWS) traced = await startTracedPvai({}, { tiers, routing }, probes.traced, ACCOUNTS, warm);
   const directLoad = await loadAt(`${mock.url}/chat/completions`);
   const bareLoad = await loadAt(`${bareProxy.url}/v1/chat/completions`, probes.bare);
   // Warm the cache first, one request per account: otherwise all connections miss on the same key at once.
@@ -146,10 +154,20 @@ try {
         Authorization: 'Bearer sk-mock',
       }),
     cache: () => loadPvai(cachedBody),
+    traced: () => {
+      const { server: at, keys: tracedKeys } = traced as TracedPvai;
+      const requests = tracedKeys.map((key) => ({
+        method: 'POST' as const,
+        path: '/z1/chat/completions',
+        headers: { ...json, Authorization: `Bearer ${key}` },
+        body: pvBody,
+      }));
+      return measured({ ...post, url: at.url, requests }, probes.traced);
+    },
   };
   type Row = keyof typeof rows;
-  const rounds: Record<Row, Measured[]> = { stack: [], pvai: [], portkey: [], cache: [] };
-  const order: Row[] = ['stack', 'pvai', 'portkey', 'cache'];
+  const rounds: Record<Row, Measured[]> = { stack: [], pvai: [], portkey: [], cache: [], traced: [] };
+  const order: Row[] = ['stack', 'pvai', ...(traced ? (['traced'] as const) : []), 'portkey', 'cache'];
   for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
     for (const row of round % 2 === 0 ? order : [...order].reverse()) rounds[row].push(await rows[row]());
   }
@@ -225,6 +243,7 @@ try {
       portkeyLoad: mergeRounds(rounds.portkey),
       cacheLoad: mergeRounds(rounds.cache),
     },
+    ...(traced ? { tracedLoad: mergeRounds(rounds.traced) } : {}),
     ratios: {
       miss: medianRatio(rounds.pvai, rounds.stack),
       portkey: medianRatio(rounds.pvai, rounds.portkey),
@@ -235,6 +254,7 @@ try {
     local: { direct, through },
   });
 } finally {
+  await traced?.stop();
   await stop(portkey.child);
   await stop(bareProxy.child);
   await stop(stackProxy.child);

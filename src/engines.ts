@@ -6,10 +6,11 @@ import type { Clock } from './clock/index.js';
 import type { Config } from './config/index.js';
 import { ApiAdmission, createAuthFailureLimiter, createRateLimitStore, RateLimiter } from './limits/index.js';
 import { createProviderFactories, createRouter, routeTargets } from './providers/index.js';
-import { chunkIndexFor, createEmbedder, SqlChunkIndex } from './retrieval/index.js';
-import { createSandbox } from './sandbox/index.js';
+import { chunkIndexFor, createEmbedder, SqlChunkIndex, tracedEmbedder, tracedIndex } from './retrieval/index.js';
+import { createSandbox, tracedSandbox } from './sandbox/index.js';
 import { openDb } from './storage/index.js';
 import type { TierPolicy } from './tiers/index.js';
+import { TRACING } from './tracing/index.js';
 
 /**
  * The engines the capabilities run on, chosen by configuration, each noted on the board as it opens (so a start
@@ -28,10 +29,14 @@ export async function openEngines(config: Config, { board, clock, logger }: Engi
   });
   const targets = routeTargets(config.routing, process.env);
   const router = board.open('router', createRouter(targets, factories, { log: logger }), (r) => r.close());
-  const embedder = board.open('embedder', createEmbedder(config, logger), (e) => e?.close());
+  // While tracing, the embedder, the index and the sandbox each give their calls a span (otherwise not wrapped).
+  const model = createEmbedder(config, logger);
+  const embedder = board.open('embedder', model && TRACING.on ? tracedEmbedder(model) : model, (e) => e?.close());
   const sqlIndex = () => new SqlChunkIndex(db, { onError: onError('refreshing the document index statistics failed') });
   const warnIndex = (message: string) => logger.warn(message);
-  const index = board.open('index', chunkIndexFor(config, sqlIndex, warnIndex), (i) => i.close());
+  const chunkIndex = chunkIndexFor(config, sqlIndex, warnIndex);
+  const index = board.open('index', TRACING.on ? tracedIndex(chunkIndex) : chunkIndex, (i) => i.close());
+  const sandbox = createSandbox(config.sandbox);
   const cache = board.open('cache', cacheFor(db, { maxBytes: config.cache.maxBytes, now: clock }), (c) => c.close());
   const rateStore = createRateLimitStore(db, { onError: onError('writing rate-limit windows failed') });
   const limiter = board.open('limiter', new RateLimiter(rateStore, clock), (l) => l.close());
@@ -45,7 +50,7 @@ export async function openEngines(config: Config, { board, clock, logger }: Engi
     embedder,
     index,
     cache,
-    sandbox: createSandbox(config.sandbox),
+    sandbox: TRACING.on ? tracedSandbox(sandbox) : sandbox,
     limiter,
   };
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import type { Chunk, ChunkIndex, Embedder } from '../retrieval/index.js';
 import { JobPump } from '../storage/index.js';
+import { TRACING, tracedJob } from '../tracing/index.js';
 import { chunkText } from './chunker.js';
 import type { DocumentRecord, DocumentStore, IngestionJob } from './types.js';
 
@@ -174,7 +175,14 @@ export class IngestionWorker {
    * chunk_count 0 and the resumed job chunks again (the index replaces them). A job chunked gets its
    * chunk count; one that failed is finished as failed.
    */
-  async #chunkAll(jobs: readonly IngestionJob[]): Promise<void> {
+  #chunkAll(jobs: readonly IngestionJob[]): Promise<void> {
+    if (!TRACING.on) return this.#chunkAllNow(jobs);
+    // A trace of its own per claim: its index write (and Qdrant's call) is the child span.
+    const attributes = { 'pvai.job': 'ingestion', 'pvai.documents': jobs.length };
+    return tracedJob('ingestion chunk', attributes, () => this.#chunkAllNow(jobs));
+  }
+
+  async #chunkAllNow(jobs: readonly IngestionJob[]): Promise<void> {
     const { store, index } = this.#deps;
     const byTenant = new Map<string, Array<{ doc: DocumentRecord; chunks: Chunk[]; fresh: boolean }>>();
     for (const { doc, text, pages, attempts } of jobs) {
@@ -206,7 +214,14 @@ export class IngestionWorker {
   }
 
   /** Embeds a chunked job's chunks not embedded yet, then marks it ready. */
-  async #embedAndFinish(job: IngestionJob): Promise<void> {
+  #embedAndFinish(job: IngestionJob): Promise<void> {
+    if (!TRACING.on) return this.#embedAndFinishNow(job);
+    // A trace of its own per document: its embeddings calls and vector writes are the child spans.
+    const attributes = { 'pvai.job': 'ingestion', 'pvai.document_id': job.doc.id, 'pvai.chunks': job.doc.chunkCount };
+    return tracedJob('ingestion embed', attributes, () => this.#embedAndFinishNow(job));
+  }
+
+  async #embedAndFinishNow(job: IngestionJob): Promise<void> {
     const { store, index, embedder, clock } = this.#deps;
     const { doc } = job;
     const tenant = { accountId: doc.accountId, userId: doc.userId };

@@ -3,6 +3,7 @@ import { AppError } from '../errors/index.js';
 import type { Extractor } from '../extract/index.js';
 import { detectFormat, looksLikeText } from '../extract/index.js';
 import { identifierProblem, invalidText, jsonTextProblem, type Upload } from '../http/index.js';
+import { TRACING, traced } from '../tracing/index.js';
 import type { NewDocument } from './document-service.js';
 
 /** The contract's DocumentUpload text fields (it allows no others). */
@@ -103,7 +104,11 @@ export async function fileToDocument(
     });
   }
   if (file.data.length === 0) throw new AppError('EMPTY_DOCUMENT', 'The file is empty');
-  const extracted = await extractor.extract(file.data, format);
+  const extracted = await (TRACING.on
+    ? traced('document extract', { 'pvai.document.format': format, 'pvai.document.bytes': file.data.length }, () =>
+        extractor.extract(file.data, format),
+      )
+    : extractor.extract(file.data, format));
   return {
     title: withoutNul(given.title ?? extracted.title ?? file.filename),
     text: withoutNul(extracted.text),

@@ -4,7 +4,7 @@ import { AppError, asAppError, errorBody } from '../errors/index.js';
 import type { Principal } from '../kernel/index.js';
 import { parseJson } from './body.js';
 import { CLIENT_CLOSED_REQUEST, ClientDisconnectedError, STREAM_STALLED } from './call.js';
-import type { HttpPorts } from './ports.js';
+import type { HttpPorts, ServerSpan } from './ports.js';
 import { newRequestId, newUsageNote, usageRow } from './request-context.js';
 import type {
   HeldSocket,
@@ -25,7 +25,7 @@ const HIGH_WATER_BYTES = 64 * 1024;
 
 type SessionPorts = Pick<
   HttpPorts,
-  'admit' | 'endOfRequest' | 'clock' | 'maxJsonDepth' | 'stopping' | 'streamWriteTimeoutMs'
+  'admit' | 'endOfRequest' | 'clock' | 'maxJsonDepth' | 'stopping' | 'streamWriteTimeoutMs' | 'tracing'
 >;
 
 export interface SessionSettings {
@@ -135,7 +135,10 @@ export class SocketSessionRunner implements SocketSession, HeldSocket {
     if (!message) return;
     const call = new SocketCall(this, this.#settings.ports, message.startedAt);
     this.#inHand = call;
-    void this.#answer(message, call).finally(() => {
+    // While tracing, each message is a server span of its own (a trace of its own: the upgrade's is over).
+    const span = this.#settings.ports.tracing?.start('WEBSOCKET', this.#route.route.path, {});
+    const answered = span ? span.run(() => this.#answer(message, call, span)) : this.#answer(message, call);
+    void answered.finally(() => {
       this.#inHand = undefined;
       if (this.#draining) this.#ws.close(1001, 'the server is stopping');
       else if (this.#waiting.length > 0) this.#next();
@@ -143,7 +146,7 @@ export class SocketSessionRunner implements SocketSession, HeldSocket {
     });
   }
 
-  async #answer(message: Received, call: SocketCall): Promise<void> {
+  async #answer(message: Received, call: SocketCall, span?: ServerSpan): Promise<void> {
     const { ports } = this.#settings;
     let status = 200;
     try {
@@ -162,7 +165,9 @@ export class SocketSessionRunner implements SocketSession, HeldSocket {
     }
     if (this.#stalled) status = STREAM_STALLED;
     else if (call.usage.clientClosed) status = CLIENT_CLOSED_REQUEST;
-    const { operationId } = this.#route.route;
+    const { operationId, path } = this.#route.route;
+    const accountId = this.principal.account.id;
+    span?.end({ operationId, route: path, accountId, status, errorCode: call.usage.errorCode });
     const row = usageRow(
       this.principal,
       call.requestId,

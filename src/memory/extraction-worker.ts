@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
 import { untilAborted } from '../kernel/index.js';
 import { JobPump } from '../storage/index.js';
+import { TRACING, tracedJob } from '../tracing/index.js';
 import type { ExtractionJob, ExtractionQueue } from './extraction-queue.js';
 import type { Extraction, FactExtractor, Tenant } from './types.js';
 
@@ -104,7 +105,11 @@ export class ExtractionWorker {
     while (!this.#pump.closed) {
       const job = await queue.claim(clock(), this.#options.leaseMs, this.#owner);
       if (!job) return;
-      await this.#run(job);
+      await (TRACING.on
+        ? tracedJob('memory extraction', { 'pvai.job': 'memory_extraction', 'pvai.attempt': job.attempts }, () =>
+            this.#run(job),
+          )
+        : this.#run(job));
     }
   }
 

@@ -13,6 +13,7 @@ export { qdrantUrls } from './qdrant/qdrant-nodes.js';
 export { SqlChunkIndex } from './sql/sql-chunk-index.js';
 /** The SQL index's in-memory int8 vector set and its exact rerank, which `bench/vector-index.ts` measures alone. */
 export { rerank, VectorSet } from './sql/vector-set.js';
+export { tracedEmbedder, tracedIndex } from './traced.js';
 export type {
   Chunk,
   ChunkHit,

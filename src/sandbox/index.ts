@@ -7,6 +7,7 @@ import { SandboxRunner } from './runner.js';
 import type { CodeRunner, SandboxConfig } from './types.js';
 
 export { countingExecutions } from './counted.js';
+export { tracedSandbox } from './traced.js';
 export {
   type CodeRunner,
   DEFAULT_SANDBOX_CONFIG,

@@ -9,6 +9,7 @@ export {
   SpanKind,
   startSpan,
   traced,
+  tracedJob,
   withTraceContext,
 } from './spans.js';
 export { TRACING } from './switch.js';

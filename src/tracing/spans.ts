@@ -52,6 +52,23 @@ export async function traced<T>(
 }
 
 /**
+ * A background job's run (document ingestion, a vector store file, a memory extraction) in a trace of its own, whatever
+ * context the loop that runs it was kicked from: the request that queued the job has ended, and the queues keep no
+ * traceparent. Call only when TRACING.on.
+ */
+export async function tracedJob<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> {
+  const span = tracer().startSpan(name, { kind: SpanKind.INTERNAL, attributes, root: true });
+  try {
+    return await inSpan(span, () => fn(span));
+  } catch (err) {
+    failSpan(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/**
  * The active trace's `traceparent` (and `tracestate`) into the headers of an outgoing call (an upstream model,
  * Qdrant, a web search or fetch, a remote MCP server). Call only when TRACING.on.
  */

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.js';
+import { TRACING, tracedJob } from '../tracing/index.js';
 import type { SqlStoreFiles } from './sql-store-files.js';
 import type { SqlVectorStores } from './sql-vector-stores.js';
 import { storeTenant } from './store-tenant.js';
@@ -70,7 +71,17 @@ export class VectorStoreBackground {
       const link = await links.claimPending(clock(), LEASE_MS);
       if (!link) return;
       try {
-        await service.ingest(link.vectorStoreId, link.fileId);
+        await (TRACING.on
+          ? tracedJob(
+              'vector store file ingestion',
+              {
+                'pvai.job': 'file_extraction',
+                'pvai.vector_store_id': link.vectorStoreId,
+                'pvai.file_id': link.fileId,
+              },
+              () => service.ingest(link.vectorStoreId, link.fileId),
+            )
+          : service.ingest(link.vectorStoreId, link.fileId));
       } catch (err) {
         log.error({ err, vector_store_id: link.vectorStoreId, file_id: link.fileId }, 'a vector store file failed');
         await links.setOutcome(link.vectorStoreId, link.fileId, 'failed', {

@@ -17,6 +17,8 @@ const BENCH_BORROWS = new Set([
   'test/support/qdrant.ts',
   'test/support/mock-openai-upstream.ts',
   'test/support/dashboard.ts',
+  // bench:chat's tracing rows export to a real Jaeger, started as the tracing tests start it.
+  'test/support/jaeger.ts',
 ]);
 
 function filesUnder(dir: string): string[] {

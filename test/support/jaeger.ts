@@ -35,6 +35,8 @@ export interface Jaeger {
   queryUrl: string;
   /** The spans of a trace (none while it is unknown). */
   spans(traceId: string): Promise<JaegerSpan[]>;
+  /** The spans of every trace (up to 20) holding a span named `operation` (a background job's: no trace id is known). */
+  find(operation: string): Promise<JaegerSpan[][]>;
   /** The service names Jaeger has seen. */
   services(): Promise<string[]>;
   stop(): Promise<void>;
@@ -122,6 +124,13 @@ exporters:
       if (res.status === 404) return [];
       const body = (await res.json()) as { data?: Array<{ spans: JaegerSpan[] }> | null };
       return body.data?.[0]?.spans ?? [];
+    },
+    async find(operation) {
+      const query = new URLSearchParams({ service: 'pvai', operation, limit: '20', lookback: '1h' });
+      const res = await fetch(`${queryUrl}/api/traces?${query}`);
+      if (!res.ok) return [];
+      const body = (await res.json()) as { data?: Array<{ spans: JaegerSpan[] }> | null };
+      return (body.data ?? []).map((t) => t.spans);
     },
     async services() {
       const body = (await (await fetch(`${queryUrl}/api/services`)).json()) as { data: string[] | null };

@@ -1,4 +1,5 @@
 import { AppError } from '../../errors/index.js';
+import { injectTraceContext, TRACING } from '../../tracing/index.js';
 import type { Embedder } from '../types.js';
 import { normalise } from './local-embedder.js';
 
@@ -52,6 +53,12 @@ export class OpenAIEmbedder implements Embedder {
     return out;
   }
 
+  /** The call's headers; while tracing, with the embeddings span's `traceparent` (tracedEmbedder's). */
+  #headers(apiKey: string | undefined): Record<string, string> {
+    const headers = { 'Content-Type': 'application/json', ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) };
+    return TRACING.on ? injectTraceContext(headers) : headers;
+  }
+
   async #batch(
     input: readonly string[],
     signal: AbortSignal | undefined,
@@ -63,7 +70,7 @@ export class OpenAIEmbedder implements Embedder {
     try {
       res = await fetch(`${baseUrl.replace(/\/$/, '')}/embeddings`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
+        headers: this.#headers(apiKey),
         body: JSON.stringify({ model, input }),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });

@@ -8,7 +8,8 @@
  * error is Qdrant's answer and is not retried elsewhere: another node would give the same one.
  */
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { describeQdrantError } from './qdrant-support.js';
+import { TRACING } from '../../tracing/index.js';
+import { carryingTrace, describeQdrantError } from './qdrant-support.js';
 
 /** QDRANT_URL's nodes, in order (spaces around the commas allowed). */
 export function qdrantUrls(value: string): string[] {
@@ -69,7 +70,7 @@ function client(value: string, options: { apiKey?: string | undefined; timeoutMs
   // says (as for pvai doctor): no port is the scheme's, a path is a prefix (Qdrant behind a proxy).
   const url = new URL(value);
   const prefix = url.pathname.replace(/\/+$/, '');
-  return new QdrantClient({
+  const made = new QdrantClient({
     url: url.origin,
     port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
     ...(prefix ? { prefix } : {}),
@@ -83,4 +84,6 @@ function client(value: string, options: { apiKey?: string | undefined; timeoutMs
     timeout: options.timeoutMs ?? 30_000,
     checkCompatibility: false,
   });
+  // While tracing, each call carries its caller's traceparent (otherwise not wrapped).
+  return TRACING.on ? carryingTrace(made) : made;
 }

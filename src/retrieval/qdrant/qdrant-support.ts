@@ -1,7 +1,8 @@
 /** Small pieces of the Qdrant adapter: point ids, tenant filters, the recorded model, error messages. */
 import { createHash } from 'node:crypto';
-import type { QdrantClient } from '@qdrant/js-client-rest';
+import { type QdrantClient, withHeaders } from '@qdrant/js-client-rest';
 import { EngineAwayError } from '../../errors/index.js';
+import { injectTraceContext } from '../../tracing/index.js';
 import type { Tenant } from '../types.js';
 
 /** The named dense vector (the embedding model's). */
@@ -168,4 +169,19 @@ export function describeQdrantError(
   const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : '';
   // No HTTP status: no answer at all (refused, reset, timed out): the vector index is away.
   return new EngineAwayError('vector index', `${at} failed: ${message}${cause}`, { cause: err });
+}
+
+/**
+ * The client, each of its calls carrying the caller's trace (`traceparent`): the client reads `withHeaders`' headers
+ * in its first middleware, which runs synchronously inside the call, so the headers are those of the context active
+ * when the call is made (a search's `retrieval search` span, an ingestion job's). Used only when TRACING.on.
+ */
+export function carryingTrace(client: QdrantClient): QdrantClient {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => withHeaders(injectTraceContext({}), () => Reflect.apply(value, target, args));
+    },
+  });
 }
