@@ -4104,7 +4104,8 @@ export interface components {
          * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
          *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
          *     token's requests share one scope). The first request with a key executes; the same key with the same
-         *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+         *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+         *     bytes) within `idempotency.windowHours` (24 h by default) is
          *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
          *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
          *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -4186,7 +4187,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -4306,7 +4308,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -4589,7 +4592,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -4705,7 +4709,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -4758,7 +4763,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -4873,7 +4879,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -5022,7 +5029,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -5166,7 +5174,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -5256,7 +5265,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -5346,7 +5356,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -5874,7 +5885,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -6170,7 +6182,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -6282,7 +6295,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -6466,7 +6480,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -7063,7 +7078,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -7225,7 +7241,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -7331,7 +7348,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -7551,7 +7569,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -7650,7 +7669,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -7814,7 +7834,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -7889,7 +7910,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -7982,7 +8004,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -8077,7 +8100,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -8156,7 +8180,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -8290,7 +8315,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -8368,7 +8394,8 @@ export interface operations {
                  * @description Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
                  *     either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
                  *     token's requests share one scope). The first request with a key executes; the same key with the same
-                 *     request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+                 *     request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+                 *     bytes) within `idempotency.windowHours` (24 h by default) is
                  *     answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
                  *     (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
                  *     `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers

@@ -72,8 +72,22 @@ function fingerprintOf(ctx: AppContext): string {
       hash.update(upload.file.data);
     }
   } else if (streamedUpload) hash.update('streamed');
-  else if (body) hash.update(body.text);
+  else if (body) hash.update(body.json === undefined ? body.text : canonicalJson(body.json));
   return hash.digest('hex');
+}
+
+/**
+ * A JSON value written with its objects' keys sorted: the same request re-serialised by a client (another key
+ * order, other spacing) is the same request. Keys are unique here: the body reader refuses duplicates.
+ */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    const entries = keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
 }
 
 /** After authentication, before the rate limiter: a keyed POST's claim, or its replay. */
@@ -106,7 +120,7 @@ export function idempotencyClaim(ports: Pick<HttpPorts, 'idempotency'>) {
     }
     const digest: { of?: string } = {};
     if (upload) ctx.state.streamedUpload = hashedAsRead(upload, fingerprint, digest);
-    capture(ctx, start.claim, port.maxResponseBytes, digest);
+    capture(ctx, start.claim, port.maxResponseBytes, upload ? digest : undefined);
   };
 }
 
@@ -183,9 +197,9 @@ type End = ServerResponse['end'];
  * Keeps a copy of what is written to the socket (up to `maxBytes`), and at the response's close hands the answer
  * to the claim: kept when its handler ran and it was written whole (2xx-4xx, no stream failure); released (the key
  * free again, the attempt's charges refunded) when the handler never ran (401, validation, 429), on a 5xx, or when
- * the answer was not written whole (the client left mid-stream).
+ * the answer was not written whole (the client left mid-stream), or a streamed upload was not read whole.
  */
-function capture(ctx: AppContext, claim: IdempotentClaim, maxBytes: number, digest: { of?: string }): void {
+function capture(ctx: AppContext, claim: IdempotentClaim, maxBytes: number, digest?: { of?: string }): void {
   const res = ctx.res;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -219,7 +233,10 @@ function capture(ctx: AppContext, claim: IdempotentClaim, maxBytes: number, dige
   res.once('close', () => {
     const { state } = ctx;
     const whole = ended && state.usage.failedStatus === undefined && state.streamStalled === undefined;
-    if (state.executing !== true || res.statusCode >= 500 || !whole) {
+    // A streamed upload its handler refused before reading it whole has no fingerprint a retry could match: the
+    // refusal is not kept (it did nothing; the retry is refused again, or runs).
+    const unread = digest !== undefined && digest.of === undefined;
+    if (state.executing !== true || res.statusCode >= 500 || !whole || unread) {
       claim.release();
       return;
     }
@@ -230,6 +247,6 @@ function capture(ctx: AppContext, claim: IdempotentClaim, maxBytes: number, dige
     }
     const userId = state.usage.userId ?? null;
     const body = over ? null : Buffer.concat(chunks);
-    claim.finish({ status: res.statusCode, headers, body, userId, fingerprint: digest.of });
+    claim.finish({ status: res.statusCode, headers, body, userId, fingerprint: digest?.of });
   });
 }

@@ -42,7 +42,8 @@ schemathesis_responses.py, the server's rules said again; a conversation's items
 read from it); any other 400 stays a failure. A chat's `tool_choice: required` with no tools is refused as responses'.
 
 The Files and Vector Stores APIs' documented 400s: schemathesis_vector_stores.py; the account holder's (model names,
-a key's limits): schemathesis_accounts.py. A response not created in the background can neither be streamed again
+a key's limits): schemathesis_accounts.py; a generated Idempotency-Key sent again with another request (the 422):
+schemathesis_idempotency.py. A response not created in the background can neither be streamed again
 (400 naming `stream`) nor cancelled (400 naming `response_id`): dropped only when the server says so.
 """
 
@@ -65,29 +66,24 @@ if __name__ in sys.modules:
     from schemathesis_responses import _compact_refusal, _conversation_refusal, _filter_fault, _responses_refusal
     from schemathesis_vector_stores import OPERATIONS as VECTOR_STORES, _vector_store_refusal
     from schemathesis_accounts import key_limit_refusal, model_refusal
+    from schemathesis_idempotency import reused_key
 else:
-    _spec = importlib.util.spec_from_file_location(
-        "_schemathesis_responses", os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis_responses.py")
-    )
-    _rules = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(_rules)
-    _responses_refusal = _rules._responses_refusal
-    _compact_refusal = _rules._compact_refusal
-    _conversation_refusal = _rules._conversation_refusal
-    _filter_fault = _rules._filter_fault
-    _spec = importlib.util.spec_from_file_location(
-        "_schemathesis_vector_stores",
-        os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis_vector_stores.py"),
-    )
-    _stores = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(_stores)
+
+    def _load(name):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    _rules = _load("schemathesis_responses")
+    _responses_refusal, _compact_refusal = _rules._responses_refusal, _rules._compact_refusal
+    _conversation_refusal, _filter_fault = _rules._conversation_refusal, _rules._filter_fault
+    _stores = _load("schemathesis_vector_stores")
     _vector_store_refusal, VECTOR_STORES = _stores._vector_store_refusal, _stores.OPERATIONS
-    _spec = importlib.util.spec_from_file_location(
-        "_schemathesis_accounts", os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis_accounts.py")
-    )
-    _accounts = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(_accounts)
+    _accounts = _load("schemathesis_accounts")
     key_limit_refusal, model_refusal = _accounts.key_limit_refusal, _accounts.model_refusal
+    reused_key = _load("schemathesis_idempotency").reused_key
 
 CHAT = ("POST", "/z1/chat/completions")
 UPLOAD = ("POST", "/z1/rag/documents")
@@ -318,7 +314,7 @@ def _has_proto_key(value):
 @schemathesis.hook
 def filter_failure(context, failure, case, response):
     """Keep every failure except ST202 for the documented refusals (see the module's text)."""
-    if failure.code == "ST202" and _documented_text_refusal(case, response):
+    if failure.code == "ST202" and (_documented_text_refusal(case, response) or reused_key(case, response)):
         return False
     if failure.code == "ST202" and _code(response) == "INVALID_JSON" and _has_proto_key(case.body):
         # A body with a `__proto__` key is refused (documented: protection against prototype poisoning).

@@ -76,6 +76,30 @@ for (const backend of backends()) {
       assert.equal(await usageCount(accountId), 1, 'one usage row');
     });
 
+    it('takes the same JSON in another key order and spacing for the same request', async () => {
+      const { apiKey } = await server.createAccount('business', 100);
+      const send = async (url: string, text: string) => {
+        const res = await fetch(`${url}/z1/chat/completions`, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${apiKey}`,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': 'k-order',
+          },
+          body: text,
+        });
+        return { status: res.status, replayed: res.headers.get('idempotent-replayed'), text: await res.text() };
+      };
+      const body = chatBody({ model: 'PV-TURBO', skip_cache: true });
+      const first = await send(urls[0] as string, JSON.stringify(body));
+      assert.equal(first.status, 200, first.text);
+      const reordered = Object.fromEntries(Object.entries(body).reverse());
+      const again = await send(urls.at(-1) as string, JSON.stringify(reordered, null, 2));
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.replayed, 'true');
+      assert.equal(again.text, first.text);
+    });
+
     it('replays a stream byte for byte', async () => {
       const { accountId, apiKey } = await server.createAccount('business', 100);
       const body = chatBody({ model: 'PV-TURBO', skip_cache: true, stream: true });

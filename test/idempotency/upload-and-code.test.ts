@@ -55,6 +55,26 @@ for (const backend of backends()) {
       assert.equal((JSON.parse(other.text) as { code: string }).code, 'IDEMPOTENCY_KEY_REUSED');
     });
 
+    it('keeps no answer for an upload refused before it was read whole: the retry is refused again, not 422', async () => {
+      const { apiKey } = await server.createAccount('business', 100);
+      const send = async (url: string) => {
+        const form = new FormData();
+        form.append('file', new Blob([]), 'empty.txt');
+        form.append('user_id', 'user-123');
+        const res = await fetch(`${url}/z1/rag/documents`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${apiKey}`, 'Idempotency-Key': 'empty-1' },
+          body: form,
+        });
+        return { status: res.status, headers: res.headers, body: (await res.json()) as { code?: string } };
+      };
+      const first = await send(urls[0] as string);
+      assert.equal(first.status, 400, JSON.stringify(first.body));
+      const again = await send(urls.at(-1) as string);
+      assert.equal(again.status, 400, JSON.stringify(again.body));
+      assert.equal(again.body.code, first.body.code);
+    });
+
     it('runs a retried code run once', { skip: sandboxHostSkip() }, async () => {
       const { accountId, apiKey } = await server.createAccount('business', 100);
       const run = async (url: string) => {

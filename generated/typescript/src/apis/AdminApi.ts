@@ -82,7 +82,8 @@ export interface AdminAddCreditsRequest {
      * Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
      * either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
      * token's requests share one scope). The first request with a key executes; the same key with the same
-     * request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+     * request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+     * bytes) within `idempotency.windowHours` (24 h by default) is
      * answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
      * (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
      * `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -106,7 +107,8 @@ export interface AdminCreateAccountRequest {
      * Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
      * either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
      * token's requests share one scope). The first request with a key executes; the same key with the same
-     * request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+     * request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+     * bytes) within `idempotency.windowHours` (24 h by default) is
      * answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
      * (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
      * `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -130,7 +132,8 @@ export interface AdminCreateKeyRequest {
      * Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
      * either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
      * token's requests share one scope). The first request with a key executes; the same key with the same
-     * request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+     * request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+     * bytes) within `idempotency.windowHours` (24 h by default) is
      * answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
      * (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
      * `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
@@ -179,7 +182,8 @@ export interface AdminRotateKeyRequest {
      * Makes a retry of this POST safe (Stripe's model). The key (1-255 printable ASCII characters, no space at
      * either end; else 400 `IDEMPOTENCY_KEY_INVALID`) is the caller's own, scoped to the account (the admin
      * token's requests share one scope). The first request with a key executes; the same key with the same
-     * request (method, path, query, body bytes, end user) within `idempotency.windowHours` (24 h by default) is
+     * request (method, path, query and body: JSON as parsed, whatever its key order; a form's fields and file
+     * bytes) within `idempotency.windowHours` (24 h by default) is
      * answered the first answer again: its status, body (a stream's bytes as they were sent) and headers
      * (content type, `X-RateLimit-*`, `Retry-After`, `Location`, `X-Credits-Charged`, `X-Cache`), with
      * `Idempotent-Replayed: true`; it is not admitted by the rate limiter, charged or recorded again. Answers
