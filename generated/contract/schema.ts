@@ -2794,7 +2794,7 @@ export interface components {
         } | null;
         /** @description The model ids the key may call (chat, responses, embeddings); another is 403 `MODEL_NOT_ALLOWED_FOR_KEY`. null — every model of the tier. */
         KeyModels: ("PV-TURBO" | "PV-STANDARD" | "PV-ADVANCED" | "PV-CODEX" | "PV-EMBED")[] | null;
-        /** @description Up to 16 pairs of your own; keys of at most 64 characters, values strings of at most 512. */
+        /** @description Up to 16 pairs of your own; keys of 1 to 64 characters (else 400 naming `metadata`), values strings of at most 512. */
         KeyMetadata: {
             [key: string]: string;
         } | null;

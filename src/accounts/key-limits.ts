@@ -107,14 +107,16 @@ function readMetadata(v: unknown): KeyChanges['metadata'] {
   const entries = Object.entries(v);
   const { pairs, keyChars, valueChars } = METADATA_LIMITS;
   if (entries.length > pairs) throw invalid('metadata', `metadata holds at most ${pairs} pairs`, { max: pairs });
+  // Counted in code points, as the contract's maxLength counts them (an emoji is one character, not two).
+  const chars = (text: string) => [...text].length;
   for (const [key, value] of entries) {
-    if (key.length === 0 || key.length > keyChars) {
+    if (key.length === 0 || chars(key) > keyChars) {
       throw invalid(
         'metadata',
         `metadata keys are 1 to ${keyChars} characters; ${JSON.stringify(key.slice(0, 80))} is not`,
       );
     }
-    if (typeof value !== 'string' || value.length > valueChars) {
+    if (typeof value !== 'string' || chars(value) > valueChars) {
       throw invalid(`metadata.${key}`, `metadata.${key} must be a string of at most ${valueChars} characters`, {
         max: valueChars,
       });
@@ -125,7 +127,8 @@ function readMetadata(v: unknown): KeyChanges['metadata'] {
 
 function readName(v: unknown): string | null {
   if (v === null) return null;
-  if (typeof v !== 'string' || v.length === 0 || v.length > 128) throw invalid('name', 'name is 1 to 128 characters');
+  if (typeof v !== 'string' || v.length === 0 || [...v].length > 128)
+    throw invalid('name', 'name is 1 to 128 characters');
   return v;
 }
 

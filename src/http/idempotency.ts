@@ -138,12 +138,20 @@ function uploadFingerprint(
     .digest('hex');
 }
 
-/** The file's bytes hashed as they pass to `part`'s reader (its errors, the limit's too, passed on). */
-function hashing(part: UploadPart, bytes: Hash): UploadPart {
+/**
+ * The file's bytes hashed as they pass to `part`'s reader (its errors, the limit's too, passed on); `ended` once
+ * the reader took the last of them (a reader that stopped early, say after sniffing a format it refuses, never
+ * hashed the rest: its attempt has no fingerprint).
+ */
+function hashing(part: UploadPart, bytes: Hash, ended: () => void): UploadPart {
   const tapped = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       bytes.update(chunk);
       done(null, chunk);
+    },
+    flush(done) {
+      ended();
+      done();
     },
   });
   part.stream.on('error', (err) => tapped.destroy(err));
@@ -157,11 +165,17 @@ function hashedAsRead(upload: StreamedUpload, base: string, digest: { of?: strin
     async read(sink, limit) {
       const bytes = createHash('sha256');
       let meta: Omit<UploadPart, 'stream'> | undefined;
+      let whole = true;
       const read = await upload.read((part) => {
         meta = { field: part.field, filename: part.filename, contentType: part.contentType };
-        return sink(hashing(part, bytes));
+        whole = false;
+        return sink(
+          hashing(part, bytes, () => {
+            whole = true;
+          }),
+        );
       }, limit);
-      digest.of = uploadFingerprint(base, read.fields, meta, bytes);
+      if (whole) digest.of = uploadFingerprint(base, read.fields, meta, bytes);
       return read;
     },
   };

@@ -44,7 +44,8 @@ def model_refusal(operation, body, code):
 
 
 def key_limit_refusal(operation, body, code, details):
-    """Whether a key's creation or change earned its 400: a rate limit past the tier's, or an expiry not ahead."""
+    """Whether a key's creation or change earned its 400: a rate limit past the tier's, an expiry not ahead, a
+    metadata key empty or too long."""
     if code != "INVALID_PARAMETER" or operation not in (CREATE_KEY, UPDATE_KEY) or not isinstance(body, dict):
         return False
     field = details.get("field")
@@ -62,4 +63,7 @@ def key_limit_refusal(operation, body, code, details):
         if at.tzinfo is None:
             at = at.replace(tzinfo=datetime.timezone.utc)
         return at <= datetime.datetime.now(datetime.timezone.utc)
+    if field == "metadata" and isinstance(body.get("metadata"), dict):
+        # Metadata keys are 1 to 64 characters (said in words: OpenAPI 3.0 has no propertyNames).
+        return any(not 1 <= len(key) <= 64 for key in body["metadata"])
     return False

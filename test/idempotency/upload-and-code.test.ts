@@ -55,24 +55,32 @@ for (const backend of backends()) {
       assert.equal((JSON.parse(other.text) as { code: string }).code, 'IDEMPOTENCY_KEY_REUSED');
     });
 
-    it('keeps no answer for an upload refused before it was read whole: the retry is refused again, not 422', async () => {
+    it('answers a refused upload again with its refusal, never 422 (one read in part, one empty)', async () => {
       const { apiKey } = await server.createAccount('business', 100);
-      const send = async (url: string) => {
-        const form = new FormData();
-        form.append('file', new Blob([]), 'empty.txt');
-        form.append('user_id', 'user-123');
-        const res = await fetch(`${url}/z1/rag/documents`, {
-          method: 'POST',
-          headers: { Authorization: `Bearer ${apiKey}`, 'Idempotency-Key': 'empty-1' },
-          body: form,
-        });
-        return { status: res.status, headers: res.headers, body: (await res.json()) as { code?: string } };
-      };
-      const first = await send(urls[0] as string);
-      assert.equal(first.status, 400, JSON.stringify(first.body));
-      const again = await send(urls.at(-1) as string);
-      assert.equal(again.status, 400, JSON.stringify(again.body));
-      assert.equal(again.body.code, first.body.code);
+      // A PNG's signature: refused once its first bytes are sniffed, before the rest is read.
+      const png = Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), Buffer.alloc(70_000, 1)]);
+      const cases = [
+        { name: 'image.png', bytes: png, key: 'png-1' },
+        { name: 'empty.txt', bytes: Buffer.alloc(0), key: 'empty-1' },
+      ];
+      for (const { name, bytes, key } of cases) {
+        const send = async (url: string) => {
+          const form = new FormData();
+          form.append('file', new Blob([bytes]), name);
+          form.append('user_id', 'user-123');
+          const res = await fetch(`${url}/z1/rag/documents`, {
+            method: 'POST',
+            headers: { Authorization: `Bearer ${apiKey}`, 'Idempotency-Key': key },
+            body: form,
+          });
+          return { status: res.status, body: (await res.json()) as { code?: string } };
+        };
+        const first = await send(urls[0] as string);
+        assert.ok(first.status === 400 || first.status === 415, JSON.stringify(first.body));
+        const again = await send(urls.at(-1) as string);
+        assert.equal(again.status, first.status, `${name}: ${JSON.stringify(again.body)}`);
+        assert.equal(again.body.code, first.body.code);
+      }
     });
 
     it('runs a retried code run once', { skip: sandboxHostSkip() }, async () => {

@@ -149,6 +149,14 @@ for (const backend of backends()) {
       const longKey = await create({ metadata: { ['k'.repeat(65)]: 'v' } });
       assert.equal(longKey.status, 400);
       assert.match(String(longKey.body.message), /metadata keys are 1 to 64 characters/);
+      const emptyKey = await create({ metadata: { '': 'v' } });
+      assert.equal(emptyKey.status, 400);
+      assert.equal((emptyKey.body.details as { field: string }).field, 'metadata');
+      // Characters are code points, as the contract's maxLength counts them: 64 emoji are a key of 64.
+      const astral = await create({ name: '😀'.repeat(128), metadata: { ['😀'.repeat(64)]: '😀'.repeat(512) } });
+      assert.equal(astral.status, 201, JSON.stringify(astral.body));
+      const over = await create({ metadata: { k: '😀'.repeat(513) } });
+      assert.equal(over.status, 400);
 
       const model = await create({ models: ['gpt-5'] });
       assert.equal(model.status, 400);

@@ -94,7 +94,7 @@ export interface ApiKey {
      */
     expiresAt: Date | null;
     /**
-     * Up to 16 pairs of your own; keys of at most 64 characters, values strings of at most 512.
+     * Up to 16 pairs of your own; keys of 1 to 64 characters (else 400 naming `metadata`), values strings of at most 512.
      */
     metadata: { [key: string]: string; } | null;
 }
