@@ -19,7 +19,8 @@ export function traceIdOf(header: string | undefined): string | undefined {
  * when its response is over (a stream's after its last byte, or when its client left): the path without its query
  * string (where secrets travel), the status as the usage row has it (499 client gone), the bytes the socket was
  * handed for it (status line and headers included), who made it and what it asked for, and the trace id: the
- * request's server span's when tracing is on, else an incoming `traceparent`'s. Off (nothing per request) without `HttpPorts.accessLog` or below its `info` level.
+ * request's server span's when tracing is on, else an incoming `traceparent`'s. Off (nothing per request) without
+ * `HttpPorts.accessLog` or below its `info` level.
  */
 export function accessLog(ports: Pick<HttpPorts, 'accessLog'>): Koa.Middleware {
   const log = ports.accessLog;
