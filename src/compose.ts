@@ -114,6 +114,8 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
           sla: sla.service.writeState(),
           refunds: accounts.service.refundState(),
         }),
+        // Read at scrape time, once everything is plugged.
+        idempotency: () => idempotency.service.outcomes,
       },
     }),
   );

@@ -35,6 +35,9 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 const header = { header: 'Idempotency-Key' };
 
+/** How a keyed request ended at its claim: it ran (a new claim, or an abandoned one taken over), or it was answered. */
+export type IdempotencyOutcome = 'executed' | 'taken_over' | 'replayed' | 'reused' | 'in_use' | 'not_stored';
+
 /**
  * Idempotency-Key, exact across replicas: the claim is one INSERT on the (scope, key) primary key; a duplicate
  * reads the row — the same request answered is replayed, another request is 422, a running one is waited for
@@ -45,6 +48,15 @@ const header = { header: 'Idempotency-Key' };
 export class IdempotencyService implements IdempotencyPort {
   readonly #scopes = new AsyncLocalStorage<{ claim?: Running }>();
   #nextSweep = 0;
+  /** How keyed requests ended at their claim, since the start (`pvai_idempotency_requests_total`). */
+  readonly outcomes: Record<IdempotencyOutcome, number> = {
+    executed: 0,
+    taken_over: 0,
+    replayed: 0,
+    reused: 0,
+    in_use: 0,
+    not_stored: 0,
+  };
 
   constructor(
     private readonly store: SqlIdempotencyStore,
@@ -68,11 +80,15 @@ export class IdempotencyService implements IdempotencyPort {
       const now = clock();
       const owner = `att_${randomHex128()}`;
       const claim = { ...request, owner, leaseUntil: now + leaseMs, createdAt: now, expiresAt: now + windowMs };
-      if (await this.store.insert(claim)) return { claim: this.#claim(scope, key, owner) };
+      if (await this.store.insert(claim)) {
+        this.outcomes.executed++;
+        return { claim: this.#claim(scope, key, owner) };
+      }
       const record = await this.store.read(scope, key);
       if (record && record.expiresAt <= now && (await this.store.deleteExpired(scope, key, now))) continue;
       if (record) {
         if (record.fingerprint !== request.fingerprint && !(await sameSettled(record, request))) {
+          this.outcomes.reused++;
           throw new AppError(
             'IDEMPOTENCY_KEY_REUSED',
             'The Idempotency-Key header was used with a different request; use a new key for a new request',
@@ -80,7 +96,11 @@ export class IdempotencyService implements IdempotencyPort {
           );
         }
         if (record.status !== null) {
-          if (record.body === null || !record.stored) throw notStored(record.status);
+          if (record.body === null || !record.stored) {
+            this.outcomes.not_stored++;
+            throw notStored(record.status);
+          }
+          this.outcomes.replayed++;
           return { replay: { status: record.status, headers: record.headers, body: record.body } };
         }
         if (record.owner !== null && record.leaseUntil <= now) {
@@ -93,10 +113,14 @@ export class IdempotencyService implements IdempotencyPort {
             await this.store.setRefunds(scope, key, owner, rest);
             left = rest;
           }
+          this.outcomes.taken_over++;
           return { claim: this.#claim(scope, key, owner) };
         }
       }
-      if (now >= deadline) throw inUse(record ? record.leaseUntil - now : POLL_MS);
+      if (now >= deadline) {
+        this.outcomes.in_use++;
+        throw inUse(record ? record.leaseUntil - now : POLL_MS);
+      }
       await sleep(Math.min(POLL_MS, deadline - now));
     }
   }

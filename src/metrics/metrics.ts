@@ -61,6 +61,8 @@ export interface MetricSources {
   ingestion?: () => Promise<{ processing: number }>;
   /** Each write-behind buffer (`usage`, `sla`): rows pending now, and retries and rows spilled since the start. */
   writeBehind?: () => Record<string, { pending: number; retries: number; spilled: number }>;
+  /** Idempotency-Key requests by how they ended at their claim, counted since the start. */
+  idempotency?: () => Readonly<Record<string, number>>;
 }
 
 export interface MetricsOptions {
@@ -174,6 +176,20 @@ export class Metrics {
           if (cacheResults[result] === 0) continue;
           this.inc({ result }, cacheResults[result]);
           cacheResults[result] = 0;
+        }
+      },
+    });
+    const idempotency = options.sources?.idempotency;
+    const idempotencySeen: Record<string, number> = {};
+    new Counter({
+      name: 'pvai_idempotency_requests_total',
+      help: 'Requests with an Idempotency-Key by outcome: executed, taken_over, replayed, reused (422), in_use and not_stored (409).',
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        for (const [outcome, total] of Object.entries(idempotency?.() ?? {})) {
+          this.inc({ outcome }, total - (idempotencySeen[outcome] ?? 0));
+          idempotencySeen[outcome] = total;
         }
       },
     });

@@ -100,6 +100,34 @@ for (const backend of backends()) {
       assert.equal(again.text, first.text);
     });
 
+    it('counts executions, replays and reused keys in /metrics', async () => {
+      const { apiKey } = await server.createAccount('business', 100);
+      const outcomes = async () => {
+        const text = await (await fetch(`${server.url}/metrics`)).text();
+        const read = (outcome: string) =>
+          Number(
+            text.match(new RegExp(`^pvai_idempotency_requests_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm'))?.[1],
+          );
+        return { executed: read('executed'), replayed: read('replayed'), reused: read('reused') };
+      };
+      const before = await outcomes();
+      assert.ok(Number.isFinite(before.executed), 'the series exist from the start');
+      const body = chatBody({ model: 'PV-TURBO', skip_cache: true });
+      const url = urls[0] as string;
+      assert.equal((await post(url, apiKey, 'counted-1', body)).status, 200);
+      assert.equal((await post(url, apiKey, 'counted-1', body)).status, 200);
+      assert.equal((await post(url, apiKey, 'counted-1', { ...body, temperature: 0.1 })).status, 422);
+      const after = await outcomes();
+      assert.deepEqual(
+        {
+          executed: after.executed - before.executed,
+          replayed: after.replayed - before.replayed,
+          reused: after.reused - before.reused,
+        },
+        { executed: 1, replayed: 1, reused: 1 },
+      );
+    });
+
     it('replays a stream byte for byte', async () => {
       const { accountId, apiKey } = await server.createAccount('business', 100);
       const body = chatBody({ model: 'PV-TURBO', skip_cache: true, stream: true });
