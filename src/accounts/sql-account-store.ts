@@ -239,7 +239,7 @@ export class SqlAccountStore implements AccountStore {
       if (db.dialect === 'sqlite') {
         return transaction(db, (tx) => {
           const result = steps((sql, params) => tx.query(sql, params));
-          if (note) tx.query(note.sql, noted(result));
+          if (note && tx.query(note.sql, noted(result)).length === 0) throw note.lost();
           return result;
         });
       }
@@ -252,7 +252,7 @@ export class SqlAccountStore implements AccountStore {
         if (account && key && !rows[1]?.[0]) rows.push(await tx.query(KEY_BUDGET, [key.id, month]));
         let next = 0;
         const result = steps(() => rows[next++] ?? []);
-        if (note) await tx.query(note.sql, noted(result));
+        if (note && (await tx.query(note.sql, noted(result))).length === 0) throw note.lost();
         return result;
       });
     } catch (err) {

@@ -36,7 +36,7 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 const header = { header: 'Idempotency-Key' };
 
 /** How a keyed request ended at its claim: it ran (a new claim, or an abandoned one taken over), or it was answered. */
-export type IdempotencyOutcome = 'executed' | 'taken_over' | 'replayed' | 'reused' | 'in_use' | 'not_stored';
+export type IdempotencyOutcome = 'executed' | 'taken_over' | 'replayed' | 'reused' | 'in_use' | 'not_stored' | 'lost';
 
 /**
  * Idempotency-Key, exact across replicas: the claim is one INSERT on the (scope, key) primary key; a duplicate
@@ -56,6 +56,7 @@ export class IdempotencyService implements IdempotencyPort {
     reused: 0,
     in_use: 0,
     not_stored: 0,
+    lost: 0,
   };
 
   constructor(
@@ -144,6 +145,10 @@ export class IdempotencyService implements IdempotencyPort {
             running.refunds.push(refund);
             return this.store.noteParams(running.scope, running.key, running.owner, running.refunds);
           },
+          lost: () => {
+            this.outcomes.lost++;
+            return lostClaim();
+          },
         };
         try {
           const charged = await inner.charge(payer, amount, note);
@@ -221,6 +226,16 @@ function forget(running: Running, refund: CreditRefund): boolean {
 function sameRefund(a: CreditRefund, b: CreditRefund): boolean {
   return (
     a.accountId === b.accountId && a.amount === b.amount && a.keyId === b.keyId && a.keyPeriodStart === b.keyPeriodStart
+  );
+}
+
+/** An attempt that stalled past its lease, whose claim another attempt took over, stops before it charges. */
+function lostClaim(): AppError {
+  return new AppError(
+    'IDEMPOTENCY_KEY_IN_USE',
+    'Another attempt with this Idempotency-Key took it over while this one was stalled; this one was not charged and stops here: retry to get its answer',
+    header,
+    { 'Retry-After': '1' },
   );
 }
 

@@ -111,7 +111,7 @@ export class SqlIdempotencyStore {
   }
 
   /** The note a keyed request's charge writes with it (ChargeNote): what its attempt has charged, `noteParams`. */
-  readonly noteSql = `UPDATE idempotency_keys SET refunds = $4 WHERE ${KEY} AND owner = $3`;
+  readonly noteSql = `UPDATE idempotency_keys SET refunds = $4 WHERE ${KEY} AND owner = $3 RETURNING owner`;
 
   noteParams(scope: string, key: string, owner: string, refunds: readonly CreditRefund[]): unknown[] {
     return [scope, key, owner, JSON.stringify(refunds)];

@@ -23,8 +23,14 @@ export type Charged = { ok: true; balance: number; refund: CreditRefund } | { ok
  * charged, so a process killed after the charge never leaves a charge its retry cannot refund.
  */
 export interface ChargeNote {
+  /** A statement that returns a row when it wrote the note (`RETURNING`). */
   sql: string;
   params(refund: CreditRefund): unknown[];
+  /**
+   * The refusal when the note wrote nothing (its claim is no longer this attempt's): the charge is rolled back
+   * with it, so an attempt that lost its claim can never charge beside the one that took it over.
+   */
+  lost(): Error;
 }
 
 /**
