@@ -143,7 +143,12 @@ describe('OpenTelemetry traces (sqlite, Jaeger)', {
     assert.equal(call?.headers.traceparent, `00-${traceId}-${model.spanID}-01`);
   });
 
-  it('a Responses call with an MCP tool: execute_tool spans between the model calls, the trace on the MCP server', async () => {
+  it('a Responses call with file_search, memory and an MCP tool: one trace holds them all, the trace on the MCP server', async () => {
+    const doc = await h.server.request('POST', '/z1/rag/documents', {
+      apiKey: h.apiKey,
+      body: { user_id: 'alice', content: 'The calculator on the ferry to Skye adds small numbers.' },
+    });
+    assert.equal(doc.status, 201, doc.text);
     h.upstream.script(
       { kind: 'tool-call', name: 'add', id: 'call_add', argumentChunks: ['{"a":2,', '"b":3}'] },
       { kind: 'answer', text: 'Two and three make 5.' },
@@ -158,7 +163,10 @@ describe('OpenTelemetry traces (sqlite, Jaeger)', {
         user_id: 'alice',
         skip_cache: true,
         input: `What is 2 + 3? ${PROMPT_SECRET}`,
-        tools: [{ type: 'mcp', server_label: 'calc', server_url: mcp.url, require_approval: 'never' }],
+        tools: [
+          { type: 'file_search' },
+          { type: 'mcp', server_label: 'calc', server_url: mcp.url, require_approval: 'never' },
+        ],
       },
     });
     assert.equal(res.status, 200, res.text);
@@ -176,6 +184,10 @@ describe('OpenTelemetry traces (sqlite, Jaeger)', {
     const models = named(spans, 'chat up');
     assert.equal(models.length, 2, 'a model call before the tool and one after');
     assert.ok(named(spans, 'context memory').length >= 1);
+    // The RAG of file_search over the end user's documents, in the same trace as the memory and the tool.
+    const documents = named(spans, 'context documents');
+    assert.ok(documents.length >= 1, `no documents context in ${spans.map((s) => s.operationName).join(', ')}`);
+    assert.ok(named(spans, 'retrieval search').some((r) => documents.some((d) => parentOf(r) === d.spanID)));
     assert.ok(!JSON.stringify(spans).includes(PROMPT_SECRET));
     // The tool's server got the trace, with the tool call's span as parent of its call.
     assert.ok(
