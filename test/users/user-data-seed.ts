@@ -17,6 +17,7 @@ export interface ExportBody {
   documents: Array<DocumentBody & { text: string; user_id: string }>;
   usage: Array<{ request_id: string; endpoint: string; credits: number; prompt_tokens: number }>;
   request_logs: Array<{ request_id: string; user_id: string | null; content: unknown }>;
+  idempotent_requests: Array<{ key: string; endpoint: string; status: number | null }>;
   responses: Array<{ response: { id: string; user_id: string }; input_items: Array<{ id: string }> }>;
 }
 export interface ErasureBody {
@@ -95,8 +96,10 @@ export async function seedUsers(server: TestServer): Promise<SeededUsers> {
   );
   assert.equal(ready.body.status, 'ready');
   // OpenAI's `user` names her as well as `user_id` does; embeddings name her by `user`.
+  // Under an Idempotency-Key: its record names her too.
   const chat = await server.request('POST', '/z1/chat/completions', {
     apiKey,
+    headers: { 'Idempotency-Key': 'ada-hello' },
     body: { model: 'PV-TURBO', user: 'ada', messages: [{ role: 'user', content: 'Hello there.' }] },
   });
   assert.equal(chat.status, 200, chat.text);

@@ -143,6 +143,10 @@ for (const rag of ragBackends()) {
         'a request log for each of her requests',
       );
       assert.ok(body.request_logs.every((l) => l.user_id === 'ada' && l.content === null));
+      assert.deepEqual(
+        body.idempotent_requests.map((r) => [r.key, r.endpoint, r.status]),
+        [['ada-hello', 'createChatCompletion', 200]],
+      );
 
       assert.deepEqual(
         body.responses.map((r) => [r.response.id, r.response.user_id, r.input_items.length]),
@@ -196,6 +200,7 @@ for (const rag of ragBackends()) {
           usage: named.length,
           // Every request that named her left a request log too; the erase deletes them.
           request_logs: named.length,
+          idempotent_requests: 1,
         },
       });
       await server.running.runtime.usage.flush();
@@ -211,6 +216,7 @@ for (const rag of ragBackends()) {
         vector_stores: 0,
         usage: 0,
         request_logs: 0,
+        idempotent_requests: 0,
       });
 
       const empty = (await exportOf(apiKey, 'ada')).body;
@@ -324,6 +330,7 @@ for (const rag of ragBackends()) {
         vector_stores: 0,
         usage: 0,
         request_logs: 0,
+        idempotent_requests: 0,
       });
       assert.equal((await exportOf(apiKey, 'bob')).body.memories.length, 1);
       for (const table of ['memories', 'rag_documents']) {
