@@ -14,7 +14,9 @@
   5. an account created through the admin API with 3,000,000,000 credits (past 2^31) reads that balance
      from get_usage;
   6. with PV-EMBED listed, create_embedding: a vector of the model's dimensions per text, and base64 (little-endian
-     float32) the same values as float.
+     float32) the same values as float;
+  7. a file uploaded, a vector store created twice under one Idempotency-Key (the same store both times), the file
+     attached, found by a search, deleted and no longer found.
 Exits 1 on the first failed check.
 """
 
@@ -157,7 +159,12 @@ with client(access_token=KEY) as api:
     if uploaded.bytes != len(fact) or uploaded.filename != "lighthouse.txt":
         fail(f"create_file: expected {len(fact)} bytes named lighthouse.txt, got {uploaded}")
     stores = pvai_client.VectorStoresApi(api)
-    store = stores.create_vector_store(pvai_client.VectorStoreCreateRequest(name="smoke"))
+    # Under an Idempotency-Key (an optional header, so passed by name): the retry is the first answer, the same store.
+    request = pvai_client.VectorStoreCreateRequest(name="smoke")
+    store = stores.create_vector_store(idempotency_key="smoke-store-1", vector_store_create_request=request)
+    again = stores.create_vector_store(idempotency_key="smoke-store-1", vector_store_create_request=request)
+    if again.id != store.id:
+        fail(f"create_vector_store retried under one Idempotency-Key: expected {store.id} again, got {again.id}")
     attached = stores.create_vector_store_file(
         store.id, pvai_client.VectorStoreFileCreateRequest(file_id=uploaded.id, attributes={"kind": pvai_client.FileAttributesValue("note")})
     )
@@ -179,6 +186,6 @@ with client(access_token=KEY) as api:
         store.id, pvai_client.VectorStoreSearchRequest(query=pvai_client.VectorStoreSearchRequestQuery("lighthouse key"))
     ).data:
         fail("search_vector_store: the deleted file is still found")
-    ok(f"files and vector stores: uploaded {uploaded.bytes} bytes, attached, found at score {top.score}, deleted")
+    ok(f"files and vector stores: uploaded {uploaded.bytes} bytes, one store for two keyed creates, attached, found at score {top.score}, deleted")
 
 print("python client smoke test passed")
