@@ -115,9 +115,12 @@ for (const backend of backends()) {
       upstream.scriptModel('broken', { kind: 'status', status: 500 });
       try {
         const urls = replica ? [server.url, replica.url] : [server.url];
+        // Three in four fail upstream after their charge (and are refunded), on both replicas alike. Which of the
+        // 40 hold the 10 credits at a given instant is the race's: a request that pays may find every credit held by
+        // charges still to be refunded, so how many pay is anything up to 10; the budget stays exact whatever it is.
         const results = await Promise.all(
           Array.from({ length: 40 }, (_, i) =>
-            chat(urls[i % urls.length] ?? '', apiKey, i % 2 ? 'PV-STANDARD' : 'PV-TURBO'),
+            chat(urls[Math.floor(i / 2) % urls.length] ?? '', apiKey, i % 4 === 0 ? 'PV-TURBO' : 'PV-STANDARD'),
           ),
         );
         const statuses = results.map((r) => r.status);
@@ -127,7 +130,7 @@ for (const backend of backends()) {
         );
         assert.ok(statuses.includes(502), 'some charged requests failed and were refunded');
         const paid = statuses.filter((s) => s === 200).length;
-        assert.ok(paid >= 1 && paid <= 10, `${paid} paid`);
+        assert.ok(paid <= 10, `${paid} paid`);
         assert.equal((await getKey(accountId, keyId)).spend.credits, paid, 'every failed request was refunded');
         assert.equal(await balance(accountId), 1000 - paid);
       } finally {
