@@ -1,10 +1,10 @@
 /**
  * bench:chat's "tracing on" rows (`-- --tracing` or BENCH_TRACING=1): a second pvai, the same configuration on
- * storage of its own, started with OpenTelemetry on (OTEL_EXPORTER_OTLP_ENDPOINT at a real Jaeger v2 from
- * PVAI_JAEGER_BIN, in-memory storage, default batch settings but a 1 s delay): its misses are measured in the same
+ * storage of its own, started with OpenTelemetry on (OTEL_EXPORTER_OTLP_ENDPOINT at a real OpenTelemetry
+ * Collector from PVAI_OTELCOL_BIN, spans to a file; default batch settings but a 1 s delay): its misses are measured in the same
  * alternating rounds as pvai's, so the two rows show what tracing costs a miss (req/s, CPU µs).
  */
-import { type Jaeger, jaegerAvailable, startJaeger } from '../test/support/jaeger.js';
+import { type Collector, collectorAvailable, startCollector } from '../test/support/otel-collector.js';
 import { type BenchServer, createBenchAccount, freshStorage, startBenchServer } from './lib.js';
 import type { Probe } from './probe.js';
 
@@ -17,7 +17,7 @@ export interface TracedPvai {
   stop(): Promise<void>;
 }
 
-/** The traced pvai with `accounts` accounts, its probe attached; its spans go to a Jaeger of its own. */
+/** The traced pvai with `accounts` accounts, its probe attached; its spans go to a collector of its own. */
 export async function startTracedPvai(
   env: Record<string, string>,
   config: object,
@@ -25,19 +25,20 @@ export async function startTracedPvai(
   accounts: number,
   warm: (url: string, key: string) => Promise<void>,
 ): Promise<TracedPvai> {
-  if (!jaegerAvailable()) throw new Error('--tracing needs PVAI_JAEGER_BIN: a Jaeger v2 binary');
-  let jaeger: Jaeger | undefined;
+  if (!collectorAvailable())
+    throw new Error('--tracing needs PVAI_OTELCOL_BIN: an OpenTelemetry Collector binary (.ci/go-tools)');
+  let collector: Collector | undefined;
   let storage: Awaited<ReturnType<typeof freshStorage>> | undefined;
   let server: BenchServer | undefined;
   const stop = async () => {
     await server?.stop();
     await storage?.drop();
-    await jaeger?.stop();
+    await collector?.stop();
   };
   try {
-    jaeger = await startJaeger();
+    collector = await startCollector();
     storage = await freshStorage();
-    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl, OTEL_BSP_SCHEDULE_DELAY: '1000' };
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpUrl, OTEL_BSP_SCHEDULE_DELAY: '1000' };
     server = await startBenchServer({ ...env, ...storage.env, ...otel, ...probe.env }, config, probe.nodeArgs);
     probe.attach(server.child);
     const keys: string[] = [];

@@ -17,8 +17,8 @@ const BENCH_BORROWS = new Set([
   'test/support/qdrant.ts',
   'test/support/mock-openai-upstream.ts',
   'test/support/dashboard.ts',
-  // bench:chat's tracing rows export to a real Jaeger, started as the tracing tests start it.
-  'test/support/jaeger.ts',
+  // bench:chat's tracing rows export to a real OpenTelemetry Collector, started as the tracing tests start it.
+  'test/support/otel-collector.ts',
 ]);
 
 function filesUnder(dir: string): string[] {

@@ -6,8 +6,14 @@ import { after, before, describe, it } from 'node:test';
 import { type ResponsesHarness, startResponses } from '../responses/support.js';
 import { type DocumentBody, EMBEDDING_MODEL } from '../support/documents.js';
 import { eventually } from '../support/eventually.js';
-import { type Jaeger, type JaegerSpan, jaegerAvailable, startJaeger, tag } from '../support/jaeger.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
+import {
+  type Collector,
+  collectorAvailable,
+  type ReceivedSpan,
+  startCollector,
+  tag,
+} from '../support/otel-collector.js';
 import { type QdrantServer, qdrantAvailable, startQdrant } from '../support/qdrant.js';
 import { sandboxHostSkip } from '../support/sandbox-host.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -19,18 +25,18 @@ const newTrace = () => {
   const traceId = randomBytes(16).toString('hex');
   return { traceId, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` };
 };
-const parentOf = (span: JaegerSpan | undefined) => span?.references.find((r) => r.refType === 'CHILD_OF')?.spanID;
-const names = (spans: JaegerSpan[]) => spans.map((s) => s.operationName).join(', ');
-const one = (spans: JaegerSpan[], name: string) => {
+const parentOf = (span: ReceivedSpan | undefined) => span?.references.find((r) => r.refType === 'CHILD_OF')?.spanID;
+const names = (spans: ReceivedSpan[]) => spans.map((s) => s.operationName).join(', ');
+const one = (spans: ReceivedSpan[], name: string) => {
   const span = spans.find((s) => s.operationName === name);
   assert.ok(span, `no ${name} span in ${names(spans)}`);
   return span;
 };
-const embeddingSpans = (spans: JaegerSpan[]) => spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'embeddings');
+const embeddingSpans = (spans: ReceivedSpan[]) => spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'embeddings');
 
-/** Starts tracing to `jaeger` for the pvai started next (the SDK reads the variables when it starts). */
-function traceTo(jaeger: Jaeger) {
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = jaeger.otlpUrl;
+/** Starts tracing to `collector` for the pvai started next (the SDK reads the variables when it starts). */
+function traceTo(collector: Collector) {
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.otlpUrl;
   process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
 }
 function stopTracing() {
@@ -77,31 +83,31 @@ async function readyDocument(h: ResponsesHarness, user: string): Promise<string>
 
 /**
  * The spans of the stages the first tracing suite does not cover: retrieval and embeddings under a RAG chat's context
- * span, `POST /z1/embeddings`, the sandbox's run, and the background ingestion jobs' own traces; against a real Jaeger v2,
- * with the real embedding model. SQLite only (tracing does not depend on the database).
+ * span, `POST /z1/embeddings`, the sandbox's run, and the background ingestion jobs' own traces; against a real
+ * OpenTelemetry Collector, with the real embedding model. SQLite only (tracing does not depend on the database).
  */
-describe('OpenTelemetry traces of retrieval, embeddings, the sandbox and jobs (sqlite, Jaeger)', {
-  skip: !jaegerAvailable() && 'no Jaeger: set PVAI_JAEGER_BIN',
+describe('OpenTelemetry traces of retrieval, embeddings, the sandbox and jobs (sqlite, OpenTelemetry Collector)', {
+  skip: !collectorAvailable() && 'no OpenTelemetry Collector: set PVAI_OTELCOL_BIN',
 }, () => {
-  let jaeger: Jaeger;
+  let collector: Collector;
   let h: ResponsesHarness;
   let documentId: string;
   const traceOf = (traceId: string, last: string) =>
     eventually(
-      () => jaeger.spans(traceId),
+      () => collector.spans(traceId),
       (found) => found.some((s) => s.operationName === last),
       15_000,
     );
 
   before(async () => {
-    jaeger = await startJaeger();
-    traceTo(jaeger);
+    collector = await startCollector();
+    traceTo(collector);
     h = await startResponses('sqlite', { config: { embeddingModel: EMBEDDING_MODEL } });
     documentId = await readyDocument(h, 'carol');
   });
   after(async () => {
     await h?.close();
-    await jaeger?.stop();
+    await collector?.stop();
     stopTracing();
   });
 
@@ -146,7 +152,7 @@ describe('OpenTelemetry traces of retrieval, embeddings, the sandbox and jobs (s
 
   it("an upload's ingestion: traces of its own, chunking with the index write, embedding with the model and the vectors", async () => {
     const chunked = await eventually(
-      () => jaeger.find('ingestion chunk'),
+      () => collector.find('ingestion chunk'),
       (traces) => traces.length > 0,
       15_000,
     );
@@ -156,7 +162,7 @@ describe('OpenTelemetry traces of retrieval, embeddings, the sandbox and jobs (s
     assert.equal(parentOf(root), undefined, 'a job is a trace of its own');
     assert.equal(parentOf(one(chunking, 'retrieval put_documents')), root.spanID);
     const embedded = await eventually(
-      () => jaeger.find('ingestion embed'),
+      () => collector.find('ingestion embed'),
       (traces) => traces.some((t) => t.some((s) => tag(s, 'pvai.document_id') === documentId)),
       15_000,
     );
@@ -177,7 +183,7 @@ describe('OpenTelemetry traces of retrieval, embeddings, the sandbox and jobs (s
       await socket.close();
     }
     const traces = await eventually(
-      () => jaeger.find('createResponse'),
+      () => collector.find('createResponse'),
       (found) => found.length > 0,
       15_000,
     );
@@ -193,7 +199,7 @@ describe('OpenTelemetry traces of retrieval, embeddings, the sandbox and jobs (s
 
   it("a chat turn's memory extraction: a trace of its own", async () => {
     const traces = await eventually(
-      () => jaeger.find('memory extraction'),
+      () => collector.find('memory extraction'),
       (found) => found.length > 0,
       15_000,
     );
@@ -242,19 +248,21 @@ async function recordingProxy(target: string) {
   return { url, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-describe('OpenTelemetry traces with Qdrant (sqlite, Jaeger, Qdrant)', {
-  skip: (!jaegerAvailable() && 'no Jaeger: set PVAI_JAEGER_BIN') || (!qdrantAvailable() && 'no Qdrant binary'),
+describe('OpenTelemetry traces with Qdrant (sqlite, OpenTelemetry Collector, Qdrant)', {
+  skip:
+    (!collectorAvailable() && 'no OpenTelemetry Collector: set PVAI_OTELCOL_BIN') ||
+    (!qdrantAvailable() && 'no Qdrant binary'),
 }, () => {
-  let jaeger: Jaeger;
+  let collector: Collector;
   let qdrant: QdrantServer;
   let proxy: Awaited<ReturnType<typeof recordingProxy>>;
   let h: ResponsesHarness;
 
   before(async () => {
-    jaeger = await startJaeger();
+    collector = await startCollector();
     qdrant = await startQdrant();
     proxy = await recordingProxy(qdrant.url);
-    traceTo(jaeger);
+    traceTo(collector);
     h = await startResponses('sqlite', { config: { embeddingModel: EMBEDDING_MODEL, qdrantUrl: proxy.url } });
     await readyDocument(h, 'dave');
   });
@@ -262,7 +270,7 @@ describe('OpenTelemetry traces with Qdrant (sqlite, Jaeger, Qdrant)', {
     await h?.close();
     await proxy?.close();
     await qdrant?.stop();
-    await jaeger?.stop();
+    await collector?.stop();
     stopTracing();
   });
 
@@ -273,7 +281,7 @@ describe('OpenTelemetry traces with Qdrant (sqlite, Jaeger, Qdrant)', {
     const spans = await traceOf();
     async function traceOf() {
       return eventually(
-        () => jaeger.spans(traceId),
+        () => collector.spans(traceId),
         (found) => found.some((s) => s.operationName === 'createChatCompletion'),
         15_000,
       );
@@ -297,17 +305,17 @@ describe('OpenTelemetry traces with Qdrant (sqlite, Jaeger, Qdrant)', {
   });
 });
 
-describe('OpenTelemetry traces with an embeddings upstream (sqlite, Jaeger)', {
-  skip: !jaegerAvailable() && 'no Jaeger: set PVAI_JAEGER_BIN',
+describe('OpenTelemetry traces with an embeddings upstream (sqlite, OpenTelemetry Collector)', {
+  skip: !collectorAvailable() && 'no OpenTelemetry Collector: set PVAI_OTELCOL_BIN',
 }, () => {
-  let jaeger: Jaeger;
+  let collector: Collector;
   let upstream: MockUpstream;
   let server: TestServer;
 
   before(async () => {
-    jaeger = await startJaeger();
+    collector = await startCollector();
     upstream = await startMockUpstream();
-    traceTo(jaeger);
+    traceTo(collector);
     server = await startTestServer('sqlite', {
       config: { embeddingUpstream: { baseUrl: upstream.url, model: 'embed-a', contextTokens: 8192 } },
     });
@@ -315,7 +323,7 @@ describe('OpenTelemetry traces with an embeddings upstream (sqlite, Jaeger)', {
   after(async () => {
     await server?.close();
     await upstream?.close();
-    await jaeger?.stop();
+    await collector?.stop();
     stopTracing();
   });
 
@@ -329,7 +337,7 @@ describe('OpenTelemetry traces with an embeddings upstream (sqlite, Jaeger)', {
     });
     assert.equal(res.status, 200, res.text);
     const spans = await eventually(
-      () => jaeger.spans(traceId),
+      () => collector.spans(traceId),
       (found) => found.some((s) => s.operationName === 'createEmbedding'),
       15_000,
     );

@@ -3,8 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { chatRequests, type ResponsesHarness, startResponses } from '../responses/support.js';
 import { eventually } from '../support/eventually.js';
-import { type Jaeger, type JaegerSpan, jaegerAvailable, startJaeger, tag } from '../support/jaeger.js';
 import { type McpTestServer, startMcpTestServer } from '../support/mcp-test-server.js';
+import {
+  type Collector,
+  collectorAvailable,
+  type ReceivedSpan,
+  startCollector,
+  tag,
+} from '../support/otel-collector.js';
 
 /** Words that appear only in the prompts and answers: no span attribute may hold them by default. */
 const PROMPT_SECRET = 'zanzibar-marmalade';
@@ -16,35 +22,35 @@ const newTraceparent = () => {
   return { traceId, parentId, traceparent: `00-${traceId}-${parentId}-01` };
 };
 
-const parentOf = (span: JaegerSpan | undefined) => span?.references.find((r) => r.refType === 'CHILD_OF')?.spanID;
-const named = (spans: JaegerSpan[], name: string) => spans.filter((s) => s.operationName === name);
+const parentOf = (span: ReceivedSpan | undefined) => span?.references.find((r) => r.refType === 'CHILD_OF')?.spanID;
+const named = (spans: ReceivedSpan[], name: string) => spans.filter((s) => s.operationName === name);
 
 /**
- * OpenTelemetry traces over real HTTP, read back from a real Jaeger v2 (OTLP/HTTP receiver, in-memory storage,
- * query API): the model is the mock upstream, the tool a real MCP server. Tracing does not depend on the
+ * OpenTelemetry traces over real HTTP, read back from a real OpenTelemetry Collector (OTLP/HTTP receiver, the file
+ * exporter's OTLP JSON): the model is the mock upstream, the tool a real MCP server. Tracing does not depend on the
  * database: SQLite only.
  */
-describe('OpenTelemetry traces (sqlite, Jaeger)', {
-  skip: !jaegerAvailable() && 'no Jaeger: set PVAI_JAEGER_BIN',
+describe('OpenTelemetry traces (sqlite, OpenTelemetry Collector)', {
+  skip: !collectorAvailable() && 'no OpenTelemetry Collector: set PVAI_OTELCOL_BIN',
 }, () => {
-  let jaeger: Jaeger;
+  let collector: Collector;
   let mcp: McpTestServer;
   let h: ResponsesHarness;
 
-  /** The spans of a trace once Jaeger holds the one named `last` (spans are batched: 100 ms here). */
+  /** The spans of a trace once the collector has written the one named `last` (spans are batched: 100 ms here). */
   const traceOf = async (traceId: string, last: string) => {
     const spans = await eventually(
-      () => jaeger.spans(traceId),
+      () => collector.spans(traceId),
       (found) => found.some((s) => s.operationName === last),
       15_000,
     );
-    assert.ok(spans.length > 0, `trace ${traceId} never reached Jaeger`);
+    assert.ok(spans.length > 0, `trace ${traceId} never reached the collector`);
     return spans;
   };
 
   before(async () => {
-    jaeger = await startJaeger();
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = jaeger.otlpUrl;
+    collector = await startCollector();
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.otlpUrl;
     process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
     mcp = await startMcpTestServer();
     h = await startResponses('sqlite', { config: { mcp: { allow: [mcp.origin] } }, defaultText: ANSWER_SECRET });
@@ -52,7 +58,7 @@ describe('OpenTelemetry traces (sqlite, Jaeger)', {
   after(async () => {
     await h?.close();
     await mcp?.close();
-    await jaeger?.stop();
+    await collector?.stop();
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     delete process.env.OTEL_BSP_SCHEDULE_DELAY;
   });
@@ -237,7 +243,7 @@ describe('OpenTelemetry traces (sqlite, Jaeger)', {
     assert.equal(res.status, 400, res.text);
     assert.equal(res.body.details?.trace_id, undefined);
     const services = await eventually(
-      () => jaeger.services(),
+      () => collector.services(),
       (names) => names.includes('pvai'),
       15_000,
     );
