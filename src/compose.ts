@@ -108,6 +108,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
       sources: {
         sandbox: () => engines.sandbox.queueState(),
         localEngine: () => factories.localQueueState(),
+        localPromptTokens: () => factories.localPromptTokens(),
         ingestion: async () => ({ processing: await documents.service.processingCount() }),
         writeBehind: () => ({
           usage: usage.service.writeState(),

@@ -98,13 +98,23 @@ export function normalizeChatRequest(
   };
 }
 
-/** What the providers need: sampling settings mapped, history passed through turn by turn. */
+/**
+ * What the providers need: sampling settings mapped, history passed through turn by turn. The context pvai gathered
+ * (`extraSystem`: memory, documents, web) goes after the application's own leading system turns, not before them:
+ * what every request of an application shares (its system prompt, its tools) stays the start of the prompt, which
+ * an engine that keeps the prompts it has seen (the local engine's sequences, an upstream's prompt cache) reuses.
+ */
 export function toRoutedRequest(request: ChatCompletionRequest, extraSystem: readonly string[]): RoutedRequest {
   const stop = request.stop === undefined ? undefined : Array.isArray(request.stop) ? request.stop : [request.stop];
   const system: ChatMessage[] = extraSystem.map((content) => ({ role: 'system', content }));
+  let leading = 0;
+  while (isSystemTurn(request.messages[leading])) leading++;
   // Optional fields assigned, not spread from conditional literals (nine spreads and objects per request).
   const routed: RoutedRequest = {
-    messages: system.length > 0 ? [...system, ...request.messages] : request.messages,
+    messages:
+      system.length > 0
+        ? [...request.messages.slice(0, leading), ...system, ...request.messages.slice(leading)]
+        : request.messages,
     temperature: request.temperature ?? DEFAULT_TEMPERATURE,
   };
   if (request.max_tokens !== undefined) routed.maxTokens = request.max_tokens;
@@ -143,4 +153,9 @@ export function checkToolChoice(request: Pick<ChatCompletionRequest, 'tools' | '
     field: 'tool_choice.function.name',
     reason: 'must name one of the functions in tools',
   });
+}
+
+/** The wire's `developer` turns are system turns by the time they get here (`messageOf`). */
+function isSystemTurn(message: ChatMessage | undefined): boolean {
+  return message?.role === 'system';
 }

@@ -79,10 +79,12 @@ export const localEngineSchema = z
     threads: z.number().int().min(1).max(256).default(1),
     sequences: z.number().int().min(1).max(64).default(2),
     maxQueue: z.number().int().min(0).max(10_000).default(16),
+    /** A queued request's longest wait for a sequence, then 503 SERVER_BUSY with Retry-After; 0: no bound. */
+    maxQueueWaitMs: z.number().int().min(0).max(3_600_000).default(30_000),
     contextSize: z.number().int().min(64).optional(),
   })
   .strict()
-  .default({ threads: 1, sequences: 2, maxQueue: 16 });
+  .default({ threads: 1, sequences: 2, maxQueue: 16, maxQueueWaitMs: 30_000 });
 
 /**
  * The default answer budget of each PV model on the local engine (a request's `max_tokens` wins). The

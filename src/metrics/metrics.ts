@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestRecord } from '../http/index.js';
+import { type EngineSources, engineMetrics } from './engine-metrics.js';
 
 type HistogramChild = ReturnType<Histogram<string>['labels']>;
 
@@ -40,23 +41,7 @@ export type RequestSample = Pick<
 export type ConnectionScope = 'per_address' | 'total';
 const CONNECTION_SCOPES: readonly ConnectionScope[] = ['per_address', 'total'];
 
-/** A queue's state at scrape time. */
-interface QueueState {
-  /** Work running now. */
-  active: number;
-  /** Work waiting for a slot. */
-  queued: number;
-}
-
-/**
- * What each capability counts, read at scrape time. Every function is small and cheap; one that fails
- * leaves its gauge at its last value rather than failing the scrape.
- */
-export interface MetricSources {
-  /** The sandbox's fair queue. */
-  sandbox?: () => QueueState;
-  /** The local engine's sequences (all local models summed). */
-  localEngine?: () => QueueState;
+export interface MetricSources extends EngineSources {
   /** Documents whose ingestion job is not finished (status `processing`). */
   ingestion?: () => Promise<{ processing: number }>;
   /** Each write-behind buffer (`usage`, `sla`): rows pending now, and retries and rows spilled since the start. */
@@ -222,25 +207,7 @@ export class Metrics {
       this.#idleConnectionsClosed.inc({ reason }, 0);
     }
     const sources = options.sources ?? {};
-    const queueGauge = (name: string, help: string, read: (() => QueueState) | undefined) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['state'],
-        registers,
-        collect() {
-          if (!read) return;
-          const q = read();
-          this.set({ state: 'active' }, q.active);
-          this.set({ state: 'queued' }, q.queued);
-        },
-      });
-    queueGauge('pvai_sandbox_queue', 'Code executions running (active) and waiting (queued).', sources.sandbox);
-    queueGauge(
-      'pvai_local_engine_queue',
-      'Local-engine requests holding a sequence (active) and waiting for one (queued).',
-      sources.localEngine,
-    );
+    engineMetrics(registers, sources);
     const openConnections = () => this.#openConnections();
     new Gauge({
       name: 'pvai_connections_open',

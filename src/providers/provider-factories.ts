@@ -16,9 +16,10 @@ export interface ProviderFactoryOptions {
  * local providers are shared by resolved file path. Upstream providers are shared by identical
  * settings, so equal targets also share one connection pool.
  */
-export function createProviderFactories(
-  options: ProviderFactoryOptions = {},
-): ProviderFactories & { localQueueState(): { active: number; queued: number } } {
+export function createProviderFactories(options: ProviderFactoryOptions = {}): ProviderFactories & {
+  localQueueState(): { active: number; queued: number };
+  localPromptTokens(): { reused: number; evaluated: number };
+} {
   const localByPath = new Map<string, LocalChatProvider>();
   const upstreamByKey = new Map<string, ChatProvider>();
   const resolvePath = options.resolveLocalModelPath ?? ((model: string) => model);
@@ -34,6 +35,18 @@ export function createProviderFactories(
         queued += state.queued;
       }
       return { active, queued };
+    },
+
+    /** Every local model's prompt tokens since the start: reused from a sequence's cache, and evaluated. */
+    localPromptTokens() {
+      let reused = 0;
+      let evaluated = 0;
+      for (const provider of localByPath.values()) {
+        const counts = provider.promptTokens();
+        reused += counts.reused;
+        evaluated += counts.evaluated;
+      }
+      return { reused, evaluated };
     },
 
     local(target: LocalTarget) {

@@ -198,9 +198,13 @@ function failedAttempt(
   return { error, record };
 }
 
+/** A busy engine's estimate of when to retry, kept beside its record (the record itself is in the error body). */
+const retryAfterOf = new WeakMap<AttemptRecord, number>();
+
 /** Records a failed attempt; returns whether the next target may be tried. */
 function recordFailure(attempts: AttemptRecord[], { error, record }: ReturnType<typeof failedAttempt>): boolean {
   attempts.push(record);
+  if (error.retryAfterMs !== undefined) retryAfterOf.set(record, error.retryAfterMs);
   return error.retryable || error.kind === 'timeout';
 }
 
@@ -231,8 +235,11 @@ export function productError(
       return new AppError('INVALID_PARAMETER', message, details, {}, cause);
     case 'timeout':
       return new AppError('UPSTREAM_TIMEOUT', message, details, {}, cause);
-    case 'busy':
-      return new AppError('SERVER_BUSY', message, details, { 'Retry-After': '1' }, cause);
+    case 'busy': {
+      // The engine's own estimate of when a sequence is free, in whole seconds; 1 when it gave none.
+      const seconds = Math.max(1, Math.ceil((error.retryAfterMs ?? 1000) / 1000));
+      return new AppError('SERVER_BUSY', message, details, { 'Retry-After': String(seconds) }, cause);
+    }
     default:
       return new AppError('UPSTREAM_ERROR', message, details, {}, cause);
   }
@@ -248,5 +255,7 @@ function routingError(pvModel: string, attempts: AttemptRecord[]): AppError {
     busy: `model ${pvModel}: local engine is at capacity, retry shortly`,
     upstream: `model ${pvModel}: ${last.message}`,
   };
-  return productError(new ProviderError(last.kind, last.message), messages[last.kind], details);
+  const retryAfterMs = retryAfterOf.get(last);
+  const error = new ProviderError(last.kind, last.message, retryAfterMs === undefined ? {} : { retryAfterMs });
+  return productError(error, messages[last.kind], details);
 }

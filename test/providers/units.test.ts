@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { collectCompletion } from '../../src/providers/completion-collector.js';
 import { toChatHistory } from '../../src/providers/local/chat-history.js';
@@ -69,7 +70,7 @@ describe('StopSequenceMatcher', () => {
 
 describe('SequencePool', () => {
   it('queues up to maxQueue, then fails with busy, and hands items to waiters in order', async () => {
-    const pool = new SequencePool(['only'], 1);
+    const pool = new SequencePool(['only'], { maxQueue: 1, maxWaitMs: 0 });
     const signal = new AbortController().signal;
     const first = await pool.acquire(signal);
     const second = pool.acquire(signal);
@@ -85,7 +86,7 @@ describe('SequencePool', () => {
   });
 
   it('removes an aborted waiter from the queue', async () => {
-    const pool = new SequencePool([1], 4);
+    const pool = new SequencePool([1], { maxQueue: 4, maxWaitMs: 0 });
     const held = await pool.acquire(new AbortController().signal);
     const controller = new AbortController();
     const waiting = pool.acquire(controller.signal);
@@ -97,8 +98,44 @@ describe('SequencePool', () => {
     assert.equal(pool.available, 1);
   });
 
+  it('fails a waiter with busy once it has waited maxWaitMs, and leaves the queue', async () => {
+    const pool = new SequencePool(['only'], { maxQueue: 4, maxWaitMs: 50 });
+    const held = await pool.acquire(new AbortController().signal);
+    const started = performance.now();
+    const waiting = pool.acquire(new AbortController().signal);
+    assert.equal(pool.queued, 1);
+    await assert.rejects(waiting, (err: unknown) => {
+      assert.ok(err instanceof ProviderError && err.kind === 'busy', String(err));
+      assert.match(err.message, /within 50 ms/);
+      assert.ok((err.retryAfterMs ?? 0) >= 1000, 'a Retry-After of at least a second');
+      return true;
+    });
+    assert.ok(performance.now() - started >= 45, 'not before its bound');
+    assert.equal(pool.queued, 0);
+    held.release();
+    assert.equal(pool.available, 1, 'the held item came back to the pool, not to the timed-out waiter');
+  });
+
+  it("estimates Retry-After from how long leases last and the queue ahead, over the pool's size", async () => {
+    const pool = new SequencePool(['a', 'b'], { maxQueue: 2, maxWaitMs: 0 });
+    const signal = new AbortController().signal;
+    const first = await pool.acquire(signal);
+    const second = await pool.acquire(signal);
+    const short = pool.retryAfterMs();
+    const queued = [pool.acquire(signal), pool.acquire(signal)];
+    assert.ok(pool.retryAfterMs() > short, 'more waiting ahead: later');
+    await assert.rejects(pool.acquire(signal), (err: unknown) => {
+      assert.ok(err instanceof ProviderError && err.kind === 'busy');
+      assert.equal(err.retryAfterMs, pool.retryAfterMs());
+      return true;
+    });
+    first.release();
+    second.release();
+    for (const lease of await Promise.all(queued)) lease.release();
+  });
+
   it('prefers the free item with the best score', async () => {
-    const pool = new SequencePool(['a', 'bbb', 'cc'], 1);
+    const pool = new SequencePool(['a', 'bbb', 'cc'], { maxQueue: 1, maxWaitMs: 0 });
     const lease = await pool.acquire(new AbortController().signal, (item) => item.length);
     assert.equal(lease.item, 'bbb');
   });

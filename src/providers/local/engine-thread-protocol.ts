@@ -13,7 +13,7 @@ import type { LocalEngineSettings } from './local-engine.js';
  */
 export type ToEngineThread =
   /** Hosts a model's provider; `state` is shared memory the engine's thread keeps [active, queued] in. */
-  | { t: 'open'; provider: number; settings: LocalEngineSettings; state: Int32Array }
+  | { t: 'open'; provider: number; settings: LocalEngineSettings; state: Int32Array; promptTokens: BigInt64Array }
   | { t: 'load'; provider: number; call: number }
   | { t: 'stream'; provider: number; call: number; req: GenerationRequest }
   /** A whole answer, sent back in one message (`end`'s `completion`), for a caller that does not stream. */

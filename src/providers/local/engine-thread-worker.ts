@@ -13,6 +13,8 @@ interface Hosted {
   provider: InProcessLocalProvider;
   /** [active, queued], read by the main thread's `LocalChatProvider.queueState()`. */
   state: Int32Array;
+  /** [reused, evaluated] prompt tokens, read by `LocalChatProvider.promptTokens()`. */
+  promptTokens: BigInt64Array;
 }
 
 /** One stream or answer on this thread: its abort, and how far a stream may run ahead of the main thread. */
@@ -117,12 +119,16 @@ export function serveEngineThread(port: MessagePort): void {
 
   port.on('message', (message: ToEngineThread) => {
     switch (message.t) {
-      case 'open':
-        providers.set(message.provider, {
-          provider: new InProcessLocalProvider(message.settings),
-          state: message.state,
-        });
+      case 'open': {
+        const provider = new InProcessLocalProvider(message.settings);
+        const counts = message.promptTokens;
+        provider.onPrompt = (reused, evaluated) => {
+          Atomics.add(counts, 0, BigInt(reused));
+          Atomics.add(counts, 1, BigInt(evaluated));
+        };
+        providers.set(message.provider, { provider, state: message.state, promptTokens: counts });
         return;
+      }
       case 'load':
         void settle(message.call, () => loaded(providers.get(message.provider)));
         return;

@@ -147,12 +147,16 @@ export class EngineThread {
     return this.#alive;
   }
 
-  /** Hosts a model on the thread; answers its number and the shared [active, queued] the thread keeps. */
-  open(settings: LocalEngineSettings): { provider: number; state: Int32Array } {
+  /**
+   * Hosts a model on the thread; answers its number, the shared [active, queued] the thread keeps, and the shared
+   * [reused, evaluated] prompt tokens it counts.
+   */
+  open(settings: LocalEngineSettings): { provider: number; state: Int32Array; promptTokens: BigInt64Array } {
     const provider = this.#nextProvider++;
     const state = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));
-    this.post({ t: 'open', provider, settings, state });
-    return { provider, state };
+    const promptTokens = new BigInt64Array(new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT));
+    this.post({ t: 'open', provider, settings, state, promptTokens });
+    return { provider, state, promptTokens };
   }
 
   start(message: CallStart): EngineCall {

@@ -17,6 +17,8 @@ export class InProcessLocalProvider implements ChatProvider {
   readonly id: string;
   private engine: Promise<LocalEngine> | undefined;
   private closed = false;
+  /** Told of each prompt put in a sequence: its tokens reused from the cache, and those evaluated (the metrics). */
+  onPrompt: ((reused: number, evaluated: number) => void) | undefined;
 
   constructor(private readonly settings: LocalEngineSettings) {
     this.id = `local:${basename(settings.modelPath)}`;
@@ -50,7 +52,7 @@ export class InProcessLocalProvider implements ChatProvider {
     );
     let yielded = false;
     try {
-      for await (const part of runPlan({ engine, sequence: lease.item, req, signal }, plan)) {
+      for await (const part of runPlan({ engine, sequence: lease.item, req, signal, onPrompt: this.onPrompt }, plan)) {
         yielded = true;
         yield part;
       }

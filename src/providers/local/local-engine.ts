@@ -16,7 +16,7 @@ import {
   type Token,
 } from 'node-llama-cpp';
 import { getSharedLlama } from './llama-runtime.js';
-import { SequencePool } from './sequence-pool.js';
+import { SequencePool, type WaitBounds } from './sequence-pool.js';
 
 export interface LocalEngineSettings {
   /** Path of the GGUF file. */
@@ -27,6 +27,8 @@ export interface LocalEngineSettings {
   sequences?: number;
   /** Requests allowed to wait for a sequence; beyond it requests fail with 'busy'. Default 16. */
   maxQueue?: number;
+  /** How long a request may wait for a sequence before it fails with 'busy' (0: no bound). Default 30 s. */
+  maxQueueWaitMs?: number;
   /** Tokens per sequence (prompt + answer). Default: the model's training context, capped at 4096. */
   contextSize?: number;
   /**
@@ -36,7 +38,13 @@ export interface LocalEngineSettings {
   chatWrapper?: 'auto' | SpecializedChatWrapperTypeName;
 }
 
-const LOCAL_ENGINE_DEFAULTS = { threads: 1, sequences: 2, maxQueue: 16, maxContextSize: 4096 } as const;
+const LOCAL_ENGINE_DEFAULTS = {
+  threads: 1,
+  sequences: 2,
+  maxQueue: 16,
+  maxQueueWaitMs: 30_000,
+  maxContextSize: 4096,
+} as const;
 
 /** Token-level and text-level forms of a chat wrapper's stop triggers. */
 export interface StopTriggers {
@@ -54,10 +62,10 @@ export class LocalEngine {
     readonly model: LlamaModel,
     private readonly context: LlamaContext,
     readonly chatWrapper: ChatWrapper,
-    maxQueue: number,
+    bounds: WaitBounds,
   ) {
     const sequences = Array.from({ length: context.totalSequences }, () => context.getSequence());
-    this.pool = new SequencePool(sequences, maxQueue);
+    this.pool = new SequencePool(sequences, bounds);
   }
 
   static async load(settings: LocalEngineSettings): Promise<LocalEngine> {
@@ -70,7 +78,10 @@ export class LocalEngine {
         contextSize: settings.contextSize ?? Math.min(model.trainContextSize, LOCAL_ENGINE_DEFAULTS.maxContextSize),
       });
       const wrapper = pickChatWrapper(model, settings.chatWrapper ?? 'auto');
-      return new LocalEngine(llama, model, context, wrapper, settings.maxQueue ?? LOCAL_ENGINE_DEFAULTS.maxQueue);
+      return new LocalEngine(llama, model, context, wrapper, {
+        maxQueue: settings.maxQueue ?? LOCAL_ENGINE_DEFAULTS.maxQueue,
+        maxWaitMs: settings.maxQueueWaitMs ?? LOCAL_ENGINE_DEFAULTS.maxQueueWaitMs,
+      });
     } catch (err) {
       await model.dispose();
       throw err;

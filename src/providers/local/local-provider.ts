@@ -4,6 +4,14 @@ import { abortReason, ProviderError } from '../types.js';
 import { type EngineCall, type EngineThread, engineThread } from './engine-thread.js';
 import type { LocalEngineSettings } from './local-engine.js';
 
+/** This model on the engine's thread: the thread, the model's number there, and the counts they share. */
+interface Hosted {
+  thread: EngineThread;
+  provider: number;
+  state: Int32Array;
+  promptTokens: BigInt64Array;
+}
+
 /**
  * A ChatProvider running a GGUF with node-llama-cpp on the local engine's thread (`engine-thread.ts`),
  * where `InProcessLocalProvider` does the work (how the model loads and how requests share it are said
@@ -11,7 +19,9 @@ import type { LocalEngineSettings } from './local-engine.js';
  */
 export class LocalChatProvider implements ChatProvider {
   readonly id: string;
-  #hosted: { thread: EngineThread; provider: number; state: Int32Array } | undefined;
+  #hosted: Hosted | undefined;
+  /** What earlier engine threads counted (a stopped thread's counts are kept, a new thread's start at 0). */
+  #promptTokensBefore = { reused: 0, evaluated: 0 };
   #loading: Promise<void> | undefined;
   #closed = false;
 
@@ -34,6 +44,20 @@ export class LocalChatProvider implements ChatProvider {
     const state = this.#closed ? undefined : this.#hosted?.state;
     if (!state) return { active: 0, queued: 0 };
     return { active: Atomics.load(state, 0), queued: Atomics.load(state, 1) };
+  }
+
+  /**
+   * Prompt tokens since the start: those whose cache a sequence held from an earlier request (a shared system
+   * prompt, tools, memory, the conversation so far) and those the model evaluated.
+   */
+  promptTokens(): { reused: number; evaluated: number } {
+    const counts = this.#hosted?.promptTokens;
+    const before = this.#promptTokensBefore;
+    if (!counts) return { ...before };
+    return {
+      reused: before.reused + Number(Atomics.load(counts, 0)),
+      evaluated: before.evaluated + Number(Atomics.load(counts, 1)),
+    };
   }
 
   /** The whole answer comes back in one message from the engine's thread (a stream's parts come one a message). */
@@ -99,8 +123,9 @@ export class LocalChatProvider implements ChatProvider {
   }
 
   /** This model on the engine's thread, opened there on first use (again if that thread stopped). */
-  #host(): { thread: EngineThread; provider: number; state: Int32Array } {
+  #host(): Hosted {
     if (!this.#hosted?.thread.alive) {
+      this.#promptTokensBefore = this.promptTokens();
       const thread = engineThread();
       this.#hosted = { thread, ...thread.open(this.settings) };
     }

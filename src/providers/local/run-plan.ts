@@ -12,6 +12,8 @@ interface RunContext {
   sequence: LlamaContextSequence;
   req: GenerationRequest;
   signal: AbortSignal;
+  /** Told of each prompt put in the context: its tokens reused from the sequence's cache, and those evaluated. */
+  onPrompt?: ((reused: number, evaluated: number) => void) | undefined;
 }
 
 /**
@@ -56,6 +58,7 @@ async function* runText(ctx: RunContext, plan: Extract<RequestPlan, { mode: 'tex
     sampling: samplingOf(req),
     stopTokens: plan.stops.tokens,
     signal,
+    onPrompt: ctx.onPrompt,
     ...(plan.grammar ? { grammar: plan.grammar } : {}),
   })) {
     completionTokens++;
@@ -126,6 +129,7 @@ async function* runToolCall(
       sampling: samplingOf(req),
       grammar: await engine.grammarForChoices(names),
       signal,
+      onPrompt: ctx.onPrompt,
     })) {
       completionTokens++;
       contextTokens.push(token);

@@ -41,6 +41,8 @@ export interface SampleTokensOptions {
   /** Tokens that end generation like EOS does (chat-wrapper stop tokens). */
   stopTokens?: ReadonlySet<Token>;
   signal: AbortSignal;
+  /** Told once the prompt is in the context: how many of its tokens the cache held, and how many were evaluated. */
+  onPrompt?: ((reused: number, evaluated: number) => void) | undefined;
 }
 
 /**
@@ -52,7 +54,7 @@ export interface SampleTokensOptions {
  * already cached is evaluated, so multi-turn chats re-use their common prefix.
  */
 export async function* sampleTokens(options: SampleTokensOptions): AsyncGenerator<Token, void, undefined> {
-  const { sequence, contextTokens, maxTokens, sampling, grammar, stopTokens, signal } = options;
+  const { sequence, contextTokens, maxTokens, sampling, grammar, stopTokens, signal, onPrompt } = options;
   if (maxTokens <= 0) return;
   if (signal.aborted) throw abortReason(signal);
 
@@ -60,6 +62,7 @@ export async function* sampleTokens(options: SampleTokensOptions): AsyncGenerato
   await sequence.adaptStateToTokens(contextTokens.slice(0, -1), false);
   if (signal.aborted) throw abortReason(signal);
   const toEvaluate = contextTokens.slice(sequence.nextTokenIndex);
+  onPrompt?.(sequence.nextTokenIndex, toEvaluate.length);
 
   // The answer's own tokens, for the penalties (llama.cpp reads the latest PENALISED_TOKENS of them).
   const sampledTokens: Token[] = [];
