@@ -1,4 +1,4 @@
-/** bench:chat's printed report: the tables, the ratios against its targets, the per-request budget. */
+/** bench:chat's printed report: the tables, the ratios against its guard, the per-request budget. */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, table } from './lib.js';
@@ -18,7 +18,7 @@ interface Rate {
 export interface ChatReport {
   steal: number | undefined;
   loads: Record<'directLoad' | 'bareLoad' | 'stackLoad' | 'pvaiLoad' | 'portkeyLoad' | 'cacheLoad', Measured>;
-  /** pvai's misses with OpenTelemetry tracing on (`-- --tracing`), exporting to a real Jaeger. */
+  /** pvai's misses with OpenTelemetry tracing on (`-- --tracing`), exporting to a real OpenTelemetry Collector. */
   tracedLoad?: Measured;
   /** Medians of the rounds' paired ratios (throughput-rounds.ts): pvai misses ÷ the floor and ÷ Portkey, hits ÷ the floor. */
   ratios: Record<'miss' | 'portkey' | 'hit', number>;
@@ -78,7 +78,7 @@ export function printReport(r: ChatReport): void {
         row('bare Node proxy (node:http + undici, no work: the floor)', bareLoad),
         row("Koa + openapi-backend proxy (pvai's stack, no product work)", stackLoad),
         row('through pvai, misses (auth, limits, credits, usage, SLA, metrics, memory, routing)', pvaiLoad),
-        ...(r.tracedLoad ? [row('through pvai, misses, tracing on (OTLP to Jaeger)', r.tracedLoad)] : []),
+        ...(r.tracedLoad ? [row('through pvai, misses, tracing on (OTLP to a collector)', r.tracedLoad)] : []),
         row('through Portkey gateway 1.15.2', portkeyLoad),
         row('pvai cache hits', cacheLoad),
       ],
@@ -86,11 +86,10 @@ export function printReport(r: ChatReport): void {
   );
   const { miss: missRatio, portkey: portkeyRatio, hit: hitRatio } = r.ratios;
   console.log(
-    `\npvai misses / Koa + openapi-backend floor: ${missRatio.toFixed(2)}× (target ≥ 0.6×: ${mark(missRatio >= 0.6)});` +
-      ` / Portkey: ${portkeyRatio.toFixed(1)}× (≥ 3×: ${mark(portkeyRatio >= 3)});` +
-      ` cache hits / floor: ${hitRatio.toFixed(2)}× (≥ 0.85×: ${mark(hitRatio >= 0.85)});` +
-      ` pvai / bare proxy: ${(pvaiLoad.rps / bareLoad.rps).toFixed(2)}×` +
-      `  (non-2xx: stack ${stackLoad.non2xx}, pvai ${pvaiLoad.non2xx}, Portkey ${portkeyLoad.non2xx}, cache ${cacheLoad.non2xx})`,
+    `\npvai misses / Koa + openapi-backend floor: ${missRatio.toFixed(2)}×; / Portkey: ${portkeyRatio.toFixed(1)}× ` +
+      `(printed, no target); cache hits / floor: ${hitRatio.toFixed(2)}×; pvai / bare proxy: ` +
+      `${(pvaiLoad.rps / bareLoad.rps).toFixed(2)}×  (non-2xx: stack ${stackLoad.non2xx}, pvai ${pvaiLoad.non2xx}, ` +
+      `Portkey ${portkeyLoad.non2xx}, cache ${cacheLoad.non2xx})`,
   );
   const floor = budget(stackLoad);
   const miss = budget(pvaiLoad);
@@ -135,7 +134,8 @@ export function printReport(r: ChatReport): void {
     ),
   );
   const tail = pvaiRate.p99 - stackRate.p99;
-  console.log(`\np99 added by pvai beyond the floor's: ${tail.toFixed(3)} ms (target ≤ 2 ms: ${mark(tail <= 2)})`);
+  console.log(`\np99 added by pvai beyond the floor's: ${tail.toFixed(3)} ms`);
+  printGuard(missRatio, tail, hitRatio);
   const { directStream, pvaiStream } = r.streams;
   console.log('\nStreaming, 20 chunks 2 ms apart, 100 sequential streams\n');
   console.log(
@@ -216,4 +216,24 @@ function tracedBudget(
   if (!traced) return [];
   const name = 'cache miss, tracing on';
   return [[name, traced.cpuMicros - floor.cpuMicros, traced.allocatedKb - floor.allocatedKb, traced.allocatedKb]];
+}
+
+/**
+ * The chat path's guard: past its throughput work, these bounds are what a change must not break (a change that
+ * does is a regression). Portkey's ratio is printed beside, with no bound.
+ */
+function printGuard(missRatio: number, tailMs: number, hitRatio: number): void {
+  const rows: Array<[string, string, string, boolean]> = [
+    ['cache misses ÷ the Koa + openapi-backend floor', `${missRatio.toFixed(2)}×`, '≥ 0.55×', missRatio >= 0.55],
+    ["p99 at 1,000 req/s beyond the floor's", `+${tailMs.toFixed(2)} ms`, '≤ +2 ms', tailMs <= 2],
+    ['cache hits ÷ the floor', `${hitRatio.toFixed(2)}×`, '≥ 0.85×', hitRatio >= 0.85],
+  ];
+  const all = rows.every(([, , , ok]) => ok);
+  console.log("\nThe chat path's guard\n");
+  console.log(
+    table(
+      ['guard', 'measured', 'bound', 'met'],
+      [...rows.map(([name, value, bound, ok]) => [name, value, bound, mark(ok)]), ['all three', '', '', mark(all)]],
+    ),
+  );
 }
