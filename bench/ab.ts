@@ -16,7 +16,7 @@
  * so the tool resolves about ±7 %, not 2 %.
  *
  * The load is bench:chat's miss row: 32 connections, 1,000 accounts, PV-TURBO against the mock upstream,
- * `skip_cache`, every capability on; no local model is loaded. Server CPU per request comes from /proc
+ * `skip_cache`, every capability on (`BENCH_AB_HITS=1`: the cache-hit load); no local model is loaded. Server CPU per request comes from /proc
  * (Linux), counted over the window only: what a build writes behind after its window is not in it.
  */
 import { execFileSync } from 'node:child_process';
@@ -128,7 +128,9 @@ try {
     tiers: { enterprise: { rpm: 1_000_000, rpd: 100_000_000, monthly: 1_000_000_000 } },
     routing: { 'PV-TURBO': [upstream] },
   };
-  const body = chatBody('PV-TURBO', { user_id: 'bench', skip_cache: true });
+  // BENCH_AB_HITS=1: the cache-hit load instead (each account's first request fills the cache, the rest are hits).
+  const hits = process.env.BENCH_AB_HITS === '1';
+  const body = chatBody('PV-TURBO', hits ? { user_id: 'bench' } : { user_id: 'bench', skip_cache: true });
   // Both set up at once: set up one after the other, the server that waited idle through the other's set-up
   // came out ~6 % ahead in two runs of identical builds (cause not pinned down).
   const setUp = async (build: Build): Promise<Arm> => {
@@ -165,7 +167,7 @@ try {
   const [low, high] = medianInterval(ratios);
   const verdict = low > 1 ? 'after is faster' : high < 1 ? 'after is slower' : 'no difference resolved';
   console.log(
-    `\npvai bench:ab — chat misses, ${CONNECTIONS} connections, ${ACCOUNTS} accounts, ${ROUNDS} rounds of ` +
+    `\npvai bench:ab — chat ${hits ? 'cache hits' : 'misses'}, ${CONNECTIONS} connections, ${ACCOUNTS} accounts, ${ROUNDS} rounds of ` +
       `${WINDOW_S} s windows${WARMUP_S > 0 ? ` (each after ${WARMUP_S} s of load)` : ''}, alternating\n`,
   );
   console.log(
