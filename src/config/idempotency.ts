@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { numberVariable, sectionFromEnv } from './env-section.js';
 
 /**
  * Idempotency-Key (src/idempotency/). `windowHours`: how long a key's record and stored answer are kept
@@ -27,29 +28,19 @@ export const idempotencySchema = z
   .strict()
   .default({ windowHours: 24, maxResponseBytes: 1024 * 1024, waitSeconds: 10, leaseSeconds: 30 });
 
-type Env = Record<string, string | undefined>;
-
+const NON_NEGATIVE = /^\d+(\.\d+)?$/;
 const VARIABLES = {
-  PVAI_IDEMPOTENCY_WINDOW_HOURS: 'windowHours',
-  PVAI_IDEMPOTENCY_MAX_RESPONSE_BYTES: 'maxResponseBytes',
-  PVAI_IDEMPOTENCY_WAIT_SECONDS: 'waitSeconds',
-  PVAI_IDEMPOTENCY_LEASE_SECONDS: 'leaseSeconds',
-} as const;
+  PVAI_IDEMPOTENCY_WINDOW_HOURS: numberVariable('windowHours', NON_NEGATIVE, 'a non-negative number'),
+  PVAI_IDEMPOTENCY_MAX_RESPONSE_BYTES: numberVariable('maxResponseBytes', NON_NEGATIVE, 'a non-negative number'),
+  PVAI_IDEMPOTENCY_WAIT_SECONDS: numberVariable('waitSeconds', NON_NEGATIVE, 'a non-negative number'),
+  PVAI_IDEMPOTENCY_LEASE_SECONDS: numberVariable('leaseSeconds', NON_NEGATIVE, 'a non-negative number'),
+};
 
 /** The PVAI_IDEMPOTENCY_* variables over the file's `idempotency` object; a bad value names its variable. */
 export function idempotencyFromEnv(
-  env: Env,
+  env: Record<string, string | undefined>,
   file: unknown,
   fail: (message: string) => Error,
 ): Record<string, unknown> | undefined {
-  const out: Record<string, unknown> = file && typeof file === 'object' ? { ...(file as object) } : {};
-  let any = file !== undefined;
-  for (const [variable, field] of Object.entries(VARIABLES)) {
-    const value = env[variable]?.trim();
-    if (!value) continue;
-    if (!/^\d+(\.\d+)?$/.test(value)) throw fail(`${variable}: must be a non-negative number, got "${value}"`);
-    out[field] = Number(value);
-    any = true;
-  }
-  return any ? out : undefined;
+  return sectionFromEnv(env, file, VARIABLES, fail);
 }

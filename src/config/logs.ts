@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { numberVariable, sectionFromEnv } from './env-section.js';
 
 /**
  * Request logs and the access log. `retentionDays`: how long an account's request logs are kept (PVAI_LOGS_RETENTION_DAYS);
@@ -13,27 +14,23 @@ export const logsSchema = z
   .strict()
   .default({ retentionDays: 30, access: true });
 
-type Env = Record<string, string | undefined>;
+const VARIABLES = {
+  PVAI_LOGS_RETENTION_DAYS: numberVariable('retentionDays', /^\d+$/, 'a whole number of days'),
+  PVAI_ACCESS_LOG: {
+    field: 'access',
+    expected: 'true or false',
+    read: (text: string) => {
+      const word = text.toLowerCase();
+      return word === 'true' ? true : word === 'false' ? false : undefined;
+    },
+  },
+};
 
 /** PVAI_LOGS_RETENTION_DAYS and PVAI_ACCESS_LOG over the file's `logs` object; a bad value names its variable. */
 export function logsFromEnv(
-  env: Env,
+  env: Record<string, string | undefined>,
   file: unknown,
   fail: (message: string) => Error,
 ): Record<string, unknown> | undefined {
-  const out: Record<string, unknown> = file && typeof file === 'object' ? { ...(file as object) } : {};
-  let any = file !== undefined;
-  const days = env.PVAI_LOGS_RETENTION_DAYS?.trim();
-  if (days) {
-    if (!/^\d+$/.test(days)) throw fail(`PVAI_LOGS_RETENTION_DAYS: must be a whole number of days, got "${days}"`);
-    out.retentionDays = Number(days);
-    any = true;
-  }
-  const access = env.PVAI_ACCESS_LOG?.trim().toLowerCase();
-  if (access) {
-    if (access !== 'true' && access !== 'false') throw fail(`PVAI_ACCESS_LOG: must be true or false, got "${access}"`);
-    out.access = access === 'true';
-    any = true;
-  }
-  return any ? out : undefined;
+  return sectionFromEnv(env, file, VARIABLES, fail);
 }

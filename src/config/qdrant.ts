@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { numberVariable, sectionFromEnv } from './env-section.js';
 
 /**
  * How pvai creates its Qdrant collection on a cluster (Qdrant's distributed mode): `shardNumber` shards
@@ -26,11 +27,12 @@ export const qdrantSchema = z
   })
   .default({ shardNumber: 1, replicationFactor: 1, writeConsistencyFactor: 1 });
 
-const ENV: ReadonlyArray<[string, 'shardNumber' | 'replicationFactor' | 'writeConsistencyFactor']> = [
-  ['PVAI_QDRANT_SHARD_NUMBER', 'shardNumber'],
-  ['PVAI_QDRANT_REPLICATION_FACTOR', 'replicationFactor'],
-  ['PVAI_QDRANT_WRITE_CONSISTENCY_FACTOR', 'writeConsistencyFactor'],
-];
+const WHOLE = /^-?\d+$/;
+const VARIABLES = {
+  PVAI_QDRANT_SHARD_NUMBER: numberVariable('shardNumber', WHOLE, 'a whole number'),
+  PVAI_QDRANT_REPLICATION_FACTOR: numberVariable('replicationFactor', WHOLE, 'a whole number'),
+  PVAI_QDRANT_WRITE_CONSISTENCY_FACTOR: numberVariable('writeConsistencyFactor', WHOLE, 'a whole number'),
+};
 
 /** The PVAI_QDRANT_* variables over the file's `qdrant` object; a value that is not a whole number names its variable. */
 export function qdrantFromEnv(
@@ -38,14 +40,5 @@ export function qdrantFromEnv(
   file: unknown,
   fail: (message: string) => Error,
 ): Record<string, unknown> | undefined {
-  const out: Record<string, unknown> = file && typeof file === 'object' ? { ...(file as object) } : {};
-  let any = file !== undefined;
-  for (const [name, key] of ENV) {
-    const value = env[name]?.trim();
-    if (!value) continue;
-    if (!/^-?\d+$/.test(value)) throw fail(`${name}: must be a whole number, got "${value}"`);
-    out[key] = Number(value);
-    any = true;
-  }
-  return any ? out : undefined;
+  return sectionFromEnv(env, file, VARIABLES, fail);
 }

@@ -62,6 +62,21 @@ describe('configuration', () => {
       writeConsistencyFactor: 2,
     });
     assert.throws(() => loadConfig({ QDRANT_URL: 'http://q1:6333,q2:6333' }), /qdrantUrl \(QDRANT_URL\)/);
+    // The other sections read from the environment the same way: a value that does not read names its variable.
+    assert.equal(loadConfig({ PVAI_ACCESS_LOG: 'FALSE', PVAI_LOGS_RETENTION_DAYS: '7' }).logs.access, false);
+    assert.throws(
+      () => loadConfig({ PVAI_ACCESS_LOG: 'toString' }),
+      /PVAI_ACCESS_LOG: must be true or false, got "toString"/,
+    );
+    assert.throws(
+      () => loadConfig({ PVAI_LOGS_RETENTION_DAYS: '7.5' }),
+      /PVAI_LOGS_RETENTION_DAYS: must be a whole number/,
+    );
+    assert.equal(loadConfig({ PVAI_IDEMPOTENCY_WAIT_SECONDS: '2.5' }).idempotency.waitSeconds, 2.5);
+    assert.throws(
+      () => loadConfig({ PVAI_IDEMPOTENCY_WINDOW_HOURS: '-1' }),
+      /PVAI_IDEMPOTENCY_WINDOW_HOURS: must be a non-negative number/,
+    );
     assert.throws(
       () => loadConfig({ PVAI_QDRANT_SHARD_NUMBER: 'three' }),
       /PVAI_QDRANT_SHARD_NUMBER: must be a whole number/,
