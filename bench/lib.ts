@@ -168,7 +168,8 @@ export interface LatencyResult {
   mean: number;
 }
 
-const percentile = (sorted: number[], p: number) =>
+/** The value at fraction `p` of an ascending list (0 for none). */
+export const percentile = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
 
 /**

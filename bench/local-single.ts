@@ -4,6 +4,7 @@
  * on the same model and threads, in alternating rounds so both sides see the same machine; medians.
  */
 import { performance } from 'node:perf_hooks';
+import { resolveChatWrapper } from 'node-llama-cpp';
 import { getSharedLlama, LocalChatProvider } from '../src/providers/index.js';
 import { median } from './lib.js';
 
@@ -18,7 +19,6 @@ export async function singleStreamRows(modelPath: string, threads: number): Prom
   const context = await model.createContext({ threads, contextSize: 2048 });
   const sequence = context.getSequence();
   // The same prompt the provider renders: the model's own chat template (ChatML for SmolLM2).
-  const { resolveChatWrapper } = await import('node-llama-cpp');
   const wrapper = resolveChatWrapper(model);
   const promptTokens = wrapper
     .generateContextState({

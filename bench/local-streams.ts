@@ -5,6 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
+import { percentile } from './lib.js';
 
 /** One streamed answer, timed. */
 interface StreamTiming {
@@ -38,10 +39,12 @@ export interface StreamTarget {
   body: Record<string, unknown>;
 }
 
-const percentile = (xs: readonly number[], p: number): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
-};
+/** The value at fraction `p` of `xs` in any order. */
+const percentileOf = (xs: readonly number[], p: number): number =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    p,
+  );
 
 /** A system prompt every request shares (as an application's would), then a ~250-token document to answer about. */
 const SYSTEM =
@@ -138,15 +141,15 @@ export async function runLevel(target: StreamTarget, streams: number, offset = 0
     return {
       streams,
       tokensPerSecond: (tokens / wall) * 1000,
-      ttftP50: percentile(
+      ttftP50: percentileOf(
         answered.map((t) => t.ttft),
         0.5,
       ),
-      ttftP95: percentile(
+      ttftP95: percentileOf(
         answered.map((t) => t.ttft),
         0.95,
       ),
-      gapP95: percentile(
+      gapP95: percentileOf(
         answered.flatMap((t) => t.gaps),
         0.95,
       ),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { eventually } from '../support/eventually.js';
 import { requireSetUp, SMOLLM2_MODEL, setUpSkip } from '../support/models.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -54,48 +54,47 @@ describe('the local engine under concurrent requests', { skip: setUpSkip([SMOLLM
     return { status: 200, headers: res.headers, pieces };
   }
 
+  /** One family of GET /metrics, by name: its value for each value of `label`. */
+  async function scraped(name: string, label: string): Promise<Map<string, number>> {
+    const res = await fetch(`${server.url}/metrics`);
+    const family = parsePrometheusTextFormat(await res.text()).find((f) => f.name === name);
+    assert.ok(family, `${name} is exposed`);
+    return new Map(family.metrics.map((m) => [m.labels?.[label] ?? '', Number(m.value)]));
+  }
+
   async function queueGauge(): Promise<{ active: number; queued: number }> {
-    const res = await fetch(`${server.url}/metrics`);
-    const family = parsePrometheusTextFormat(await res.text()).find((f) => f.name === 'pvai_local_engine_queue');
-    assert.ok(family, 'pvai_local_engine_queue is exposed');
-    const read = (state: string) => Number(family.metrics.find((m) => m.labels?.state === state)?.value ?? 0);
-    return { active: read('active'), queued: read('queued') };
+    const states = await scraped('pvai_local_engine_queue', 'state');
+    return { active: states.get('active') ?? 0, queued: states.get('queued') ?? 0 };
   }
 
-  /** `pvai_local_engine_prompt_tokens_total` by source, as scraped. */
+  /** `pvai_local_engine_prompt_tokens_total` by kind, as scraped. */
   async function promptTokens(): Promise<{ reused: number; evaluated: number }> {
-    const res = await fetch(`${server.url}/metrics`);
-    const family = parsePrometheusTextFormat(await res.text()).find(
-      (f) => f.name === 'pvai_local_engine_prompt_tokens_total',
-    );
-    assert.ok(family, 'pvai_local_engine_prompt_tokens_total is exposed');
-    const read = (kind: string) => Number(family.metrics.find((m) => m.labels?.kind === kind)?.value ?? 0);
-    return { reused: read('reused'), evaluated: read('evaluated') };
+    const kinds = await scraped('pvai_local_engine_prompt_tokens_total', 'kind');
+    return { reused: kinds.get('reused') ?? 0, evaluated: kinds.get('evaluated') ?? 0 };
   }
 
-  async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-    const deadline = performance.now() + 20_000;
-    for (;;) {
-      const value = await read();
-      if (done(value)) return value;
-      assert.ok(performance.now() < deadline, `${what}: still ${JSON.stringify(value)}`);
-      await sleep(10);
-    }
+  /** The gauge once `done` holds of it (20 s at most; the assertion after it names what it last read). */
+  async function queueWhen(
+    done: (g: { active: number; queued: number }) => boolean,
+    what: string,
+  ): Promise<{ active: number; queued: number }> {
+    const gauge = await eventually(queueGauge, done, 20_000);
+    assert.ok(done(gauge), `${what}: still ${JSON.stringify(gauge)}`);
+    return gauge;
+  }
+
+  /** A server on SmolLM2 with these local-engine settings, an account, and the model loaded before anything is timed. */
+  async function serve(localEngine: Record<string, number>): Promise<void> {
+    requireSetUp([SMOLLM2_MODEL]);
+    server = await startTestServer('sqlite', {
+      config: { localModel: SMOLLM2_MODEL, tiers: { startup: { rpm: 10_000 } }, localEngine },
+    });
+    apiKey = (await server.createAccount('startup', 1000)).apiKey;
+    await chat('Hello', 2);
   }
 
   describe('two sequences', () => {
-    before(async () => {
-      requireSetUp([SMOLLM2_MODEL]);
-      server = await startTestServer('sqlite', {
-        config: {
-          localModel: SMOLLM2_MODEL,
-          tiers: { startup: { rpm: 10_000 } },
-          localEngine: { threads: 1, sequences: 2, maxQueue: 0 },
-        },
-      });
-      apiKey = (await server.createAccount('startup', 1000)).apiKey;
-      await chat('Hello', 2); // the model loads before anything is timed
-    });
+    before(() => serve({ threads: 1, sequences: 2, maxQueue: 0 }));
     after(() => server?.close());
 
     it('two requests at once both progress: each streams before the other has finished', async () => {
@@ -162,29 +161,18 @@ describe('the local engine under concurrent requests', { skip: setUpSkip([SMOLLM
   });
 
   describe('one sequence, a queue of one, a wait bound of 700 ms', () => {
-    before(async () => {
-      requireSetUp([SMOLLM2_MODEL]);
-      server = await startTestServer('sqlite', {
-        config: {
-          localModel: SMOLLM2_MODEL,
-          tiers: { startup: { rpm: 10_000 } },
-          localEngine: { threads: 1, sequences: 1, maxQueue: 1, maxQueueWaitMs: 700 },
-        },
-      });
-      apiKey = (await server.createAccount('startup', 1000)).apiKey;
-      await chat('Hello', 2);
-    });
+    before(() => serve({ threads: 1, sequences: 1, maxQueue: 1, maxQueueWaitMs: 700 }));
     after(() => server?.close());
 
     it('a full queue is 503 SERVER_BUSY with Retry-After; a wait past its bound too; the gauge follows', async () => {
       assert.deepEqual(await queueGauge(), { active: 0, queued: 0 });
       const holder = new AbortController();
       const holding = chat('Write a very long story about the sea, chapter by chapter.', 1000, holder.signal);
-      await until(queueGauge, (g) => g.active === 1, 'the first request holds the sequence');
+      await queueWhen((g) => g.active === 1, 'the first request holds the sequence');
 
       const queuedAt = performance.now();
       const waiting = chat('And another story, please.', 20);
-      await until(queueGauge, (g) => g.queued === 1, 'the second request waits');
+      await queueWhen((g) => g.queued === 1, 'the second request waits');
 
       const refused = await chat('A third one.', 20);
       assert.equal(refused.status, 503);
@@ -203,7 +191,7 @@ describe('the local engine under concurrent requests', { skip: setUpSkip([SMOLLM
 
       holder.abort();
       await holding;
-      await until(queueGauge, (g) => g.active === 0 && g.queued === 0, 'the sequence comes back');
+      await queueWhen((g) => g.active === 0 && g.queued === 0, 'the sequence comes back');
       const after = await chat('Hello again.', 5);
       assert.equal(after.status, 200, 'served once the sequence is free');
     });
