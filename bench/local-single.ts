@@ -1,6 +1,6 @@
 /**
  * bench:local's first table: one stream in this process, node-llama-cpp driven directly against
- * LocalChatProvider.stream (what the chat path calls: the model on the local engine's thread, its parts relayed)
+ * LocalChatProvider.stream (what the chat path calls: the model in its engine process, its parts relayed)
  * on the same model and threads, in alternating rounds so both sides see the same machine; medians.
  */
 import { performance } from 'node:perf_hooks';

@@ -2,7 +2,7 @@
  * npm run bench:local — the local engine, in three tables, one run:
  *
  * 1. **One stream, in process**: node-llama-cpp driven directly against LocalChatProvider.stream on the same model
- *    (the model on the local engine's thread, its parts relayed), alternating rounds, medians. Target ≥ 0.95×.
+ *    (the model in its engine process, its parts relayed), alternating rounds, medians. Target ≥ 0.95×.
  * 2. **Concurrent users, from outside**: 1, 4 and 8 streaming chats at once (a ~300-token prompt, up to 200 tokens
  *    out) through pvai's `/z1/chat/completions` (PV-TURBO on the local engine, memory and usage on, as users run
  *    it) and through llama.cpp's `llama-server` on the same GGUF with the same threads, the same context per

@@ -7,8 +7,8 @@ import { planRequest } from './request-plan.js';
 import { runPlan } from './run-plan.js';
 
 /**
- * A GGUF run with node-llama-cpp on the thread that calls it: the local engine's thread
- * (`engine-thread-worker.ts`) hosts one per model, and `LocalChatProvider` relays to it.
+ * A GGUF run with node-llama-cpp in the process that calls it: a local model's engine process
+ * (`engine-process-main.ts`) hosts one, and `LocalChatProvider` relays to it.
  *
  * The model loads on first use (or on `load()`), and is shared by every request: N context sequences
  * serve N requests at once, the next `maxQueue` wait, and the rest fail fast with 'busy'.

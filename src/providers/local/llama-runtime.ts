@@ -16,9 +16,9 @@ export function getSharedLlama(): Promise<Llama> {
     usePrebuiltBinaries: true,
     skipDownload: true,
     progressLogs: false,
-    // Warnings are dropped in llama.cpp itself, not only in logLlamaMessage: with a runtime on the main thread
-    // (the embedder) and one on the local engine's thread, the addon's one logger slot belongs to whichever
-    // came last, and the other's release of it leaves llama.cpp printing straight to stdout what passes this level.
+    // Warnings are dropped in llama.cpp itself, not only in logLlamaMessage: with two runtimes in one process, the
+    // addon's one logger slot belongs to whichever came last, and the other's release of it leaves llama.cpp
+    // printing straight to stdout what passes this level.
     logLevel: LlamaLogLevel.error,
     logger: logLlamaMessage,
   }).catch((err: unknown) => {

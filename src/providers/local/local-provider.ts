@@ -1,27 +1,21 @@
 import { basename } from 'node:path';
 import type { ChatProvider, Completion, GenerationRequest, StreamPart } from '../types.js';
 import { abortReason, ProviderError } from '../types.js';
-import { type EngineCall, type EngineThread, engineThread } from './engine-thread.js';
+import type { EngineCall } from './engine-call.js';
+import { EngineProcess } from './engine-process.js';
 import type { LocalEngineSettings } from './local-engine.js';
 
-/** This model on the engine's thread: the thread, the model's number there, and the counts they share. */
-interface Hosted {
-  thread: EngineThread;
-  provider: number;
-  state: Int32Array;
-  promptTokens: BigInt64Array;
-}
-
 /**
- * A ChatProvider running a GGUF with node-llama-cpp on the local engine's thread (`engine-thread.ts`),
- * where `InProcessLocalProvider` does the work (how the model loads and how requests share it are said
- * there); this side relays requests, parts, aborts and errors.
+ * A ChatProvider running a GGUF with node-llama-cpp in a process of its own (`engine-process.ts`), where
+ * `InProcessLocalProvider` does the work (how the model loads and how requests share it are said there); this
+ * side relays requests, parts, aborts and errors, and keeps what the engine reports of its queue and prompts.
  */
 export class LocalChatProvider implements ChatProvider {
   readonly id: string;
-  #hosted: Hosted | undefined;
-  /** What earlier engine threads counted (a stopped thread's counts are kept, a new thread's start at 0). */
-  #promptTokensBefore = { reused: 0, evaluated: 0 };
+  #engine: EngineProcess | undefined;
+  #queue = { active: 0, queued: 0 };
+  /** Counted here, so a restarted engine's prompts add to its predecessor's. */
+  #promptTokens = { reused: 0, evaluated: 0 };
   #loading: Promise<void> | undefined;
   #closed = false;
 
@@ -41,9 +35,7 @@ export class LocalChatProvider implements ChatProvider {
 
   /** Requests holding a sequence (active) and waiting for one (queued); zeros before the model loads. */
   queueState(): { active: number; queued: number } {
-    const state = this.#closed ? undefined : this.#hosted?.state;
-    if (!state) return { active: 0, queued: 0 };
-    return { active: Atomics.load(state, 0), queued: Atomics.load(state, 1) };
+    return this.#closed ? { active: 0, queued: 0 } : { ...this.#queue };
   }
 
   /**
@@ -51,16 +43,10 @@ export class LocalChatProvider implements ChatProvider {
    * prompt, tools, memory, the conversation so far) and those the model evaluated.
    */
   promptTokens(): { reused: number; evaluated: number } {
-    const counts = this.#hosted?.promptTokens;
-    const before = this.#promptTokensBefore;
-    if (!counts) return { ...before };
-    return {
-      reused: before.reused + Number(Atomics.load(counts, 0)),
-      evaluated: before.evaluated + Number(Atomics.load(counts, 1)),
-    };
+    return { ...this.#promptTokens };
   }
 
-  /** The whole answer comes back in one message from the engine's thread (a stream's parts come one a message). */
+  /** The whole answer comes back in one message from the engine (a stream's parts come one a message). */
   async generate(req: GenerationRequest, signal: AbortSignal): Promise<Completion> {
     const { call, detach } = this.#start('generate', req, signal);
     try {
@@ -72,7 +58,7 @@ export class LocalChatProvider implements ChatProvider {
       detach();
     }
     const completion = call.completion;
-    if (!completion) throw new ProviderError('upstream', 'the local engine thread ended an answer without it');
+    if (!completion) throw new ProviderError('upstream', 'the local engine ended an answer without it');
     return completion;
   }
 
@@ -101,35 +87,41 @@ export class LocalChatProvider implements ChatProvider {
     if (this.#closed) return;
     this.#closed = true;
     this.#loading = undefined;
-    if (this.#hosted?.thread.alive) await this.#run('close').catch(() => undefined);
+    const engine = this.#engine;
+    if (!engine?.alive) return;
+    await this.#run('close').catch(() => undefined);
+    engine.release();
   }
 
-  /** Starts a stream or an answer on the engine's thread, aborted with `signal`; `detach` lets go of the signal. */
+  /** Starts a stream or an answer in the engine, aborted with `signal`; `detach` lets go of the signal. */
   #start(t: 'stream' | 'generate', req: GenerationRequest, signal: AbortSignal): { call: EngineCall; detach(): void } {
     if (signal.aborted) throw abortReason(signal);
     if (this.#closed) throw this.#closedError();
-    const { thread, provider } = this.#host();
-    const call = thread.start({ t, provider, req });
+    const call = this.#host().start({ t, req });
     const abort = (): void => call.abort();
     signal.addEventListener('abort', abort, { once: true });
     return { call, detach: () => signal.removeEventListener('abort', abort) };
   }
 
-  /** Runs a load or close on the engine's thread; resolves when it ended, rejects with its error. */
+  /** Runs a load or close in the engine; resolves when it ended, rejects with its error. */
   async #run(t: 'load' | 'close'): Promise<void> {
-    const { thread, provider } = this.#host();
-    const call = thread.start({ t, provider });
-    await call.next();
+    await this.#host().start({ t }).next();
   }
 
-  /** This model on the engine's thread, opened there on first use (again if that thread stopped). */
-  #host(): Hosted {
-    if (!this.#hosted?.thread.alive) {
-      this.#promptTokensBefore = this.promptTokens();
-      const thread = engineThread();
-      this.#hosted = { thread, ...thread.open(this.settings) };
+  /** The engine's process, started on first use (again if the last one stopped). */
+  #host(): EngineProcess {
+    if (!this.#engine?.alive) {
+      this.#engine = new EngineProcess(this.settings, {
+        queue: (active, queued) => {
+          this.#queue = { active, queued };
+        },
+        prompt: (reused, evaluated) => {
+          this.#promptTokens.reused += reused;
+          this.#promptTokens.evaluated += evaluated;
+        },
+      });
     }
-    return this.#hosted;
+    return this.#engine;
   }
 
   #closedError(): ProviderError {

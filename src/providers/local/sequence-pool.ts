@@ -26,7 +26,7 @@ export class SequencePool<T> {
   private meanLeaseMs = FIRST_LEASE_MS;
   /** Items in the pool, free or lent. */
   readonly size: number;
-  /** Told after each change of what is lent or waiting: the engine's thread mirrors it for the main thread. */
+  /** Told after each change of what is lent or waiting: the engine's process reports it to the server. */
   onChange: ((active: number, queued: number) => void) | undefined;
 
   constructor(

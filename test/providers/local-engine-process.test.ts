@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fromWireError, fromWirePart, toWireError } from '../../src/providers/local/engine-thread-protocol.js';
+import { fromWireError, fromWirePart, toWireError } from '../../src/providers/local/engine-protocol.js';
 import { LocalChatProvider } from '../../src/providers/local/index.js';
 import { type GenerationRequest, ProviderError } from '../../src/providers/types.js';
 import { TEST_MODEL } from '../support/server.js';
@@ -28,7 +28,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
-describe('errors crossing to and from the local engine thread', () => {
+describe("errors crossing to and from the local engine's process", () => {
   it('a ProviderError keeps its class, kind, retryability, status, Retry-After and cause', () => {
     const original = new ProviderError('busy', 'local engine busy', {
       retryable: true,
@@ -74,7 +74,13 @@ describe('errors crossing to and from the local engine thread', () => {
   });
 });
 
-describe('the local engine on its own thread (stories260K)', () => {
+/** The live child processes of `pid`: here, the engines this file's providers started. */
+function childrenOf(pid: number): number[] {
+  const found = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout;
+  return found.split('\n').filter(Boolean).map(Number);
+}
+
+describe('the local engine in its own process (stories260K)', () => {
   let provider: LocalChatProvider;
   before(async () => {
     provider = new LocalChatProvider({ modelPath: TEST_MODEL, threads: 1, sequences: 1, maxQueue: 2 });
@@ -147,7 +153,48 @@ describe('the local engine on its own thread (stories260K)', () => {
     );
   });
 
-  it('an idle engine thread does not keep the process alive', () => {
+  it('a killed engine fails its calls as retryable, and the next request starts another engine', async () => {
+    const running = new Set(childrenOf(process.pid));
+    const crashing = new LocalChatProvider({ modelPath: TEST_MODEL, sequences: 1 });
+    try {
+      const reader = crashing.stream(ask('Tell me a long story.'), never());
+      await reader.next();
+      const [engine, ...others] = childrenOf(process.pid).filter((pid) => !running.has(pid));
+      assert.ok(engine !== undefined && others.length === 0, 'one new engine process');
+      process.kill(engine, 'SIGKILL');
+      await assert.rejects(
+        (async () => {
+          for (let next = await reader.next(); !next.done; next = await reader.next());
+        })(),
+        (err: unknown) =>
+          err instanceof ProviderError && err.retryable && /engine process was killed/.test(err.message),
+      );
+      assert.deepEqual(crashing.queueState(), { active: 0, queued: 0 });
+      const answer = await crashing.generate(ask('Another story.', { maxTokens: 10 }), never());
+      assert.ok(answer.usage.completionTokens > 0);
+    } finally {
+      await crashing.close();
+    }
+  });
+
+  it('the engine outlives a SIGTERM or SIGINT (its server drains) and exits when its provider closes', async () => {
+    const running = new Set(childrenOf(process.pid));
+    const draining = new LocalChatProvider({ modelPath: TEST_MODEL, sequences: 1 });
+    await draining.load();
+    const [engine] = childrenOf(process.pid).filter((pid) => !running.has(pid));
+    assert.ok(engine !== undefined);
+    const reader = draining.stream(ask('Tell me a long story.', { maxTokens: 60 }), never());
+    await reader.next();
+    process.kill(engine, 'SIGTERM');
+    process.kill(engine, 'SIGINT');
+    let parts = 1;
+    for (let next = await reader.next(); !next.done; next = await reader.next()) parts++;
+    assert.ok(parts > 10, `the stream went on to its end (${parts} parts)`);
+    await draining.close();
+    await until(() => !childrenOf(process.pid).includes(engine), 'the engine process has exited');
+  });
+
+  it("an idle engine process does not keep the server's process alive", () => {
     // A process that answers with the local engine and never closes it must still exit on its own.
     const script = `
       import { LocalChatProvider } from ${JSON.stringify(join(import.meta.dirname, '../../src/providers/local/index.ts'))};
@@ -158,7 +205,7 @@ describe('the local engine on its own thread (stories260K)', () => {
       );
       console.log('tokens', answer.usage.completionTokens);
     `;
-    const dir = mkdtempSync(join(tmpdir(), 'pvai-engine-thread-'));
+    const dir = mkdtempSync(join(tmpdir(), 'pvai-engine-process-'));
     const file = join(dir, 'answer-once.mts');
     writeFileSync(file, script);
     const child = spawnSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8', timeout: 60_000 });

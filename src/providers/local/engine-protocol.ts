@@ -8,37 +8,41 @@ import {
 import type { LocalEngineSettings } from './local-engine.js';
 
 /**
- * The messages between the main thread and the local engine's thread. A call (load, stream, close) is
- * numbered by the main thread; the engine's thread answers with the stream's parts, then one `end`.
+ * The messages between the server and a local model's engine process (`engine-process.ts`). A call (load, stream,
+ * generate, close) is numbered by the server; the engine answers with the stream's parts, then one `end`.
  */
-export type ToEngineThread =
-  /** Hosts a model's provider; `state` is shared memory the engine's thread keeps [active, queued] in. */
-  | { t: 'open'; provider: number; settings: LocalEngineSettings; state: Int32Array; promptTokens: BigInt64Array }
-  | { t: 'load'; provider: number; call: number }
-  | { t: 'stream'; provider: number; call: number; req: GenerationRequest }
+export type ToEngine =
+  /** The model this process hosts, sent first. */
+  | { t: 'open'; settings: LocalEngineSettings }
+  | { t: 'load'; call: number }
+  | { t: 'stream'; call: number; req: GenerationRequest }
   /** A whole answer, sent back in one message (`end`'s `completion`), for a caller that does not stream. */
-  | { t: 'generate'; provider: number; call: number; req: GenerationRequest }
-  | { t: 'close'; provider: number; call: number }
+  | { t: 'generate'; call: number; req: GenerationRequest }
+  | { t: 'close'; call: number }
   | { t: 'abort'; call: number }
-  /** The main thread has taken `parts` more parts of the call: the engine may run that much further ahead. */
+  /** The server has taken `parts` more parts of the call: the engine may run that much further ahead. */
   | { t: 'credit'; call: number; parts: number };
 
-export type FromEngineThread =
+export type FromEngine =
   | { t: 'part'; call: number; part: WirePart }
   /** The call is over: its sequence is back in the pool. `aborted` when it ended because it was aborted. */
-  | { t: 'end'; call: number; error?: WireError; aborted?: boolean; completion?: Completion };
+  | { t: 'end'; call: number; error?: WireError; aborted?: boolean; completion?: Completion }
+  /** Requests holding a sequence and waiting for one, sent on each change (before the call's parts). */
+  | { t: 'queue'; active: number; queued: number }
+  /** A prompt was put in a sequence: its tokens reused from the sequence's cache and those evaluated. */
+  | { t: 'prompt'; reused: number; evaluated: number };
 
 /**
- * How far a stream's generation may run ahead of what the main thread has taken, in parts. A consumer that
- * stops reading stops the generation, as when the engine ran on the main thread, and keeps its sequence.
+ * How far a stream's generation may run ahead of what the server has taken, in parts. A consumer that
+ * stops reading stops the generation, as if the engine ran in the server, and keeps its sequence.
  */
 export const STREAM_WINDOW = 16;
-/** The main thread gives credit back this many parts at a time (one message, not one a token). */
+/** The server gives credit back this many parts at a time (one message, not one a token). */
 export const CREDIT_BATCH = 8;
 
 export type WirePart = Exclude<StreamPart, { type: 'error' }> | { type: 'error'; error: WireError };
 
-/** An error as it crosses threads: a class does not survive structured cloning, its fields do. */
+/** An error as it crosses processes: a class does not survive structured cloning, its fields do. */
 export interface WireError {
   name: string;
   message: string;
@@ -74,7 +78,7 @@ export function fromWireError(wire: WireError): Error {
     error = new Error(wire.message, cause === undefined ? undefined : { cause });
     error.name = wire.name;
   }
-  // The stack of where it was thrown, on the engine's thread, is the one worth reading.
+  // The stack of where it was thrown, in the engine's process, is the one worth reading.
   if (wire.stack !== undefined) error.stack = wire.stack;
   return error;
 }
