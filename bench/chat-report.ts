@@ -165,27 +165,39 @@ export function printReport(r: ChatReport): void {
   console.log(`\nlocal tokens/s through pvai / direct: ${ratio.toFixed(2)} (target ≥ 0.95: ${mark(ratio >= 0.95)})`);
   const sql = pvaiLoad.report?.sql;
   if (sql) printSqlTime(sql, pvaiLoad.requests);
-  const profile = pvaiLoad.report?.profilePath;
-  if (profile) {
-    mkdirSync(join(ROOT, 'bench-output'), { recursive: true });
-    const kept = join(ROOT, 'bench-output', 'chat-miss.cpuprofile');
-    copyFileSync(profile, kept);
-    console.log(`\n(profiling was on: every probed figure above carries the profiler's own cost)\n`);
-    console.log(summariseProfile(kept, pvaiLoad.requests));
-    const heap = pvaiLoad.report?.heapProfilePath;
-    if (heap) {
-      const keptHeap = join(ROOT, 'bench-output', 'chat-miss.heapprofile');
-      copyFileSync(heap, keptHeap);
-      console.log(`\n${summariseHeapProfile(keptHeap, pvaiLoad.requests)}`);
-    }
-    const floorProfile = r.loads.stackLoad.report?.profilePath;
-    if (floorProfile) {
-      const keptFloor = join(ROOT, 'bench-output', 'chat-floor.cpuprofile');
-      copyFileSync(floorProfile, keptFloor);
-      console.log(
-        `\n${diffProfiles({ path: keptFloor, requests: r.loads.stackLoad.requests }, { path: kept, requests: pvaiLoad.requests })}`,
-      );
-    }
+  if (pvaiLoad.report?.profilePath) {
+    console.log(`\n(profiling was on: every probed figure above carries the profiler's own cost)`);
+    printProfiles('miss', pvaiLoad, r.loads.stackLoad);
+    printProfiles('hit', r.loads.cacheLoad, r.loads.stackLoad);
+  }
+}
+
+/**
+ * With --profile: one phase's CPU and heap profiles kept in bench-output/ (`chat-miss.*`, `chat-hit.*`), summed by
+ * folder and ranked by what pvai spends beyond the floor. The hits too: a hit makes no upstream call, so what it
+ * costs beyond the floor is the product's own work, nothing else.
+ */
+function printProfiles(phase: 'miss' | 'hit', load: Measured, floor: Measured): void {
+  const profile = load.report?.profilePath;
+  if (!profile) return;
+  mkdirSync(join(ROOT, 'bench-output'), { recursive: true });
+  const kept = join(ROOT, 'bench-output', `chat-${phase}.cpuprofile`);
+  copyFileSync(profile, kept);
+  console.log(`\n=== pvai's cache ${phase === 'miss' ? 'misses' : 'hits'}, profiled ===\n`);
+  console.log(summariseProfile(kept, load.requests));
+  const heap = load.report?.heapProfilePath;
+  if (heap) {
+    const keptHeap = join(ROOT, 'bench-output', `chat-${phase}.heapprofile`);
+    copyFileSync(heap, keptHeap);
+    console.log(`\n${summariseHeapProfile(keptHeap, load.requests)}`);
+  }
+  const floorProfile = floor.report?.profilePath;
+  if (floorProfile) {
+    const keptFloor = join(ROOT, 'bench-output', 'chat-floor.cpuprofile');
+    copyFileSync(floorProfile, keptFloor);
+    console.log(
+      `\n${diffProfiles({ path: keptFloor, requests: floor.requests }, { path: kept, requests: load.requests })}`,
+    );
   }
 }
 

@@ -9,8 +9,8 @@
  * The floor, the bare proxy and pvai run with bench/probe.mjs preloaded: each measured phase is a window in
  * which the server process itself counts its CPU time, JS heap bytes allocated, GC and event-loop delay, so
  * the per-request budget (docs/architecture.md) is read off the same run. `-- --profile` also writes the
- * CPU profiles of pvai's miss phase and of the floor's, prints pvai's summed by folder and both side by side,
- * ranked by what pvai spends beyond the floor (bench/profile-summary.ts); `-- --sql` times pvai's SQLite calls
+ * CPU profiles of pvai's miss and hit phases and of the floor's, prints pvai's summed by folder and each beside
+ * the floor's, ranked by what pvai spends beyond it (bench/profile-summary.ts); `-- --sql` times pvai's SQLite calls
  * in its miss window and prints them per miss, by statement (what the writes behind cost, and which).
  * A bare Node proxy (node:http + undici, nothing else) runs beside them: the floor any Node gateway pays on
  * this machine, so pvai's own cost can be read off the difference. A Koa + openapi-backend proxy (the stack
