@@ -75,10 +75,12 @@ export class RequestLogWriter {
     }
   }
 
-  /** Writes every row recorded so far; rejects with the database's error when some could not be. */
+  /** Writes every row recorded so far, to the table; rejects with the database's error when some could not be. */
   async flush(): Promise<void> {
     while (this.#writing) await this.#writing;
     await this.#write(true);
+    // What the store staged (SQLite, the owning server) reaches the table before a read or a delete.
+    await this.#store.drain();
     if (this.#rows.length > 0) throw this.#lastError ?? new Error('request logs are still pending');
   }
 

@@ -4,6 +4,8 @@ import {
   MultiRow,
   placeholderList,
   type Row,
+  type StagingLog,
+  stagingLogOf,
   toSqliteParams,
   toSqlitePlaceholders,
   transaction,
@@ -49,14 +51,30 @@ function bounded(text: string | null | undefined): { text: string | null; cut: b
   return { text: text.slice(0, end), cut: true };
 }
 
-/** A record's values in COLUMNS order, pushed onto `out`; booleans as 0/1 (better-sqlite3 binds none). */
-function pushValues(out: unknown[], r: LoggedRequest): void {
+/** A record's values in COLUMNS order; booleans as 0/1 (better-sqlite3 binds none). What the staging log keeps. */
+function valuesOf(r: LoggedRequest): unknown[] {
   const input = bounded(r.content?.input);
   const output = bounded(r.content?.output);
-  out.push(r.accountId, r.keyId, r.requestId, r.userId ?? null, r.endpoint, r.model, r.status);
-  out.push(r.failedStatus ?? null, r.errorCode ?? null, r.promptTokens, r.completionTokens, r.credits);
-  out.push(Math.round(r.latencyMs), Number(r.cached), r.createdAt, input.text, output.text);
-  out.push(Number(input.cut || output.cut));
+  return [
+    r.accountId,
+    r.keyId,
+    r.requestId,
+    r.userId ?? null,
+    r.endpoint,
+    r.model,
+    r.status,
+    r.failedStatus ?? null,
+    r.errorCode ?? null,
+    r.promptTokens,
+    r.completionTokens,
+    r.credits,
+    Math.round(r.latencyMs),
+    Number(r.cached),
+    r.createdAt,
+    input.text,
+    output.text,
+    Number(input.cut || output.cut),
+  ];
 }
 
 function toRow(r: Row): RequestLogRow {
@@ -118,6 +136,13 @@ export class SqlRequestLogStore {
   readonly #db: Db;
   readonly #sql: Statements;
   readonly #insertSqlite: ((rows: readonly LoggedRequest[]) => void) | undefined;
+  /**
+   * The server that owns its SQLite file stages each chunk (one row of the staging log, the log's last pages) and
+   * writes its rows to the table a generation (2 s) later, sorted by account, as usage rows are: written at once,
+   * each row put entries on pages of its account in three indexes, and every 64-row commit rewrote ~200 pages
+   * to the WAL (at 1,000 busy accounts ~27 µs of SQLite a cache hit, a sixth of its CPU in bench:chat's profile).
+   */
+  readonly #staged: StagingLog<unknown[]> | undefined;
   readonly #batches = new WriteBatches();
 
   constructor(db: Db) {
@@ -126,12 +151,16 @@ export class SqlRequestLogStore {
     if (db.dialect === 'sqlite') {
       const sqlite = db.sqlite;
       const inserts = new MultiRow((rows) => sqlite.prepare(this.#sql.insert(rows)), WIDTH, SQLITE_SIZES);
-      this.#insertSqlite = (rows) =>
-        transaction(db, () => {
-          const values: unknown[] = [];
-          for (const r of rows) pushValues(values, r);
-          inserts.run(values);
-        });
+      const write = (rows: readonly unknown[][]) => {
+        const values: unknown[] = [];
+        for (const row of rows) for (const value of row) values.push(value);
+        inserts.run(values);
+      };
+      if (db.owned) {
+        const staged = stagingLogOf<unknown[]>(sqlite, { name: 'request_logs', key: (row) => row[0] as string, write });
+        this.#staged = staged;
+        this.#insertSqlite = (rows) => staged.append(rows.map(valuesOf));
+      } else this.#insertSqlite = (rows) => transaction(db, () => write(rows.map(valuesOf)));
     }
   }
 
@@ -143,9 +172,14 @@ export class SqlRequestLogStore {
     await transaction(this.#db, async (tx) => {
       if (!(await this.#batches.claim(tx, chunkId))) return;
       const values: unknown[] = [];
-      for (const r of rows) pushValues(values, r);
+      for (const r of rows) values.push(...valuesOf(r));
       await tx.query(this.#sql.insert(rows.length), values);
     });
+  }
+
+  /** Every staged row written to the table (reads and deletes come after it); other stores write rows at once. */
+  async drain(): Promise<void> {
+    await this.#staged?.drain();
   }
 
   /** A page of the account's rows, newest first, `limit` of them after `after`. */
