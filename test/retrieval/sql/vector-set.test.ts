@@ -75,6 +75,23 @@ describe('VectorSet', () => {
     assert.ok(all.every((h) => Number(h.id.slice(1)) < 2500));
   });
 
+  it('removes exactly a document whose vector moved to it from another, and nothing for one without vectors', () => {
+    const rand = rng(5);
+    const set = new VectorSet(DIM);
+    for (let i = 0; i < 300; i++) set.upsert(`c${i}`, `d${i % 3}`, randomUnit(rand));
+    set.upsert('c0', 'd1', randomUnit(rand)); // c0 was d0's
+    set.removeDocument('none');
+    assert.equal(set.size, 300);
+    set.removeDocument('d0');
+    assert.equal(set.size, 201, "d0's 100 rows but c0, now d1's");
+    set.removeDocument('d1');
+    assert.equal(set.size, 100);
+    const ids = set.candidates(randomUnit(rand), 300).map((h) => Number(h.id.slice(1)));
+    assert.ok(ids.every((i) => i % 3 === 2) && ids.length === 100);
+    set.removeDocument('d2');
+    assert.equal(set.size, 0);
+  });
+
   it('refuses a vector of another dimension', () => {
     assert.throws(() => new VectorSet(8).upsert('x', 'd', new Float32Array(4)), /4 dimensions in a set of 8/);
   });
