@@ -6,10 +6,6 @@
  * their real MiniLM vectors (cached in data/bench/). Method and results: docs/benchmarks.md.
  *
  *   npm run bench:rag-scale -- [--size 1000000] [--backends sqlite,qdrant,postgres] [--queries 200] [--extra 50000]
- *                              [--qdrant-int8]
- *
- * `--qdrant-int8` measures a layout pvai does not create (yet): the collection's dense vectors on disk with
- * Qdrant's scalar int8 quantisation in RAM (searches rescore with the originals), set before ingestion.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -31,7 +27,6 @@ const { values } = parseArgs({
     backends: { type: 'string', default: 'sqlite,qdrant' },
     queries: { type: 'string', default: '200' },
     extra: { type: 'string', default: '50000' },
-    'qdrant-int8': { type: 'boolean', default: false },
   },
 });
 const SIZE = Number(values.size);
@@ -116,17 +111,6 @@ async function openBackend(name: string, dimension: number): Promise<Held> {
   const child = qdrantChild();
   const index = new QdrantChunkIndex({ url: server.url, collection: 'scale', timeoutMs: 600_000 });
   await index.prepare(embedding);
-  if (values['qdrant-int8']) {
-    const res = await fetch(`${server.url}/collections/scale`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        vectors: { dense: { on_disk: true } },
-        quantization_config: { scalar: { type: 'int8', quantile: 0.99, always_ram: true } },
-      }),
-    });
-    if (!res.ok) throw new Error(`Qdrant refused the int8 layout: ${await res.text()}`);
-  }
   return {
     index,
     rss: () => rss(child.pid),
@@ -208,7 +192,6 @@ const results: Result[] = [];
 for (const name of values.backends.split(',')) {
   process.stderr.write(`${name}: growing to ${SIZE.toLocaleString('en-US')} synthetic chunks\n`);
   const result = await run(name, corpus);
-  if (name === 'qdrant' && values['qdrant-int8']) result.backend = 'qdrant (int8, vectors on disk)';
   results.push(result);
   console.error(JSON.stringify(result));
 }

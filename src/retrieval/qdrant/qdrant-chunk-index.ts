@@ -58,6 +58,17 @@ export interface QdrantChunkIndexOptions {
 
 type Payload = { account_id: string; user_id: string; document_id: string; chunk_id: string };
 
+/**
+ * Dense vectors of a new collection: float32 on disk, searched through their int8 quantisation kept in RAM and
+ * rescored with the originals. One account at a million chunks (bench:rag-scale): Qdrant's RSS 2,330 MB with
+ * float32 in RAM, 1,255 MB so, hybrid p95 13.2 → 9.2 ms; Cranfield's nDCG@10 the same (hybrid 0.392 / 0.393,
+ * dense 0.362 either way). A collection created before keeps its layout (Qdrant's PATCH can change it).
+ */
+const INT8_IN_RAM = { scalar: { type: 'int8', quantile: 0.99, always_ram: true } } as const;
+function denseParams(dimension: number) {
+  return { size: dimension, distance: 'Cosine', on_disk: true } as const;
+}
+
 export class QdrantChunkIndex implements ChunkIndex {
   readonly name = 'qdrant';
   readonly collection: string;
@@ -84,8 +95,9 @@ export class QdrantChunkIndex implements ChunkIndex {
       if (!state) {
         await client
           .createCollection(this.collection, {
-            vectors: embedding ? { [DENSE]: { size: embedding.dimension, distance: 'Cosine' } } : {},
+            vectors: embedding ? { [DENSE]: denseParams(embedding.dimension) } : {},
             sparse_vectors: { [LEXICAL]: { modifier: 'idf' } },
+            quantization_config: INT8_IN_RAM,
             // On a cluster: spread over shard_number shards, each on replication_factor nodes (docs/configuration.md).
             shard_number: this.#cluster.shardNumber,
             replication_factor: this.#cluster.replicationFactor,
@@ -128,9 +140,11 @@ export class QdrantChunkIndex implements ChunkIndex {
             await client.createVectorName(
               this.collection,
               DENSE,
-              { dense: { size: embedding.dimension, distance: 'Cosine' } } as never,
+              { dense: { size: embedding.dimension, distance: 'Cosine' } },
               { wait: true },
             );
+            // Created in RAM (Qdrant infers the storage of a vector added later): moved to disk as a new one's.
+            await client.updateCollection(this.collection, { vectors: { [DENSE]: { on_disk: true } } });
           }
           await client.updateCollection(this.collection, {
             metadata: { pvai: { schema: state.schema, embedding } },

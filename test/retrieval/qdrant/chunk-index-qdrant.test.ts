@@ -164,7 +164,30 @@ describe('Qdrant chunk index', { skip: !available && 'no Qdrant binary (../share
     );
     const other = new QdrantChunkIndex({ url: server.url, collection });
     await assert.rejects(other.prepare({ id: 'another', dimension: 8 }), /"test-model".*"another"/);
+    assert.deepEqual(await denseLayout(collection), { onDisk: true, quantization: 'int8 in RAM' });
   });
+
+  it('creates the dense vectors on disk, searched through int8 quantisation kept in RAM', async () => {
+    const collection = `int8_${randomBytes(6).toString('hex')}`;
+    await new QdrantChunkIndex({ url: server.url, collection }).prepare(MODEL);
+    assert.deepEqual(await denseLayout(collection), { onDisk: true, quantization: 'int8 in RAM' });
+  });
+
+  async function denseLayout(collection: string) {
+    const info = (await (await fetch(`${server.url}/collections/${collection}`)).json()) as {
+      result: {
+        config: {
+          params: { vectors: Record<string, { on_disk?: boolean }> };
+          quantization_config?: { scalar?: { type: string; always_ram?: boolean } } | null;
+        };
+      };
+    };
+    const { params, quantization_config: q } = info.result.config;
+    return {
+      onDisk: params.vectors.dense?.on_disk,
+      quantization: q?.scalar?.type === 'int8' && q.scalar.always_ram ? 'int8 in RAM' : JSON.stringify(q),
+    };
+  }
 });
 
 describe('Qdrant with an API key', { skip: !available && 'no Qdrant binary (../shared/bin/qdrant)' }, () => {
