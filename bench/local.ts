@@ -11,7 +11,8 @@
  * 3. **Embeddings**: a batch of 32 texts, one request at a time and 4 at once, pvai's `/z1/embeddings` against
  *    `llama-server --embedding` on the MiniLM GGUF.
  *
- * BENCH_THREADS (default 1, the local engine's), BENCH_STREAMS ("1,4,8"), BENCH_OUT_TOKENS (200), BENCH_ROUNDS (3). llama-server is
+ * BENCH_THREADS (default 1, the local engine's), BENCH_STREAMS ("1,4,8"), BENCH_OUT_TOKENS (200), BENCH_ROUNDS (3);
+ * BENCH_MEMORY=off sends `use_memory: false` (no recall, no fact extraction behind the answers). llama-server is
  * built once by bench/llama-server.ts's recipe; without it, its rows say so and pvai's are still measured.
  */
 import { join } from 'node:path';
@@ -32,6 +33,9 @@ const SEQUENCES = Math.max(...LEVELS);
 const CONTEXT_PER_STREAM = 1024;
 const OUT_TOKENS = Number(process.env.BENCH_OUT_TOKENS ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Memory is on as users run it; off, the rows show the engine without the embedding work memory adds. */
+const MEMORY = process.env.BENCH_MEMORY !== 'off';
+const PVAI_ROW = MEMORY ? 'pvai (PV-TURBO, local engine)' : 'pvai (PV-TURBO, local engine, memory off)';
 
 const steal = cpuStealMeter();
 console.log(`\nbench:local — ${CHAT_MODEL.split('/').pop()}, threads ${THREADS}, ${ROUNDS} rounds\n`);
@@ -70,7 +74,15 @@ try {
   pvai = await levels({
     url: `${pvaiServer.url}/z1/chat/completions`,
     headers: { authorization: `Bearer ${apiKey}` },
-    body: { model: 'PV-TURBO', max_tokens: OUT_TOKENS, temperature: 0.7, seed: 7, user_id: 'bench', skip_cache: true },
+    body: {
+      model: 'PV-TURBO',
+      max_tokens: OUT_TOKENS,
+      temperature: 0.7,
+      seed: 7,
+      user_id: 'bench',
+      skip_cache: true,
+      ...(MEMORY ? {} : { use_memory: false }),
+    },
   });
   pvaiEmbeddings = await embeddingRows('pvai /z1/embeddings', `${pvaiServer.url}/z1/embeddings`, {
     authorization: `Bearer ${apiKey}`,
@@ -143,7 +155,7 @@ const rows = LEVELS.flatMap((streams, i) => {
     Math.round(r.meanTokens),
     r.refused,
   ];
-  const out = [row('pvai (PV-TURBO, local engine)', p, l ? (p.tokensPerSecond / l.tokensPerSecond).toFixed(2) : '—')];
+  const out = [row(PVAI_ROW, p, l ? (p.tokensPerSecond / l.tokensPerSecond).toFixed(2) : '—')];
   if (l) out.push(row('llama-server', l, '1'));
   return out;
 });
