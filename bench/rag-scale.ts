@@ -12,10 +12,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChunkIndex, SearchMode } from '../src/retrieval/index.js';
-import { QdrantChunkIndex, SqlChunkIndex } from '../src/retrieval/index.js';
-import { openDb } from '../src/storage/index.js';
-import { createTestDatabase } from '../test/support/databases.js';
+import { QdrantChunkIndex } from '../src/retrieval/index.js';
 import { cpuStealMeter, table } from './lib.js';
+import { openSqlIndex } from './rag/backends.js';
 import { benchEmbedder, loadCorpus } from './rag/corpus.js';
 import { qdrantAvailable, startQdrant, waitIndexed } from './rag/qdrant-process.js';
 import { firstSearch, ingest, type Timing, timeModes, timeWhileIngesting } from './rag/scale.js';
@@ -82,14 +81,7 @@ interface Held {
 async function openBackend(name: string, dimension: number): Promise<Held> {
   const embedding = { id: benchEmbedder().id, dimension };
   if (name === 'sqlite' || name === 'postgres') {
-    const database = await createTestDatabase(name);
-    const db = await openDb({
-      dataDir: database.dataDir,
-      ...(database.databaseUrl ? { databaseUrl: database.databaseUrl } : {}),
-      owner: true,
-    });
-    const index = new SqlChunkIndex(db);
-    await index.prepare(embedding);
+    const { database, db, index } = await openSqlIndex(name, embedding);
     return {
       index,
       rss: () => rss('self'),

@@ -43,22 +43,31 @@ export async function qdrantBackend(): Promise<Backend | undefined> {
   };
 }
 
-/** SqlChunkIndex on a fresh database per `open` (migrated by openDb, as the server does). */
+/** A prepared SqlChunkIndex on a fresh database (migrated by openDb, as the server does). */
+export async function openSqlIndex(
+  backend: 'sqlite' | 'postgres',
+  embedding: { id: string; dimension: number },
+): Promise<{ db: Db; database: TestDatabase; index: ChunkIndex }> {
+  const database = await createTestDatabase(backend);
+  const db = await openDb({
+    dataDir: database.dataDir,
+    ...(database.databaseUrl ? { databaseUrl: database.databaseUrl } : {}),
+    owner: true,
+  });
+  const index = new SqlChunkIndex(db);
+  await index.prepare(embedding);
+  return { db, database, index };
+}
+
+/** SqlChunkIndex on a fresh database per `open`. */
 function sqlBackend(label: string, backend: 'sqlite' | 'postgres'): Backend {
   const opened: Array<{ db: Db; database: TestDatabase; index: ChunkIndex }> = [];
   return {
     label,
     async open(embedding) {
-      const database = await createTestDatabase(backend);
-      const db = await openDb({
-        dataDir: database.dataDir,
-        ...(database.databaseUrl ? { databaseUrl: database.databaseUrl } : {}),
-        owner: true,
-      });
-      const index = new SqlChunkIndex(db);
-      await index.prepare(embedding);
-      opened.push({ db, database, index });
-      return index;
+      const held = await openSqlIndex(backend, embedding);
+      opened.push(held);
+      return held.index;
     },
     async settle() {
       return undefined;

@@ -28,7 +28,7 @@ const BUDGET_MS = 20_000;
 const MIN_SAMPLES = 30;
 
 /** A seeded generator (mulberry32), so every run and backend gets the same vectors. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

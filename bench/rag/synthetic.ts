@@ -14,22 +14,11 @@
  */
 import type { Chunk } from '../../src/retrieval/index.js';
 import type { Corpus } from './corpus.js';
+import { random } from './latency.js';
 
 export const CHUNKS_PER_DOC = 50;
 const KEEP = 0.5;
 const NOISE = 0.6;
-
-/** A seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface SyntheticDocument {
   documentId: string;
