@@ -1,3 +1,4 @@
+import { stayWhileParentLives } from '../../kernel/index.js';
 import type { Completion } from '../types.js';
 import { type FromEngine, STREAM_WINDOW, type ToEngine, toWireError, toWirePart } from './engine-protocol.js';
 import { InProcessLocalProvider } from './in-process-provider.js';
@@ -145,9 +146,5 @@ if (process.env.PVAI_ENGINE_PROCESS === '1' && process.send) {
     },
     on: (event, listener) => process.on(event, listener as (message: unknown) => void),
   });
-  // The server decides when this process ends: it drains its streams on SIGINT or SIGTERM, then closes the
-  // channel (or dies, which closes it too).
-  process.on('SIGINT', () => undefined);
-  process.on('SIGTERM', () => undefined);
-  process.on('disconnect', () => process.exit(0));
+  stayWhileParentLives();
 }

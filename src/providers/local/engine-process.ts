@@ -1,17 +1,11 @@
-import { type ChildProcess, fork } from 'node:child_process';
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { SlotList } from '../../kernel/index.js';
+import type { ChildProcess } from 'node:child_process';
+import { forkModule, SlotList, siblingModule } from '../../kernel/index.js';
 import { ProviderError } from '../types.js';
 import { EngineCall, type EngineLink } from './engine-call.js';
 import type { FromEngine, ToEngine } from './engine-protocol.js';
 import type { LocalEngineSettings } from './local-engine.js';
 
-// The process runs engine-process-main.ts (or .js once built), so that under tests it inherits tsx from the
-// flags the server was started with.
-const ENTRY = fileURLToPath(
-  new URL(`./engine-process-main${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
-);
+const ENTRY = siblingModule(import.meta.url, 'engine-process-main');
 
 /** A call's first message (load, stream, generate, close) before it is numbered. */
 type CallStart =
@@ -50,12 +44,7 @@ export class EngineProcess implements EngineLink {
     settings: LocalEngineSettings,
     private readonly listener: EngineListener,
   ) {
-    this.#child = fork(ENTRY, [], {
-      execArgv: inheritedLoaders(process.execArgv),
-      env: { ...process.env, UV_THREADPOOL_SIZE: '1', PVAI_ENGINE_PROCESS: '1' },
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    this.#child = forkModule(ENTRY, { UV_THREADPOOL_SIZE: '1', PVAI_ENGINE_PROCESS: '1' });
     this.#child.on('message', (message: FromEngine) => this.#receive(message));
     this.#child.on('error', (err: Error) => this.#stopped(err.message));
     this.#child.on('exit', (code, signal) =>
@@ -137,21 +126,4 @@ export class EngineProcess implements EngineLink {
 
 function stoppedError(why: string): ProviderError {
   return new ProviderError('upstream', `the local engine process ${why}`, { retryable: true });
-}
-
-/**
- * The server's flags that load code (`--import tsx` under tests, a preload), passed on so the engine's module
- * loads as the server's did; never an inspector, profiler or test runner's flag, which would clash or double up.
- */
-function inheritedLoaders(execArgv: readonly string[]): string[] {
-  const loaders = ['--import', '--require', '-r', '--loader', '--experimental-loader', '--conditions', '-C'];
-  const kept: string[] = [];
-  for (let i = 0; i < execArgv.length; i++) {
-    const flag = execArgv[i] as string;
-    const name = flag.split('=')[0] as string;
-    if (!loaders.includes(name)) continue;
-    kept.push(flag);
-    if (!flag.includes('=') && i + 1 < execArgv.length) kept.push(execArgv[++i] as string);
-  }
-  return kept;
 }
