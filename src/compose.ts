@@ -124,7 +124,7 @@ async function assemble(config: Config, options: ServiceOptions, { clock, logger
   const sandbox = board.open('sandbox', counted, (s) => s.close());
 
   // Context sources reach chat in this order (memory, documents, web): the order of their passages in a prompt.
-  const extractor = options.memoryExtractor ?? extractorFor(config.memory, router, embedder);
+  const extractor = options.memoryExtractor ?? extractorFor(config.memory, router, engines.backgroundEmbedder);
   const memory = plug(memoryCapability({ ...host, index, embedder, extractor }));
   const documents = plug(documentsCapability({ ...host, index, embedder }));
   const files = plug(filesCapability(host));

@@ -6,7 +6,16 @@ import type { Clock } from './clock/index.js';
 import type { Config } from './config/index.js';
 import { ApiAdmission, createAuthFailureLimiter, createRateLimitStore, RateLimiter } from './limits/index.js';
 import { createProviderFactories, createRouter, routeTargets } from './providers/index.js';
-import { chunkIndexFor, createEmbedder, SqlChunkIndex, tracedEmbedder, tracedIndex } from './retrieval/index.js';
+import {
+  BackgroundEmbedder,
+  chunkIndexFor,
+  createEmbedder,
+  type Embedder,
+  LocalEmbedder,
+  SqlChunkIndex,
+  tracedEmbedder,
+  tracedIndex,
+} from './retrieval/index.js';
 import { createSandbox, tracedSandbox } from './sandbox/index.js';
 import { openDb } from './storage/index.js';
 import type { TierPolicy } from './tiers/index.js';
@@ -15,7 +24,7 @@ import { TRACING } from './tracing/index.js';
 /**
  * The engines the capabilities run on, chosen by configuration, each noted on the board as it opens (so a start
  * that fails later closes it): the database; the local model (found now, loaded by chat's start) and the upstreams
- * behind the router; one embedder and one index for documents, memories and web ranking (Qdrant when QDRANT_URL
+ * behind the router; one embedder (and its background twin) and one index for documents, memories and web ranking (Qdrant when QDRANT_URL
  * is set); the response cache; the sandbox; the rate limiter.
  */
 export async function openEngines(config: Config, { board, clock, logger }: EngineDeps) {
@@ -31,7 +40,14 @@ export async function openEngines(config: Config, { board, clock, logger }: Engi
   const router = board.open('router', createRouter(targets, factories, { log: logger }), (r) => r.close());
   // While tracing, the embedder, the index and the sandbox each give their calls a span (otherwise not wrapped).
   const model = createEmbedder(config, logger);
-  const embedder = board.open('embedder', model && TRACING.on ? tracedEmbedder(model) : model, (e) => e?.close());
+  const traced = (e: Embedder | undefined) => (e && TRACING.on ? tracedEmbedder(e) : e);
+  const embedder = board.open('embedder', traced(model), (e) => e?.close());
+  // Work nobody waits on (memory's fact extraction) embeds at a lower CPU priority than the server when the model
+  // is local; an upstream embedder takes no CPU here, so it serves both.
+  const background = model instanceof LocalEmbedder ? new BackgroundEmbedder(model, model.options) : undefined;
+  const backgroundEmbedder = background
+    ? board.open('background embedder', traced(background), (e) => e?.close())
+    : embedder;
   const sqlIndex = () => new SqlChunkIndex(db, { onError: onError('refreshing the document index statistics failed') });
   const warnIndex = (message: string) => logger.warn(message);
   const chunkIndex = chunkIndexFor(config, sqlIndex, warnIndex);
@@ -48,6 +64,7 @@ export async function openEngines(config: Config, { board, clock, logger }: Engi
     factories,
     router,
     embedder,
+    backgroundEmbedder,
     index,
     cache,
     sandbox: TRACING.on ? tracedSandbox(sandbox) : sandbox,

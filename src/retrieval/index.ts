@@ -4,6 +4,7 @@
  * into vectors (`embedders/`), and rank fusion. It knows chunks and tenants, never documents or memories.
  */
 
+export { BackgroundEmbedder } from './embedders/background-embedder.js';
 export { createEmbedder, defaultEmbeddingModelPath } from './embedders/create.js';
 export { LocalEmbedder } from './embedders/local-embedder.js';
 export { fusedRelevance, reciprocalRankFusion } from './fusion.js';

@@ -46,6 +46,11 @@ export class LocalEmbedder implements Embedder {
     this.id = `local:${basename(options.modelPath)}`;
   }
 
+  /** What it was made with (a background embedder runs the same model). */
+  get options(): LocalEmbedderOptions {
+    return { ...this.#options };
+  }
+
   #load() {
     this.#loading ??= (async () => {
       const llama = await getSharedLlama();
