@@ -211,6 +211,28 @@ for (const backend of backends()) {
       assert.equal(theirs.status, 404);
     });
 
+    it('answers reads while requests keep arriving (rows recorded meanwhile wait for the next write)', async () => {
+      let arriving = true;
+      const traffic = (async () => {
+        while (arriving) {
+          await Promise.all(Array.from({ length: 8 }, () => server.request('GET', '/z1/models', { apiKey })));
+        }
+      })();
+      try {
+        for (let i = 0; i < 15; i++) {
+          const [list, one] = await Promise.all([
+            logs(apiKey, '?limit=5'),
+            server.request('GET', `/z1/logs/${ids.chat}`, { apiKey }),
+          ]);
+          assert.equal(list.status, 200, list.text);
+          assert.equal(one.status, 200, one.text);
+        }
+      } finally {
+        arriving = false;
+        await traffic;
+      }
+    });
+
     it('shows a key bound to an end user only that user', async () => {
       const created = await server.request<{ api_key: string }>('POST', `/admin/accounts/${accountId}/keys`, {
         admin: true,
