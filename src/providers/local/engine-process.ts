@@ -28,7 +28,7 @@ export interface EngineListener {
  * a team of CPU threads for each thread that calls it, so with two or more threads per evaluation the decodes
  * hopped between teams and ran at half speed (measured in docs/benchmarks.md). A pool of one thread cures that,
  * but the pool is process-wide: in the server it would queue file, DNS, crypto and embedding work behind every
- * decode. So the model gets a process whose pool is one thread. Also: its per-token garbage lives and dies in that
+ * decode. So the model gets a process, whose pool is one thread when it evaluates with more than one. Also: its per-token garbage lives and dies in that
  * process's heap, not the server's, and a crash in llama.cpp ends that process, not the server (the next request
  * starts another).
  *
@@ -44,7 +44,7 @@ export class EngineProcess implements EngineLink {
     settings: LocalEngineSettings,
     private readonly listener: EngineListener,
   ) {
-    this.#child = forkModule(ENTRY, { UV_THREADPOOL_SIZE: '1', PVAI_ENGINE_PROCESS: '1' });
+    this.#child = forkModule(ENTRY, { ...poolFor(settings.threads ?? 1), PVAI_ENGINE_PROCESS: '1' });
     this.#child.on('message', (message: FromEngine) => this.#receive(message));
     this.#child.on('error', (err: Error) => this.#stopped(err.message));
     this.#child.on('exit', (code, signal) =>
@@ -122,6 +122,15 @@ export class EngineProcess implements EngineLink {
     this.listener.queue(0, 0);
     for (const call of [...this.#calls]) this.#finish(call, stoppedError(why));
   }
+}
+
+/**
+ * With two or more threads an evaluation, one pool thread, so that llama.cpp keeps one team of them. With one, the
+ * default pool: there is no team to keep, and sampling overlaps the next decode's set-up (measured with bench:chat's
+ * local rows: 0.95-0.96 of node-llama-cpp directly with the default pool, 0.91-0.93 with one thread).
+ */
+function poolFor(threads: number): Record<string, string> {
+  return threads > 1 ? { UV_THREADPOOL_SIZE: '1' } : {};
 }
 
 function stoppedError(why: string): ProviderError {
