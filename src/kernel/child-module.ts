@@ -23,11 +23,16 @@ export function forkModule(modulePath: string, env: Record<string, string>): Chi
 }
 
 /**
- * In the child: lives as long as the server does. It ignores SIGINT and SIGTERM, so that a server draining on either
- * (a terminal's Ctrl-C reaches the whole process group) still gets its work done, and exits when the server closes
- * the channel to it, or dies, which closes it too.
+ * In the child: hands the server's messages to the handler `serve` makes, given how to answer, and lives as long as
+ * the server does. It ignores SIGINT and SIGTERM, so that a server draining on either (a terminal's Ctrl-C reaches
+ * the whole process group) still gets its work done, and exits when the server closes the channel to it, or dies,
+ * which closes it too.
  */
-export function stayWhileParentLives(): void {
+export function serveParent<In, Out>(serve: (send: (message: Out) => void) => (message: In) => void): void {
+  const receive = serve((message) => {
+    if (process.connected) process.send?.(message);
+  });
+  process.on('message', (message) => receive(message as In));
   process.on('SIGINT', () => undefined);
   process.on('SIGTERM', () => undefined);
   process.on('disconnect', () => process.exit(0));

@@ -4,7 +4,7 @@
  */
 export { untilAborted } from './abort.js';
 export { type AttributeFilter, matchesFilter, readAttributeFilter } from './attribute-filter.js';
-export { forkModule, siblingModule, stayWhileParentLives } from './child-module.js';
+export { forkModule, serveParent, siblingModule } from './child-module.js';
 export { addressBucket } from './client-address.js';
 export { type Charged, type ChargeNote, type CreditRefund, type CreditsPort, type Payer, payerOf } from './credits.js';
 export { EMBEDDING_MODEL_ID, isModelId, MODEL_IDS, type ModelId } from './models.js';

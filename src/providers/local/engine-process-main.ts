@@ -1,4 +1,4 @@
-import { stayWhileParentLives } from '../../kernel/index.js';
+import { serveParent } from '../../kernel/index.js';
 import type { Completion } from '../types.js';
 import { type FromEngine, STREAM_WINDOW, type ToEngine, toWireError, toWirePart } from './engine-protocol.js';
 import { InProcessLocalProvider } from './in-process-provider.js';
@@ -38,23 +38,16 @@ class StreamRun {
   }
 }
 
-/** How the engine talks to the server: the IPC channel of the process (or a stand-in in a test). */
-export interface EngineChannel {
-  send(message: FromEngine): void;
-  on(event: 'message', listener: (message: ToEngine) => void): unknown;
-}
-
 /**
  * The local engine's process (`engine-process.ts`): hosts one model in an `InProcessLocalProvider` and runs the
  * calls the server sends. Everything node-llama-cpp does per token (sampling settings, detokenising, the stop
  * triggers) is garbage made here, in this process's heap; the server gets a message a streamed token (an answer
  * that is not streamed, one message).
  */
-export function serveEngine(channel: EngineChannel): void {
+function serveEngine(send: (message: FromEngine) => void): (message: ToEngine) => void {
   let hosted: InProcessLocalProvider | undefined;
   /** Indexed by call number: the server numbers calls by the slot they take, so the numbers stay small. */
   const runs: (StreamRun | undefined)[] = [];
-  const send = (message: FromEngine): void => channel.send(message);
 
   const loaded = async (): Promise<InProcessLocalProvider> => {
     if (!hosted) throw new Error('the local engine has no model (closed)');
@@ -107,7 +100,7 @@ export function serveEngine(channel: EngineChannel): void {
     }
   };
 
-  channel.on('message', (message: ToEngine) => {
+  return (message) => {
     switch (message.t) {
       case 'open':
         hosted = new InProcessLocalProvider(message.settings);
@@ -135,16 +128,8 @@ export function serveEngine(channel: EngineChannel): void {
         runs[message.call]?.credit(message.parts);
         return;
     }
-  });
+  };
 }
 
 // Started as the entry of the process `engine-process.ts` forks (importing this module elsewhere starts nothing).
-if (process.env.PVAI_ENGINE_PROCESS === '1' && process.send) {
-  serveEngine({
-    send: (message) => {
-      if (process.connected) process.send?.(message);
-    },
-    on: (event, listener) => process.on(event, listener as (message: unknown) => void),
-  });
-  stayWhileParentLives();
-}
+if (process.env.PVAI_ENGINE_PROCESS === '1' && process.send) serveParent(serveEngine);

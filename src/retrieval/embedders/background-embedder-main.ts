@@ -1,4 +1,4 @@
-import { stayWhileParentLives } from '../../kernel/index.js';
+import { serveParent } from '../../kernel/index.js';
 import { LocalEmbedder, type LocalEmbedderOptions } from './local-embedder.js';
 
 /** The messages between the server and its background embedder (`background-embedder.ts`). */
@@ -63,10 +63,4 @@ function serveBackgroundEmbedder(
 }
 
 // Started as the entry of the process `background-embedder.ts` forks (importing this module elsewhere starts nothing).
-if (process.env.PVAI_BACKGROUND_EMBEDDER === '1' && process.send) {
-  const receive = serveBackgroundEmbedder((message) => {
-    if (process.connected) process.send?.(message);
-  });
-  process.on('message', (message) => receive(message as ToBackgroundEmbedder));
-  stayWhileParentLives();
-}
+if (process.env.PVAI_BACKGROUND_EMBEDDER === '1' && process.send) serveParent(serveBackgroundEmbedder);
