@@ -28,9 +28,9 @@ export interface EngineListener {
  * a team of CPU threads for each thread that calls it, so with two or more threads per evaluation the decodes
  * hopped between teams and ran at half speed (measured in docs/benchmarks.md). A pool of one thread cures that,
  * but the pool is process-wide: in the server it would queue file, DNS, crypto and embedding work behind every
- * decode. So the model gets a process, whose pool is one thread when it evaluates with more than one. Also: its per-token garbage lives and dies in that
- * process's heap, not the server's, and a crash in llama.cpp ends that process, not the server (the next request
- * starts another).
+ * decode. So the model gets a process, whose pool is one thread when it evaluates with more than one. Also: its
+ * per-token garbage lives and dies in that process's heap, not the server's, and a crash in llama.cpp ends that
+ * process, not the server (the next request starts another).
  *
  * The process ignores SIGINT and SIGTERM, so that a server draining on either still finishes its local streams,
  * and exits when the server closes the channel to it, or dies. It does not keep the server alive while idle.

@@ -108,12 +108,8 @@ export class BackgroundEmbedder implements Embedder {
     const child = forkModule(ENTRY, { PVAI_BACKGROUND_EMBEDDER: '1' });
     this.#child = child;
     this.#loaded = false;
-    let ready: () => void = () => undefined;
-    let failed: (err: Error) => void = () => undefined;
-    this.#ready = new Promise<void>((resolve, reject) => {
-      ready = resolve;
-      failed = reject;
-    });
+    const started = Promise.withResolvers<void>();
+    this.#ready = started.promise;
     this.#ready.catch(() => undefined); // a start nobody waits on may fail unobserved
     if (child.pid !== undefined) {
       try {
@@ -125,15 +121,15 @@ export class BackgroundEmbedder implements Embedder {
     child.on('message', (message: FromBackgroundEmbedder) => {
       if (message.t !== 'ready') return this.#receive(message);
       if (this.#child === child) this.#loaded = true;
-      ready();
+      started.resolve();
     });
     const stopped = (why: string) => () => {
       const error = new Error(`the background embedder ${why}`);
-      if (this.#child === child) {
-        this.#child = undefined; // the next call starts another (and is answered by the fallback meanwhile)
-        this.#loaded = false;
-      }
-      failed(error);
+      started.reject(error);
+      // A process already replaced (or closed) has no calls left: those pending are its successor's.
+      if (this.#child !== child) return;
+      this.#child = undefined; // the next call starts another (and is answered by the fallback meanwhile)
+      this.#loaded = false;
       this.#failAll(error);
     };
     child.on('error', (err) => stopped(err.message)());
